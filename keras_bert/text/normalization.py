@@ -1,0 +1,114 @@
+"""BERT text normalisation and pre-tokenisation as TensorFlow ops, exactly as Hugging Face does it.
+
+Raw strings become words with the rules of `tokenizers`' `BertNormalizer` + `BertPreTokenizer`:
+
+1. Invalid UTF-8 is replaced by U+FFFD (`tf.strings.unicode_transcode`), which clean_text then
+   deletes, so an invalid byte sequence behaves like a deleted control character. This is what
+   `tokenizers` gives for `bytes.decode("utf-8", errors="replace")` of the same input.
+2. The raw text is split on whitespace (\\t \\n \\r and Unicode Z*), and the special tokens
+   [PAD] [UNK] [CLS] [SEP] [MASK] (case-sensitive, as written), punctuation and CJK ideographs
+   become words of their own. Splitting before normalising keeps offsets into the raw text.
+3. Each word loses its control and format characters (clean_text; control characters do not
+   separate words: "a\\x0bb" is one word "ab"). Uncased: NFD, drop nonspacing marks, lowercase
+   per character (no final-sigma rule, "ß" stays "ß"). Special-token words are kept as written.
+   Words that become empty are dropped.
+
+The character classes come from `unicode_tables`, i.e. from `tokenizers` itself, not from the
+Unicode version of RE2 or ICU. Normalisation never creates a separator in a word except for four
+characters that become punctuation under NFD, which step 2 already splits off in uncased mode.
+"""
+
+from collections.abc import Sequence
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from keras_bert.text import unicode_tables
+from keras_bert.text.vocabulary import SPECIAL_TOKENS
+
+
+def _char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
+    """The body of an RE2 character class matching the code points of `range_tables`."""
+    parts = []
+    for table in range_tables:
+        for first, last in table:
+            part = f"\\x{{{first:X}}}"
+            parts.append(part if first == last else f"{part}-\\x{{{last:X}}}")
+    return "".join(parts)
+
+
+_SPECIAL_TOKEN_PATTERN = "|".join(
+    token.replace("[", r"\[").replace("]", r"\]") for token in SPECIAL_TOKENS
+)
+_WHITESPACE_PATTERN = f"[{_char_class(unicode_tables.WHITESPACE_CHARS)}]+"
+_REMOVED_PATTERN = f"[{_char_class(unicode_tables.REMOVED_CHARS)}]+"
+_NONSPACING_MARK_PATTERN = f"[{_char_class(unicode_tables.NONSPACING_MARKS)}]+"
+# Everything except what both the fast ASCII path and the full path agree on: printable ASCII.
+_PRINTABLE_ASCII_PATTERN = "[ -~]*"
+
+
+def _split_patterns(lowercase: bool) -> tuple[str, str]:
+    """Regexes (delimiters, kept delimiters) of step 2; special tokens come first to win ties."""
+    tables = [unicode_tables.PUNCTUATION_CHARS, unicode_tables.CJK_CHARS]
+    if lowercase:
+        tables.append(unicode_tables.UNCASED_PUNCTUATION_CHARS)
+    single_chars = f"[{_char_class(*tables)}]"
+    keep = f"{_SPECIAL_TOKEN_PATTERN}|{single_chars}"
+    return f"{keep}|{_WHITESPACE_PATTERN}", keep
+
+
+_SPLIT_PATTERNS = {lowercase: _split_patterns(lowercase) for lowercase in (False, True)}
+
+
+def _normalize_non_ascii(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
+    """clean_text (and NFD, strip marks, lowercase if `lowercase`) of a flat string tensor."""
+    words = tf.strings.regex_replace(words, _REMOVED_PATTERN, "")
+    if not lowercase:
+        return words
+    words = tf_text.normalize_utf8(words, "NFD")
+    words = tf.strings.regex_replace(words, _NONSPACING_MARK_PATTERN, "")
+    # ICU lowercasing applies the final-sigma rule; `tokenizers` maps each character alone.
+    words = tf.strings.regex_replace(words, "Σ", "σ")
+    return tf.strings.lower(words, encoding="utf-8")
+
+
+def normalize_words(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
+    """Normalises a flat string tensor of raw words (step 3, without dropping empty words).
+
+    Printable-ASCII words, almost all words of English text, take a fast path (ASCII lowercase
+    only); the rest go through the full Unicode path. Special-token words are kept as written.
+    """
+    is_ascii = tf.strings.regex_full_match(words, _PRINTABLE_ASCII_PATTERN)
+    normalized = tf.strings.lower(words) if lowercase else words
+    non_ascii_positions = tf.where(~is_ascii)
+    normalized = tf.tensor_scatter_nd_update(
+        normalized,
+        non_ascii_positions,
+        _normalize_non_ascii(tf.gather_nd(words, non_ascii_positions), lowercase),
+    )
+    if lowercase:
+        is_special = tf.reduce_any(tf.equal(words[:, tf.newaxis], SPECIAL_TOKENS), axis=1)
+        normalized = tf.where(is_special, words, normalized)
+    return normalized
+
+
+def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...]:
+    """Splits raw strings into normalised BERT words with byte offsets into the raw strings.
+
+    Args:
+        texts: string tensor of shape `[batch]`.
+        lowercase: apply the uncased normalisation.
+
+    Returns:
+        `(words, raw_words, starts, ends)`, ragged `[batch, (words)]`: the normalised words, the
+        raw text of each word and its byte span `[start, end)` in the (UTF-8 sanitised) input.
+    """
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
+    raw_words, starts, ends = tf_text.regex_split_with_offsets(texts, delimiters, kept_delimiters)
+    words = raw_words.with_flat_values(normalize_words(raw_words.flat_values, lowercase))
+    non_empty = tf.strings.length(words) > 0
+    return tuple(
+        tf.ragged.boolean_mask(values, non_empty) for values in (words, raw_words, starts, ends)
+    )

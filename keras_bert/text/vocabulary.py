@@ -1,0 +1,74 @@
+"""WordPiece vocabularies: reading and checking `vocab.txt`, inferring casing, learning new ones."""
+
+import os
+from collections.abc import Iterable, Sequence
+
+import tensorflow as tf
+
+PAD_TOKEN = "[PAD]"
+UNK_TOKEN = "[UNK]"
+CLS_TOKEN = "[CLS]"
+SEP_TOKEN = "[SEP]"
+MASK_TOKEN = "[MASK]"
+# In the order (and so with the ids 0..4) that `build_vocabulary` writes them.
+SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
+REQUIRED_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
+
+
+def load_vocabulary(path: str | os.PathLike) -> list[str]:
+    """Reads a BERT `vocab.txt` (one token per line, the line number is the id) and checks it.
+
+    Args:
+        path: the vocabulary file.
+
+    Returns:
+        The tokens, in id order.
+
+    Raises:
+        FileNotFoundError: `path` does not exist.
+        ValueError: the file is not a UTF-8 text file, or it lacks [PAD], [UNK], [CLS] or [SEP].
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"WordPiece vocabulary file not found: {path!r}")
+    with open(path, "rb") as file:
+        data = file.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path!r} is not a BERT vocab.txt: not UTF-8 text ({error})") from None
+    if "\x00" in text:
+        raise ValueError(f"{path!r} is not a BERT vocab.txt: it contains NUL bytes (binary file?)")
+    # Split on "\n" only, as TensorFlow's TextFileInitializer does (str.splitlines would also
+    # split on U+2028 and U+0085, which are legitimate characters of a token).
+    vocabulary = [line.removesuffix("\r") for line in text.split("\n")]
+    if vocabulary and vocabulary[-1] == "":
+        vocabulary.pop()
+    check_vocabulary(vocabulary, source=repr(path))
+    return vocabulary
+
+
+def check_vocabulary(vocabulary: Sequence[str], source: str = "vocabulary") -> None:
+    """Raises `ValueError` unless `vocabulary` is a usable BERT WordPiece vocabulary."""
+    missing = [token for token in REQUIRED_TOKENS if token not in vocabulary]
+    if missing:
+        raise ValueError(f"{source} is not a BERT WordPiece vocabulary: it lacks {missing}")
+    if len(set(vocabulary)) != len(vocabulary):
+        raise ValueError(f"{source} is not a BERT WordPiece vocabulary: it repeats tokens")
+    if any("\n" in token for token in vocabulary):
+        raise ValueError(f"{source} is not a BERT WordPiece vocabulary: a token contains '\\n'")
+
+
+def infer_lowercase(vocabulary: Iterable[str]) -> bool:
+    """Whether a vocabulary is uncased: no token other than bracketed specials has uppercase."""
+    return not any(
+        token != token.lower()
+        for token in vocabulary
+        if not (token.startswith("[") and token.endswith("]"))
+    )
+
+
+def save_vocabulary(vocabulary: Sequence[str], path: str | os.PathLike) -> None:
+    """Writes `vocabulary` as a `vocab.txt`: one token per line, "\\n"-terminated."""
+    with open(path, "w", encoding="utf-8", newline="\n") as file:
+        file.writelines(token + "\n" for token in vocabulary)
