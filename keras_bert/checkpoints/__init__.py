@@ -1,0 +1,14 @@
+"""Reading and writing pretrained BERT checkpoints (Hugging Face safetensors, Google TF1)."""
+
+from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from keras_bert.checkpoints.google import save_google_checkpoint
+from keras_bert.checkpoints.variables import encoder_variables, restore_encoder_weights
+
+__all__ = [
+    "Checkpoint",
+    "CheckpointError",
+    "encoder_variables",
+    "load_checkpoint",
+    "restore_encoder_weights",
+    "save_google_checkpoint",
+]

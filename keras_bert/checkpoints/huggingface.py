@@ -1,0 +1,98 @@
+"""Hugging Face BERT checkpoints: `config.json` + `model.safetensors`, read without torch."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
+from keras_bert.config import BertConfig, ConfigError
+
+WEIGHTS_FILE = "model.safetensors"
+SHARDED_INDEX_FILE = "model.safetensors.index.json"
+
+# Buffers and tied copies that carry no weights of their own.
+_SKIPPED = re.compile(r"(^|\.)position_ids$|^cls\.predictions\.decoder\.(weight|bias)$")
+# Names whose canonical form does not follow the module path.
+_RENAMED = {
+    "cls.predictions.bias": "cls/predictions/output_bias",
+    "cls.seq_relationship.weight": "cls/seq_relationship/output_weights",
+    "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
+}
+_LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+
+
+def is_huggingface_directory(directory: Path) -> bool:
+    return (directory / WEIGHTS_FILE).is_file() or (directory / SHARDED_INDEX_FILE).is_file()
+
+
+def canonical_name(name: str) -> tuple[str, bool] | None:
+    """The canonical name of a Hugging Face tensor and whether it must be transposed.
+
+    `None` for tensors that carry no weights (buffers, the decoder tied to the embeddings).
+    Linear weights are stored `[out, in]` by PyTorch and need a transpose; the NSP output
+    weights are `[2, hidden]` in both layouts.
+    """
+    name = name.removeprefix("bert.")
+    if _SKIPPED.search(name):
+        return None
+    if name in _RENAMED:
+        return _RENAMED[name], False
+    path = re.sub(r"encoder\.layer\.(\d+)", r"encoder.layer_\1", name)
+    module, _, parameter = path.rpartition(".")
+    module = module.replace(".", "/")
+    if not module.startswith("cls/"):
+        module = f"bert/{module}"
+    if module.endswith("LayerNorm"):
+        return f"{module}/{_LAYER_NORM_PARAMETERS.get(parameter, parameter)}", False
+    if parameter == "weight" and module.endswith("_embeddings"):
+        return module, False
+    if parameter == "weight":
+        return f"{module}/kernel", True
+    return f"{module}/{parameter}", False
+
+
+def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        return load_file(weights_file)
+    except FileNotFoundError:
+        raise CheckpointError(f"Missing weights file {weights_file}.") from None
+    except (SafetensorError, OSError, ValueError) as error:
+        raise CheckpointError(
+            f"Cannot read {weights_file}: {error}. The file is truncated or not a safetensors "
+            "file; download it again."
+        ) from None
+
+
+def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = None) -> Checkpoint:
+    """Reads `config.json` and the safetensors weights (single file or sharded) of a directory."""
+    config_file = directory / "config.json"
+    if not config_file.is_file():
+        raise CheckpointError(f"{directory} has weights but no config.json.")
+    try:
+        config = BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
+    except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"Unusable config {config_file}: {error}") from None
+
+    if weights_file is None and not (directory / WEIGHTS_FILE).is_file():
+        index = json.loads((directory / SHARDED_INDEX_FILE).read_text("utf-8"))
+        shard_files = sorted(set(index["weight_map"].values()))
+    else:
+        shard_files = [(weights_file or directory / WEIGHTS_FILE).name]
+
+    tensors: dict[str, np.ndarray] = {}
+    for shard_file in shard_files:
+        for name, value in _read_safetensors(directory / shard_file).items():
+            converted = canonical_name(name)
+            if converted is None:
+                continue
+            canonical, transpose = converted
+            value = value.astype(np.float32)
+            tensors[canonical] = np.ascontiguousarray(value.T) if transpose else value
+    return Checkpoint(config, tensors, directory, source=str(directory / shard_files[0]))

@@ -1,0 +1,94 @@
+"""The canonical checkpoint name of every encoder variable, and restoring them with checks."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
+
+ENCODER_SCOPE = "bert/"
+_MAX_LISTED = 12
+
+
+def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
+    return {f"{prefix}/kernel": layer.kernel, f"{prefix}/bias": layer.bias}
+
+
+def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, keras.Variable]:
+    return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
+
+
+def encoder_variables(encoder) -> dict[str, keras.Variable]:
+    """Canonical (Google TF1) name → variable, for every weight of a `BertEncoder`."""
+    embeddings = encoder.embeddings
+    variables = {
+        "bert/embeddings/word_embeddings": embeddings.token_embedding.embeddings,
+        "bert/embeddings/token_type_embeddings": embeddings.segment_embedding.embeddings,
+        "bert/embeddings/position_embeddings": embeddings.position_embedding.embeddings,
+        **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
+    }
+    for index, block in enumerate(encoder.blocks):
+        prefix = f"bert/encoder/layer_{index}"
+        attention = block.attention
+        for projection in ("query", "key", "value"):
+            variables |= _dense(
+                f"{prefix}/attention/self/{projection}", getattr(attention, projection)
+            )
+        variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
+        variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
+        variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
+        variables |= _dense(f"{prefix}/output/dense", block.output_dense)
+        variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+    variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
+    return variables
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    more = len(names) - _MAX_LISTED
+    return f"{shown}, and {more} more" if more > 0 else shown
+
+
+def restore_variables(
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str
+) -> None:
+    """Assigns checkpoint tensors to variables, after checking that they match one to one.
+
+    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` needs a
+    variable; the error names what is missing, unexpected or of the wrong shape. Tensors outside
+    `scope` (other heads) are left for other models to restore.
+    """
+    tensors = checkpoint.tensors
+    missing = sorted(set(variables) - set(tensors))
+    unexpected = sorted(
+        name for name in tensors if name.startswith(scope) and name not in variables
+    )
+    wrong_shapes = [
+        f"{name} (checkpoint {tuple(tensors[name].shape)}, model {tuple(variable.shape)})"
+        for name, variable in sorted(variables.items())
+        if name in tensors and tuple(tensors[name].shape) != tuple(variable.shape)
+    ]
+    problems = [
+        f"{label} ({len(names)}): {_listed(names)}"
+        for label, names in (
+            ("missing tensors", missing),
+            ("unexpected tensors", unexpected),
+            ("tensors of the wrong shape", wrong_shapes),
+        )
+        if names
+    ]
+    if problems:
+        config = checkpoint.config
+        raise CheckpointError(
+            f"The checkpoint {checkpoint.source} does not fit the model (config: "
+            f"L{config.num_layers}/H{config.hidden_size}/A{config.num_heads}, vocabulary "
+            f"{config.vocabulary_size}). " + "; ".join(problems) + "."
+        )
+    for name, variable in variables.items():
+        variable.assign(np.asarray(tensors[name], dtype=variable.dtype))
+
+
+def restore_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
+    """Loads the `bert/...` tensors of a checkpoint into a `BertEncoder`."""
+    restore_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)

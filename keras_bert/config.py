@@ -1,0 +1,225 @@
+"""BertConfig: the sizes of a BERT encoder, its presets, validation and JSON round-trip."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
+
+# Hugging Face `hidden_act` names mapped to ours. HF's "gelu" is the exact erf form; the original
+# TF1 BERT code used the tanh approximation ("gelu_new"/"gelu_pytorch_tanh" in HF).
+_HF_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_approximate",
+    "gelu_pytorch_tanh": "gelu_approximate",
+    "gelu_fast": "gelu_approximate",
+    "relu": "relu",
+}
+
+
+class ConfigError(ValueError):
+    """A BERT configuration that cannot describe a model."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BertConfig:
+    """The hyper-parameters of a BERT encoder.
+
+    Args:
+        vocabulary_size: number of WordPiece ids.
+        hidden_size: width of every layer (H).
+        num_layers: number of encoder blocks (L).
+        num_heads: attention heads per block (A); must divide `hidden_size`.
+        intermediate_size: width of the feed-forward layer (4H in the paper).
+        hidden_activation: "gelu" (exact erf), "gelu_approximate" (tanh, as the original TF1 code)
+            or "relu".
+        dropout_rate: dropout on embeddings and on every residual branch.
+        attention_dropout_rate: dropout on attention probabilities.
+        max_sequence_length: number of learned positions.
+        type_vocabulary_size: number of segment ids.
+        initializer_range: standard deviation of the truncated-normal initializer.
+        layer_norm_epsilon: epsilon of every LayerNormalization.
+
+    Example:
+    >>> config = BertConfig.from_preset("tiny")
+    >>> config.num_layers, config.hidden_size, config.head_size
+    (2, 128, 64)
+    >>> BertConfig.from_json(config.to_json()) == config
+    True
+    """
+
+    vocabulary_size: int = 30522
+    hidden_size: int = 768
+    num_layers: int = 12
+    num_heads: int = 12
+    intermediate_size: int = 3072
+    hidden_activation: str = "gelu"
+    dropout_rate: float = 0.1
+    attention_dropout_rate: float = 0.1
+    max_sequence_length: int = 512
+    type_vocabulary_size: int = 2
+    initializer_range: float = 0.02
+    layer_norm_epsilon: float = 1e-12
+
+    def __post_init__(self) -> None:
+        for name in (
+            "vocabulary_size",
+            "hidden_size",
+            "num_layers",
+            "num_heads",
+            "intermediate_size",
+            "max_sequence_length",
+            "type_vocabulary_size",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"{name} must be a positive integer, got {value!r}.")
+        if self.hidden_size % self.num_heads:
+            raise ConfigError(
+                f"hidden_size ({self.hidden_size}) is not divisible by num_heads "
+                f"({self.num_heads}); each head needs hidden_size / num_heads dimensions."
+            )
+        if self.hidden_activation not in ACTIVATIONS:
+            raise ConfigError(
+                f"Unknown hidden_activation {self.hidden_activation!r}; expected one of "
+                f"{', '.join(ACTIVATIONS)}."
+            )
+        for name in ("dropout_rate", "attention_dropout_rate"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ConfigError(f"{name} must be in [0, 1), got {value!r}.")
+        if self.initializer_range <= 0 or self.layer_norm_epsilon <= 0:
+            raise ConfigError("initializer_range and layer_norm_epsilon must be positive.")
+
+    @property
+    def head_size(self) -> int:
+        """Dimensions per attention head."""
+        return self.hidden_size // self.num_heads
+
+    def replace(self, **changes: Any) -> BertConfig:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    # Serialization -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> BertConfig:
+        known = {field.name for field in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"Unknown BertConfig fields: {', '.join(unknown)}.")
+        return cls(**values)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> BertConfig:
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_json_file(cls, path: str | Path) -> BertConfig:
+        """Reads our JSON, a Hugging Face `config.json` or an original `bert_config.json`."""
+        path = Path(path)
+        try:
+            values = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise FileNotFoundError(f"No BERT config file at {path}.") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ConfigError(f"{path} is not a JSON config file: {error}") from None
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path} holds JSON but not an object of config fields.")
+        if "num_hidden_layers" in values:
+            return cls.from_original_dict(values)
+        return cls.from_dict(values)
+
+    @classmethod
+    def from_original_dict(cls, values: dict[str, Any]) -> BertConfig:
+        """From the field names of Google's `bert_config.json` and Hugging Face's `config.json`.
+
+        Both use the same names (`hidden_size`, `num_hidden_layers`, `hidden_act`, ...); Hugging
+        Face adds `layer_norm_eps` (the original code fixed 1e-12). `hidden_act: "gelu"` is read
+        as the exact erf GELU, as Hugging Face reads it; Google's TF1 code computed it with the
+        tanh approximation, which `replace(hidden_activation="gelu_approximate")` reproduces.
+        """
+        activation = values.get("hidden_act", "gelu")
+        if activation not in _HF_ACTIVATIONS:
+            raise ConfigError(
+                f"Unsupported hidden_act {activation!r}; supported: {', '.join(_HF_ACTIVATIONS)}."
+            )
+        if values.get("position_embedding_type", "absolute") != "absolute":
+            raise ConfigError(
+                "Only absolute (learned) position embeddings are supported, got "
+                f"position_embedding_type={values['position_embedding_type']!r}."
+            )
+        try:
+            return cls(
+                vocabulary_size=values["vocab_size"],
+                hidden_size=values["hidden_size"],
+                num_layers=values["num_hidden_layers"],
+                num_heads=values["num_attention_heads"],
+                intermediate_size=values["intermediate_size"],
+                hidden_activation=_HF_ACTIVATIONS[activation],
+                dropout_rate=values.get("hidden_dropout_prob", 0.1),
+                attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
+                max_sequence_length=values.get("max_position_embeddings", 512),
+                type_vocabulary_size=values.get("type_vocab_size", 2),
+                initializer_range=values.get("initializer_range", 0.02),
+                layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
+            )
+        except KeyError as error:
+            raise ConfigError(f"BERT config is missing the field {error.args[0]!r}.") from None
+
+    def to_original_dict(self) -> dict[str, Any]:
+        """The field names of `bert_config.json` / Hugging Face `config.json`."""
+        activation_names = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
+        return {
+            "vocab_size": self.vocabulary_size,
+            "hidden_size": self.hidden_size,
+            "num_hidden_layers": self.num_layers,
+            "num_attention_heads": self.num_heads,
+            "intermediate_size": self.intermediate_size,
+            "hidden_act": activation_names[self.hidden_activation],
+            "hidden_dropout_prob": self.dropout_rate,
+            "attention_probs_dropout_prob": self.attention_dropout_rate,
+            "max_position_embeddings": self.max_sequence_length,
+            "type_vocab_size": self.type_vocabulary_size,
+            "initializer_range": self.initializer_range,
+            "layer_norm_eps": self.layer_norm_epsilon,
+        }
+
+    # Presets -------------------------------------------------------------------------------
+
+    @classmethod
+    def from_preset(cls, name: str, **changes: Any) -> BertConfig:
+        """One of the standard sizes: tiny, mini, small, medium, base, large."""
+        if name not in PRESETS:
+            raise ConfigError(f"Unknown preset {name!r}; expected one of {', '.join(PRESETS)}.")
+        return cls(**{**PRESETS[name], **changes})
+
+
+def _sizes(num_layers: int, hidden_size: int, num_heads: int) -> dict[str, int]:
+    return {
+        "num_layers": num_layers,
+        "hidden_size": hidden_size,
+        "num_heads": num_heads,
+        "intermediate_size": 4 * hidden_size,
+    }
+
+
+# The sizes of Google's released BERT models (the small ones from "Well-Read Students Learn
+# Better", Turc et al. 2019, with 64-dimensional heads).
+PRESETS: dict[str, dict[str, int]] = {
+    "tiny": _sizes(2, 128, 2),
+    "mini": _sizes(4, 256, 4),
+    "small": _sizes(4, 512, 8),
+    "medium": _sizes(8, 512, 8),
+    "base": _sizes(12, 768, 12),
+    "large": _sizes(24, 1024, 16),
+}

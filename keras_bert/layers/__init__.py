@@ -1,0 +1,8 @@
+"""Keras layers of BERT: embeddings, self-attention, encoder block, pooler."""
+
+from keras_bert.layers.embeddings import BertEmbeddings
+from keras_bert.layers.encoder_block import TransformerEncoderBlock
+from keras_bert.layers.pooler import BertPooler
+from keras_bert.layers.self_attention import MultiHeadSelfAttention
+
+__all__ = ["BertEmbeddings", "BertPooler", "MultiHeadSelfAttention", "TransformerEncoderBlock"]

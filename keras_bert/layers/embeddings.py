@@ -1,0 +1,106 @@
+"""BERT's input embeddings: token + segment + learned position, LayerNorm, dropout."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertEmbeddings(keras.layers.Layer):
+    """Sums token, segment and position embeddings, then normalizes and applies dropout.
+
+    Args:
+        vocabulary_size: number of token ids.
+        type_vocabulary_size: number of segment ids.
+        max_sequence_length: number of learned positions.
+        hidden_size: embedding width.
+        dropout_rate: dropout after the LayerNorm.
+        layer_norm_epsilon: LayerNorm epsilon.
+        initializer_range: standard deviation of the truncated-normal initializer.
+
+    Example:
+    >>> import numpy as np
+    >>> layer = BertEmbeddings(vocabulary_size=100, type_vocabulary_size=2,
+    ...                        max_sequence_length=16, hidden_size=8)
+    >>> ids = np.array([[2, 5, 7, 3]])
+    >>> layer(ids, np.zeros_like(ids)).shape
+    (1, 4, 8)
+    """
+
+    def __init__(
+        self,
+        vocabulary_size: int,
+        type_vocabulary_size: int,
+        max_sequence_length: int,
+        hidden_size: int,
+        dropout_rate: float = 0.1,
+        layer_norm_epsilon: float = 1e-12,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocabulary_size = vocabulary_size
+        self.type_vocabulary_size = type_vocabulary_size
+        self.max_sequence_length = max_sequence_length
+        self.hidden_size = hidden_size
+        self.dropout_rate = dropout_rate
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        self.token_embedding = keras.layers.Embedding(
+            vocabulary_size,
+            hidden_size,
+            embeddings_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="token_embedding",
+        )
+        self.segment_embedding = keras.layers.Embedding(
+            type_vocabulary_size,
+            hidden_size,
+            embeddings_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="segment_embedding",
+        )
+        self.position_embedding = keras.layers.Embedding(
+            max_sequence_length,
+            hidden_size,
+            embeddings_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="position_embedding",
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
+        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+
+    def build(self, word_ids_shape, type_ids_shape=None):
+        self.token_embedding.build(word_ids_shape)
+        self.segment_embedding.build(word_ids_shape)
+        self.position_embedding.build(word_ids_shape)
+        self.layer_norm.build(tuple(word_ids_shape) + (self.hidden_size,))
+        self.built = True
+
+    def call(self, word_ids, type_ids, training=None):
+        sequence_length = ops.shape(word_ids)[1]
+        positions = ops.expand_dims(ops.arange(sequence_length, dtype="int32"), 0)
+        embeddings = (
+            self.token_embedding(word_ids)
+            + self.segment_embedding(type_ids)
+            + self.position_embedding(positions)
+        )
+        return self.dropout(self.layer_norm(embeddings), training=training)
+
+    def compute_output_shape(self, word_ids_shape, type_ids_shape=None):
+        return tuple(word_ids_shape) + (self.hidden_size,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocabulary_size": self.vocabulary_size,
+            "type_vocabulary_size": self.type_vocabulary_size,
+            "max_sequence_length": self.max_sequence_length,
+            "hidden_size": self.hidden_size,
+            "dropout_rate": self.dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        }

@@ -1,0 +1,117 @@
+"""A post-LayerNorm Transformer encoder block, as in BERT."""
+
+import keras
+
+from keras_bert.layers.activations import activation_from_name
+from keras_bert.layers.self_attention import MultiHeadSelfAttention
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class TransformerEncoderBlock(keras.layers.Layer):
+    """Self-attention and a feed-forward network, each with residual + LayerNorm (post-LN).
+
+    `x = LayerNorm(x + Dropout(Attention(x)))`, then
+    `x = LayerNorm(x + Dropout(Dense(Activation(Dense(x)))))`.
+
+    Args:
+        hidden_size: width of inputs and outputs.
+        num_heads: attention heads; must divide `hidden_size`.
+        intermediate_size: width of the feed-forward layer.
+        hidden_activation: "gelu", "gelu_approximate" or "relu".
+        dropout_rate: dropout on both residual branches.
+        attention_dropout_rate: dropout on attention probabilities.
+        layer_norm_epsilon: LayerNorm epsilon.
+        initializer_range: standard deviation of the truncated-normal initializer.
+
+    Example:
+    >>> import numpy as np
+    >>> block = TransformerEncoderBlock(hidden_size=8, num_heads=2, intermediate_size=32)
+    >>> block(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape
+    (1, 3, 8)
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_heads: int,
+        intermediate_size: int,
+        hidden_activation: str = "gelu",
+        dropout_rate: float = 0.1,
+        attention_dropout_rate: float = 0.1,
+        layer_norm_epsilon: float = 1e-12,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.intermediate_size = intermediate_size
+        self.hidden_activation = hidden_activation
+        self.dropout_rate = dropout_rate
+        self.attention_dropout_rate = attention_dropout_rate
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+        initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        self.attention = MultiHeadSelfAttention(
+            hidden_size,
+            num_heads,
+            attention_dropout_rate=attention_dropout_rate,
+            initializer_range=initializer_range,
+            dtype=self.dtype_policy,
+            name="attention",
+        )
+        self.attention_dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+        self.attention_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
+        )
+        self.intermediate_dense = keras.layers.Dense(
+            intermediate_size,
+            activation=activation_from_name(hidden_activation),
+            kernel_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="intermediate_dense",
+        )
+        self.output_dense = keras.layers.Dense(
+            hidden_size,
+            kernel_initializer=initializer,
+            dtype=self.dtype_policy,
+            name="output_dense",
+        )
+        self.output_dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+        self.output_layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="output_layer_norm"
+        )
+
+    def build(self, hidden_states_shape, padding_mask_shape=None):
+        self.attention.build(hidden_states_shape)
+        self.attention_layer_norm.build(hidden_states_shape)
+        self.intermediate_dense.build(hidden_states_shape)
+        self.output_dense.build(tuple(hidden_states_shape[:-1]) + (self.intermediate_size,))
+        self.output_layer_norm.build(hidden_states_shape)
+        self.built = True
+
+    def call(self, hidden_states, padding_mask, training=None):
+        attention_output = self.attention(hidden_states, padding_mask, training=training)
+        attention_output = self.attention_dropout(attention_output, training=training)
+        hidden_states = self.attention_layer_norm(hidden_states + attention_output)
+
+        feed_forward_output = self.output_dense(self.intermediate_dense(hidden_states))
+        feed_forward_output = self.output_dropout(feed_forward_output, training=training)
+        return self.output_layer_norm(hidden_states + feed_forward_output)
+
+    def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
+        return hidden_states_shape
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "intermediate_size": self.intermediate_size,
+            "hidden_activation": self.hidden_activation,
+            "dropout_rate": self.dropout_rate,
+            "attention_dropout_rate": self.attention_dropout_rate,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        }

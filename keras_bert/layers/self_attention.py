@@ -1,0 +1,104 @@
+"""Multi-head self-attention over a padding mask (bidirectional: no causal mask)."""
+
+import math
+
+import keras
+from keras import ops
+
+# Added to the scores of padded keys. The original BERT code used -10000: far enough below any
+# real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
+MASKED_SCORE = -10000.0
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Scaled dot-product self-attention with `num_heads` heads and an output projection.
+
+    Args:
+        hidden_size: width of inputs and outputs; must be divisible by `num_heads`.
+        num_heads: number of attention heads.
+        attention_dropout_rate: dropout on the attention probabilities.
+        initializer_range: standard deviation of the truncated-normal initializer.
+
+    Call args:
+        hidden_states: float tensor [batch, sequence, hidden_size].
+        padding_mask: 1 for real tokens, 0 for padding, [batch, sequence]. Padded keys get no
+            attention; padded queries still produce (unused) outputs, as in BERT.
+
+    Example:
+    >>> import numpy as np
+    >>> attention = MultiHeadSelfAttention(hidden_size=8, num_heads=2)
+    >>> attention(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape
+    (1, 3, 8)
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        num_heads: int,
+        attention_dropout_rate: float = 0.1,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if hidden_size % num_heads:
+            raise ValueError(
+                f"hidden_size ({hidden_size}) is not divisible by num_heads ({num_heads})."
+            )
+        self.hidden_size = hidden_size
+        self.num_heads = num_heads
+        self.head_size = hidden_size // num_heads
+        self.attention_dropout_rate = attention_dropout_rate
+        self.initializer_range = initializer_range
+
+        def projection(name: str) -> keras.layers.Dense:
+            return keras.layers.Dense(
+                hidden_size,
+                kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+                dtype=self.dtype_policy,
+                name=name,
+            )
+
+        self.query = projection("query")
+        self.key = projection("key")
+        self.value = projection("value")
+        self.output_dense = projection("output")
+        self.dropout = keras.layers.Dropout(attention_dropout_rate, dtype=self.dtype_policy)
+
+    def build(self, hidden_states_shape, padding_mask_shape=None):
+        for projection in (self.query, self.key, self.value, self.output_dense):
+            projection.build(hidden_states_shape)
+        self.built = True
+
+    def _split_heads(self, tensor):
+        batch_size, sequence_length = ops.shape(tensor)[0], ops.shape(tensor)[1]
+        return ops.reshape(tensor, (batch_size, sequence_length, self.num_heads, self.head_size))
+
+    def call(self, hidden_states, padding_mask, training=None):
+        query = self._split_heads(self.query(hidden_states))
+        key = self._split_heads(self.key(hidden_states))
+        value = self._split_heads(self.value(hidden_states))
+
+        scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        scores = scores * ops.cast(1.0 / math.sqrt(self.head_size), scores.dtype)
+        key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], scores.dtype)
+        scores = scores + key_is_padding * ops.cast(MASKED_SCORE, scores.dtype)
+        probabilities = ops.softmax(scores, axis=-1)
+        probabilities = self.dropout(probabilities, training=training)
+
+        context = ops.einsum("bnqk,bknh->bqnh", probabilities, value)
+        batch_size, sequence_length = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
+        context = ops.reshape(context, (batch_size, sequence_length, self.hidden_size))
+        return self.output_dense(context)
+
+    def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
+        return hidden_states_shape
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "hidden_size": self.hidden_size,
+            "num_heads": self.num_heads,
+            "attention_dropout_rate": self.attention_dropout_rate,
+            "initializer_range": self.initializer_range,
+        }

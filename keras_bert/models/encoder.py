@@ -1,0 +1,159 @@
+"""BertEncoder: the BERT encoder as a Keras functional model with TF-Hub style inputs/outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import keras
+
+from keras_bert.config import BertConfig
+from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def encoder_inputs(sequence_length: int | None = None) -> dict[str, keras.KerasTensor]:
+    """Symbolic int32 inputs named as the TensorFlow ecosystem names them."""
+    return {
+        name: keras.Input(shape=(sequence_length,), dtype="int32", name=name)
+        for name in INPUT_NAMES
+    }
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertEncoder(keras.Model):
+    """The BERT encoder: embeddings, a stack of Transformer blocks and the `[CLS]` pooler.
+
+    Takes a dict of int32 tensors `[batch, sequence]`: `input_word_ids` (WordPiece ids),
+    `input_mask` (1 for tokens, 0 for padding) and `input_type_ids` (segment ids); returns a dict
+    with `sequence_output` `[batch, sequence, hidden]` and `pooled_output` `[batch, hidden]`, and
+    with `output_all_layers=True` also `embedding_output` and `encoder_outputs` (one tensor per
+    block).
+
+    Args:
+        config: a `BertConfig` (or its dict form).
+        output_all_layers: whether to also return the embedding and every block's output.
+
+    Example:
+    >>> import numpy as np
+    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=100))
+    >>> outputs = encoder({
+    ...     "input_word_ids": np.array([[2, 7, 9, 3]]),
+    ...     "input_mask": np.array([[1, 1, 1, 1]]),
+    ...     "input_type_ids": np.array([[0, 0, 0, 0]]),
+    ... })
+    >>> outputs["sequence_output"].shape, outputs["pooled_output"].shape
+    ((1, 4, 128), (1, 128))
+
+    With real weights: `BertEncoder.from_checkpoint("path/to/checkpoint_dir")`.
+    """
+
+    def __init__(
+        self, config: BertConfig | dict[str, Any], output_all_layers: bool = False, **kwargs
+    ):
+        if isinstance(config, dict):
+            config = BertConfig.from_dict(config)
+        dtype = kwargs.pop("dtype", None)
+
+        # Layers
+        embeddings = BertEmbeddings(
+            vocabulary_size=config.vocabulary_size,
+            type_vocabulary_size=config.type_vocabulary_size,
+            max_sequence_length=config.max_sequence_length,
+            hidden_size=config.hidden_size,
+            dropout_rate=config.dropout_rate,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="embeddings",
+        )
+        blocks = [
+            TransformerEncoderBlock(
+                hidden_size=config.hidden_size,
+                num_heads=config.num_heads,
+                intermediate_size=config.intermediate_size,
+                hidden_activation=config.hidden_activation,
+                dropout_rate=config.dropout_rate,
+                attention_dropout_rate=config.attention_dropout_rate,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                dtype=dtype,
+                name=f"block_{index}",
+            )
+            for index in range(config.num_layers)
+        ]
+        pooler = BertPooler(
+            config.hidden_size,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="pooler",
+        )
+
+        # Functional model
+        inputs = encoder_inputs()
+        padding_mask = inputs["input_mask"]
+        hidden_states = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+        embedding_output = hidden_states
+        encoder_outputs = []
+        for block in blocks:
+            hidden_states = block(hidden_states, padding_mask)
+            encoder_outputs.append(hidden_states)
+        outputs = {"sequence_output": hidden_states, "pooled_output": pooler(hidden_states)}
+        if output_all_layers:
+            outputs["embedding_output"] = embedding_output
+            outputs["encoder_outputs"] = encoder_outputs
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # Config
+        self.bert_config = config
+        self.output_all_layers = output_all_layers
+        self.embeddings = embeddings
+        self.blocks = blocks
+        self.pooler = pooler
+
+    @property
+    def token_embedding(self) -> keras.layers.Embedding:
+        """The token embedding table (the masked-LM head ties its decoder to it)."""
+        return self.embeddings.token_embedding
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "config": self.bert_config.to_dict(),
+            "output_all_layers": self.output_all_layers,
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> BertEncoder:
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, name: str, **config_changes: Any) -> BertEncoder:
+        """A randomly initialised encoder of a standard size (tiny ... large)."""
+        return cls(BertConfig.from_preset(name, **config_changes))
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | Path,
+        output_all_layers: bool = False,
+        dtype: str | None = None,
+        **config_changes: Any,
+    ) -> BertEncoder:
+        """An encoder with the weights of a pretrained checkpoint.
+
+        Reads a Hugging Face BERT directory (`config.json` + `model.safetensors`) or an original
+        Google checkpoint (`bert_config.json` + `bert_model.ckpt.*`), from the directory or the
+        checkpoint prefix. Tensors that are missing, unexpected or of the wrong shape are named
+        in the error. `config_changes` override config fields that do not change weight shapes,
+        e.g. `dropout_rate=0.2` or `hidden_activation="gelu_approximate"`.
+        """
+        from keras_bert.checkpoints import load_checkpoint, restore_encoder_weights
+
+        checkpoint = load_checkpoint(path)
+        config = checkpoint.config.replace(**config_changes)
+        encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
+        restore_encoder_weights(encoder, checkpoint)
+        return encoder

@@ -1,0 +1,66 @@
+import numpy as np
+import pytest
+
+from keras_bert.layers import (
+    BertEmbeddings,
+    BertPooler,
+    MultiHeadSelfAttention,
+    TransformerEncoderBlock,
+)
+from tests.layer_checks import check_layer
+
+HIDDEN_STATES = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
+PADDING_MASK = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]], "int32")
+
+
+def test_embeddings(tmp_path):
+    word_ids = np.array([[2, 7, 9, 3, 0], [2, 5, 3, 0, 0]], "int32")
+    type_ids = np.array([[0, 0, 0, 0, 0], [0, 0, 1, 0, 0]], "int32")
+    layer = BertEmbeddings(
+        vocabulary_size=10,
+        type_vocabulary_size=2,
+        max_sequence_length=8,
+        hidden_size=16,
+        dropout_rate=0.0,
+    )
+    outputs = check_layer(layer, (word_ids, type_ids), tmp_path, expected_shapes=(2, 5, 16))
+    # LayerNorm with initial gamma=1, beta=0: every vector has zero mean and unit variance.
+    np.testing.assert_allclose(outputs.mean(-1), 0, atol=1e-5)
+    np.testing.assert_allclose(outputs.var(-1), 1, atol=1e-3)
+
+
+def test_self_attention_ignores_padded_keys(tmp_path):
+    layer = MultiHeadSelfAttention(hidden_size=16, num_heads=4, attention_dropout_rate=0.0)
+    outputs = check_layer(layer, (HIDDEN_STATES, PADDING_MASK), tmp_path, (2, 5, 16))
+    # Changing what sits at padded positions changes nothing at real positions.
+    noisy = HIDDEN_STATES.copy()
+    noisy[1, 3:] = 100.0
+    changed = np.asarray(layer(noisy, PADDING_MASK))
+    np.testing.assert_allclose(changed[1, :3], outputs[1, :3], atol=1e-6)
+
+
+def test_self_attention_rejects_indivisible_heads():
+    with pytest.raises(ValueError, match="not divisible by num_heads"):
+        MultiHeadSelfAttention(hidden_size=10, num_heads=4)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "gelu_approximate", "relu"])
+def test_encoder_block(tmp_path, activation):
+    layer = TransformerEncoderBlock(
+        hidden_size=16,
+        num_heads=4,
+        intermediate_size=32,
+        hidden_activation=activation,
+        dropout_rate=0.0,
+        attention_dropout_rate=0.0,
+    )
+    check_layer(layer, (HIDDEN_STATES, PADDING_MASK), tmp_path, expected_shapes=(2, 5, 16))
+
+
+def test_pooler_reads_the_first_position(tmp_path):
+    layer = BertPooler(hidden_size=16)
+    outputs = check_layer(layer, (HIDDEN_STATES,), tmp_path, expected_shapes=(2, 16))
+    altered = HIDDEN_STATES.copy()
+    altered[:, 1:] = 0.0
+    np.testing.assert_array_equal(np.asarray(layer(altered)), outputs)
+    assert np.all(np.abs(outputs) <= 1.0)

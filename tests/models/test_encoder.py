@@ -1,0 +1,46 @@
+import numpy as np
+
+from keras_bert import BertConfig, BertEncoder
+from tests.layer_checks import check_layer
+
+TINY = BertConfig.from_preset("tiny", vocabulary_size=50, max_sequence_length=16)
+INPUTS = {
+    "input_word_ids": np.array([[2, 11, 12, 3, 0, 0], [2, 13, 3, 14, 15, 3]], "int32"),
+    "input_mask": np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "int32"),
+    "input_type_ids": np.array([[0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1]], "int32"),
+}
+
+
+def test_encoder_layer_checks(tmp_path):
+    encoder = BertEncoder(TINY.replace(dropout_rate=0.0, attention_dropout_rate=0.0))
+    check_layer(
+        encoder,
+        INPUTS,
+        tmp_path,
+        expected_shapes={"pooled_output": (2, 128), "sequence_output": (2, 6, 128)},
+    )
+
+
+def test_all_layer_outputs():
+    encoder = BertEncoder(TINY, output_all_layers=True)
+    outputs = encoder(INPUTS)
+    assert len(outputs["encoder_outputs"]) == TINY.num_layers
+    assert outputs["embedding_output"].shape == (2, 6, 128)
+    np.testing.assert_array_equal(outputs["encoder_outputs"][-1], outputs["sequence_output"])
+
+
+def test_padding_does_not_change_real_tokens():
+    encoder = BertEncoder(TINY)
+    short = {name: value[:1, :4] for name, value in INPUTS.items()}
+    padded = {name: value[:1] for name, value in INPUTS.items()}
+    np.testing.assert_allclose(
+        encoder(short)["sequence_output"],
+        np.asarray(encoder(padded)["sequence_output"])[:, :4],
+        atol=1e-5,
+    )
+
+
+def test_parameter_counts_match_published_models():
+    # Hugging Face BertModel and keras-hub's bert_base_en count 109,482,240 with the pooler.
+    assert BertEncoder.from_preset("base").count_params() == 109_482_240
+    assert BertEncoder.from_preset("large").count_params() == 335_141_888
