@@ -105,6 +105,8 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
     """
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    # RegexSplitWithOffsets stops at a NUL byte; U+0001 is deleted like U+0000 and as long.
+    texts = tf.strings.regex_replace(texts, r"\x00", "\x01")
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
     raw_words, starts, ends = tf_text.regex_split_with_offsets(texts, delimiters, kept_delimiters)
     words = raw_words.with_flat_values(normalize_words(raw_words.flat_values, lowercase))

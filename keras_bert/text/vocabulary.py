@@ -3,8 +3,6 @@
 import os
 from collections.abc import Iterable, Sequence
 
-import tensorflow as tf
-
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
 CLS_TOKEN = "[CLS]"

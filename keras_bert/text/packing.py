@@ -1,0 +1,151 @@
+"""Packing token ids into BERT inputs: `[CLS] A [SEP] (B [SEP])`, segment ids, mask, padding."""
+
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+TRUNCATION_STRATEGIES = ("longest_first", "longest_first_hf", "round_robin", "waterfall")
+
+
+def truncated_lengths(
+    lengths_a: tf.Tensor,
+    lengths_b: tf.Tensor,
+    budget: int | tf.Tensor,
+    truncation: str = "longest_first",
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """How many tokens of segments A and B fit in `budget` tokens, per example.
+
+    Args:
+        lengths_a: int tensor `[batch]`, the untruncated lengths of segment A.
+        lengths_b: same for segment B.
+        budget: the number of tokens A and B may take together.
+        truncation: one of
+            "longest_first": original BERT's `_truncate_seq_pair`, which removes one token at a
+                time from the longer segment, from B on ties. In closed form,
+                `a = min(la, max(budget - lb, ceil(budget / 2)))`, `b = min(lb, budget - a)`.
+            "longest_first_hf": Hugging Face `tokenizers`' "longest_first", which differs from
+                BERT's in one case: when both segments are cut and `budget` is odd, the odd
+                token goes to the longer segment (to B on ties) instead of to A.
+            "round_robin": gives one token to A, then one to B, and so on, as tensorflow-text's
+                `RoundRobinTrimmer`; for two segments this is the same as "longest_first".
+            "waterfall": A first, B gets what is left.
+
+    Returns:
+        `(truncated_lengths_a, truncated_lengths_b)`, with the dtype of `lengths_a`.
+    """
+    if truncation not in TRUNCATION_STRATEGIES:
+        raise ValueError(f"truncation must be one of {TRUNCATION_STRATEGIES}, got {truncation!r}")
+    budget = tf.cast(budget, lengths_a.dtype)
+    if truncation == "waterfall":
+        kept_a = tf.minimum(lengths_a, budget)
+    else:
+        half_a = (budget + 1) // 2
+        if truncation == "longest_first_hf":
+            half_a = tf.where(lengths_a > lengths_b, half_a, budget // 2)
+        kept_a = tf.minimum(lengths_a, tf.maximum(budget - lengths_b, half_a))
+    return kept_a, tf.minimum(lengths_b, budget - kept_a)
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertPacker(keras.layers.Layer):
+    """Packs one or two segments of token ids into fixed-length BERT inputs.
+
+    One segment gives `[CLS] A [SEP]`, two give `[CLS] A [SEP] B [SEP]`; `input_type_ids` is 0 on
+    `[CLS] A [SEP]` and 1 on `B [SEP]`, `input_mask` is 1 on real tokens, and everything is padded
+    with `pad_id` (mask and type 0) to `seq_length`. Segments that do not fit are truncated with
+    `truncated_lengths`. Only core TensorFlow ops, so served graphs need no extra kernels.
+
+    Args:
+        seq_length: the length of the packed inputs; at least 3 (5 for pairs).
+        cls_id: id of [CLS].
+        sep_id: id of [SEP].
+        pad_id: id of [PAD].
+        truncation: "longest_first" (original BERT), "longest_first_hf", "round_robin" or
+            "waterfall" (see `truncated_lengths`).
+        **kwargs: `keras.layers.Layer` arguments.
+
+    Example:
+    >>> packer = BertPacker(seq_length=8, cls_id=101, sep_id=102, pad_id=0)
+    >>> a = tf.ragged.constant([[7, 8, 9]], dtype=tf.int32)
+    >>> b = tf.ragged.constant([[5, 6]], dtype=tf.int32)
+    >>> packed = packer((a, b))
+    >>> packed["input_word_ids"].numpy().tolist()
+    [[101, 7, 8, 9, 102, 5, 102, 0]]
+    >>> packed["input_type_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 0, 1, 1, 0]]
+    >>> packed["input_mask"].numpy().tolist()
+    [[1, 1, 1, 1, 1, 1, 1, 0]]
+    """
+
+    def __init__(
+        self,
+        seq_length: int,
+        cls_id: int,
+        sep_id: int,
+        pad_id: int = 0,
+        truncation: str = "longest_first",
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if seq_length < 3:
+            raise ValueError(f"seq_length must be at least 3 ([CLS] and [SEP]), got {seq_length}")
+        if truncation not in TRUNCATION_STRATEGIES:
+            raise ValueError(
+                f"truncation must be one of {TRUNCATION_STRATEGIES}, got {truncation!r}"
+            )
+        self.seq_length = seq_length
+        self.cls_id = cls_id
+        self.sep_id = sep_id
+        self.pad_id = pad_id
+        self.truncation = truncation
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, segments: tf.RaggedTensor | Sequence[tf.RaggedTensor]) -> dict[str, tf.Tensor]:
+        """Packs ragged int32 ids `[batch, (tokens)]`, or a pair of them, into a dict of
+        int32 `[batch, seq_length]` tensors `input_word_ids`, `input_mask`, `input_type_ids`."""
+        if isinstance(segments, (tuple, list)):
+            segments = list(segments)
+        else:
+            segments = [segments]
+        if len(segments) == 2 and self.seq_length < 5:
+            raise ValueError(f"seq_length must be at least 5 for pairs, got {self.seq_length}")
+        if len(segments) not in (1, 2):
+            raise ValueError(f"BertPacker packs 1 or 2 segments, got {len(segments)}")
+        lengths = [segment.row_lengths() for segment in segments]
+        if len(segments) == 1:
+            kept = [tf.minimum(lengths[0], self.seq_length - 2)]
+        else:
+            kept = truncated_lengths(*lengths, self.seq_length - 3, self.truncation)
+        batch_size = segments[0].nrows()
+        cls = tf.fill([batch_size, 1], tf.constant(self.cls_id, segments[0].dtype))
+        sep = tf.fill([batch_size, 1], tf.constant(self.sep_id, segments[0].dtype))
+        pieces = [cls]
+        for segment, segment_lengths, kept_lengths in zip(segments, lengths, kept):
+            keep = tf.ragged.range(segment_lengths) < kept_lengths[:, tf.newaxis]
+            pieces += [tf.ragged.boolean_mask(segment, keep), sep]
+        word_ids = tf.concat(pieces, axis=1).to_tensor(self.pad_id, shape=[None, self.seq_length])
+        first_length = kept[0] + 2
+        total_length = first_length + (kept[1] + 1 if len(segments) == 2 else 0)
+        input_mask = tf.sequence_mask(total_length, self.seq_length, dtype=tf.int32)
+        type_ids = input_mask - tf.sequence_mask(first_length, self.seq_length, dtype=tf.int32)
+        return {
+            "input_word_ids": tf.cast(word_ids, tf.int32),
+            "input_mask": input_mask,
+            "input_type_ids": type_ids,
+        }
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "seq_length": self.seq_length,
+                "cls_id": self.cls_id,
+                "sep_id": self.sep_id,
+                "pad_id": self.pad_id,
+                "truncation": self.truncation,
+            }
+        )
+        return config
