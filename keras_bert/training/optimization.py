@@ -1,0 +1,95 @@
+"""BERT's optimizer: AdamW (or LAMB) with decoupled weight decay, warm-up then linear decay."""
+
+from __future__ import annotations
+
+import keras
+
+# Weight decay does not apply to biases and LayerNorm parameters (as in the original BERT code);
+# Keras matches these names as regular expressions against each variable's name.
+NO_WEIGHT_DECAY_NAMES = ("bias", "gamma", "beta")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
+    """Linear warm-up from 0 to `peak_learning_rate`, then linear decay to 0 at `total_steps`.
+
+    Args:
+        peak_learning_rate: the rate reached at the end of warm-up.
+        total_steps: the step at which the rate reaches 0.
+        warmup_steps: steps of linear warm-up.
+
+    Example:
+    >>> schedule = WarmupLinearDecay(1e-4, total_steps=100, warmup_steps=10)
+    >>> [round(float(schedule(step)), 7) for step in (0, 5, 10, 55, 100)]
+    [0.0, 5e-05, 0.0001, 5e-05, 0.0]
+    """
+
+    def __init__(self, peak_learning_rate: float, total_steps: int, warmup_steps: int = 0):
+        if total_steps <= 0 or not 0 <= warmup_steps <= total_steps:
+            raise ValueError(
+                f"Need 0 <= warmup_steps ({warmup_steps}) <= total_steps ({total_steps}) "
+                "and total_steps > 0."
+            )
+        self.peak_learning_rate = peak_learning_rate
+        self.total_steps = total_steps
+        self.warmup_steps = warmup_steps
+
+    def __call__(self, step):
+        step = keras.ops.cast(step, "float32")
+        warmup = keras.ops.cast(max(self.warmup_steps, 1), "float32")
+        decay_steps = keras.ops.cast(max(self.total_steps - self.warmup_steps, 1), "float32")
+        warming = step / warmup
+        decaying = keras.ops.maximum(0.0, (self.total_steps - step) / decay_steps)
+        fraction = keras.ops.where(step < self.warmup_steps, warming, decaying)
+        return self.peak_learning_rate * fraction
+
+    def get_config(self):
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "total_steps": self.total_steps,
+            "warmup_steps": self.warmup_steps,
+        }
+
+
+def create_optimizer(
+    learning_rate: float,
+    total_steps: int,
+    warmup_fraction: float = 0.1,
+    weight_decay: float = 0.01,
+    optimizer: str = "adamw",
+    clip_global_norm: float | None = 1.0,
+    gradient_accumulation_steps: int | None = None,
+) -> keras.optimizers.Optimizer:
+    """The optimizer BERT is trained and fine-tuned with.
+
+    Args:
+        learning_rate: peak learning rate (BERT fine-tuning: 2e-5 ... 5e-5; pretraining: 1e-4).
+        total_steps: optimizer steps in the whole run; the rate decays to 0 there.
+        warmup_fraction: share of `total_steps` spent warming up.
+        weight_decay: decoupled weight decay, not applied to biases and LayerNorm parameters.
+        optimizer: "adamw" or "lamb" (layer-wise adaptive, for large-batch pretraining).
+        clip_global_norm: clip gradients to this global norm; None to disable.
+        gradient_accumulation_steps: apply the summed gradient of this many batches at once.
+
+    Example:
+    >>> optimizer = create_optimizer(5e-5, total_steps=1000)
+    >>> type(optimizer).__name__, float(optimizer.learning_rate)
+    ('AdamW', 0.0)
+    """
+    schedule = WarmupLinearDecay(
+        learning_rate, total_steps, warmup_steps=int(round(warmup_fraction * total_steps))
+    )
+    common = {
+        "learning_rate": schedule,
+        "weight_decay": weight_decay,
+        "global_clipnorm": clip_global_norm,
+        "gradient_accumulation_steps": gradient_accumulation_steps,
+    }
+    if optimizer == "adamw":
+        result = keras.optimizers.AdamW(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
+    elif optimizer == "lamb":
+        result = keras.optimizers.Lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
+    else:
+        raise ValueError(f"Unknown optimizer {optimizer!r}; expected 'adamw' or 'lamb'.")
+    result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
+    return result

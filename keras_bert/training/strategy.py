@@ -1,0 +1,62 @@
+"""Choosing a `tf.distribute` strategy from one flag."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import tensorflow as tf
+
+STRATEGY_NAMES = ("default", "mirrored", "multi_worker_mirrored", "tpu")
+
+logger = logging.getLogger(__name__)
+
+
+def resolve_strategy(name: str = "default", tpu: str | None = None) -> tf.distribute.Strategy:
+    """The distribution strategy named by a flag.
+
+    Args:
+        name: "default" (one device), "mirrored" (all local GPUs, or the CPU),
+            "multi_worker_mirrored" (workers described by the `TF_CONFIG` environment variable),
+            or "tpu".
+        tpu: the TPU address or name for "tpu" (empty: the local or environment-configured TPU).
+
+    Example:
+    >>> resolve_strategy("default").num_replicas_in_sync
+    1
+    """
+    if name == "default":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    if name == "multi_worker_mirrored":
+        if "TF_CONFIG" not in os.environ:
+            logger.warning("TF_CONFIG is not set: MultiWorkerMirroredStrategy runs one worker.")
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    if name == "tpu":
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=tpu or "")
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        return tf.distribute.TPUStrategy(resolver)
+    raise ValueError(f"Unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}.")
+
+
+def jit_compile_supported(strategy: tf.distribute.Strategy, requested: bool) -> bool:
+    """Whether to pass `jit_compile=True` to `model.compile` under this strategy.
+
+    With Keras 3.15, XLA under a mirrored strategy on CPU fails at the first step (a replica's
+    variable is placed on the wrong device), so there we fall back to plain graphs with a
+    warning. TPUs always compile with XLA.
+    """
+    if not requested:
+        return False
+    mirrored = isinstance(
+        strategy, tf.distribute.MirroredStrategy | tf.distribute.MultiWorkerMirroredStrategy
+    )
+    if mirrored and not tf.config.list_logical_devices("GPU"):
+        logger.warning(
+            "jit_compile=True is not supported under %s on CPU with Keras 3; training without XLA.",
+            type(strategy).__name__,
+        )
+        return False
+    return True
