@@ -123,7 +123,7 @@ class BertPacker(keras.layers.Layer):
         cls = tf.fill([batch_size, 1], tf.constant(self.cls_id, segments[0].dtype))
         sep = tf.fill([batch_size, 1], tf.constant(self.sep_id, segments[0].dtype))
         pieces = [cls]
-        for segment, segment_lengths, kept_lengths in zip(segments, lengths, kept):
+        for segment, segment_lengths, kept_lengths in zip(segments, lengths, kept, strict=True):
             keep = tf.ragged.range(segment_lengths) < kept_lengths[:, tf.newaxis]
             pieces += [tf.ragged.boolean_mask(segment, keep), sep]
         word_ids = tf.concat(pieces, axis=1).to_tensor(self.pad_id, shape=[None, self.seq_length])

@@ -23,7 +23,7 @@ def _hf_ids(hf_tokenizer: Tokenizer, texts: list[str]) -> list[list[int]]:
 
 
 def _mismatches(ours: list[list[int]], theirs: list[list[int]], texts: list[str]) -> list:
-    return [(text, a, b) for text, a, b in zip(texts, ours, theirs) if a != b]
+    return [(text, a, b) for text, a, b in zip(texts, ours, theirs, strict=True) if a != b]
 
 
 @pytest.mark.parametrize("kind", ["singles", "pairs"])
@@ -60,7 +60,7 @@ def test_corpus_pairs_match_tokenizers(minilm_dir, corpus_sentences):
     for start in range(0, len(first), BATCH_SIZE):
         batch = slice(start, start + BATCH_SIZE)
         ours = preprocessor((tf.constant(first[batch]), tf.constant(second[batch])))
-        theirs = hf_tokenizer.encode_batch(list(zip(first[batch], second[batch])))
+        theirs = hf_tokenizer.encode_batch(list(zip(first[batch], second[batch], strict=True)))
         np.testing.assert_array_equal(ours["input_word_ids"], [e.ids for e in theirs])
         np.testing.assert_array_equal(ours["input_type_ids"], [e.type_ids for e in theirs])
         np.testing.assert_array_equal(ours["input_mask"], [e.attention_mask for e in theirs])
