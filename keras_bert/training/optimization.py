@@ -53,7 +53,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 def create_optimizer(
     learning_rate: float,
-    total_steps: int,
+    total_steps: int | None = None,
     warmup_fraction: float = 0.1,
     weight_decay: float = 0.01,
     optimizer: str = "adamw",
@@ -64,7 +64,8 @@ def create_optimizer(
 
     Args:
         learning_rate: peak learning rate (BERT fine-tuning: 2e-5 ... 5e-5; pretraining: 1e-4).
-        total_steps: optimizer steps in the whole run; the rate decays to 0 there.
+        total_steps: optimizer steps in the whole run; the rate decays to 0 there. None keeps
+            the rate constant (no warm-up, no decay).
         warmup_fraction: share of `total_steps` spent warming up.
         weight_decay: decoupled weight decay, not applied to biases and LayerNorm parameters.
         optimizer: "adamw" or "lamb" (layer-wise adaptive, for large-batch pretraining).
@@ -76,11 +77,12 @@ def create_optimizer(
     >>> type(optimizer).__name__, float(optimizer.learning_rate)
     ('AdamW', 0.0)
     """
-    schedule = WarmupLinearDecay(
-        learning_rate, total_steps, warmup_steps=int(round(warmup_fraction * total_steps))
-    )
+    if total_steps is not None:
+        learning_rate = WarmupLinearDecay(
+            learning_rate, total_steps, warmup_steps=int(round(warmup_fraction * total_steps))
+        )
     common = {
-        "learning_rate": schedule,
+        "learning_rate": learning_rate,
         "weight_decay": weight_decay,
         "global_clipnorm": clip_global_norm,
         "gradient_accumulation_steps": gradient_accumulation_steps,
