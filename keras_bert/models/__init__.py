@@ -1,5 +1,15 @@
-"""Functional BERT models: the encoder and the models built on it."""
+"""Functional BERT models: the encoder and the task models built on it."""
 
+from keras_bert.models.classifier import BertClassifier
 from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.question_answerer import BertQuestionAnswerer
+from keras_bert.models.task import BertTask
+from keras_bert.models.token_classifier import BertTokenClassifier
 
-__all__ = ["BertEncoder"]
+__all__ = [
+    "BertClassifier",
+    "BertEncoder",
+    "BertQuestionAnswerer",
+    "BertTask",
+    "BertTokenClassifier",
+]

@@ -1,0 +1,94 @@
+"""BertClassifier: sequence classification (or regression) on the pooled `[CLS]` output."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.task import BertTask
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertClassifier(BertTask):
+    """Classifies single sentences or sentence pairs from the pooled `[CLS]` vector.
+
+    Outputs logits `[batch, num_classes]`. With `num_classes=1` it is a regressor (STS-B style):
+    the output is the predicted score and the default loss is mean squared error.
+
+    Args:
+        encoder: the `BertEncoder` to fine-tune.
+        num_classes: number of classes (1 for regression).
+        label_names: optional names of the classes, carried into exported models.
+        dropout_rate: dropout on the pooled output.
+
+    Example:
+    >>> import numpy as np
+    >>> from keras_bert import BertEncoder
+    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> classifier = BertClassifier(encoder, num_classes=2, label_names=["neg", "pos"])
+    >>> inputs = {
+    ...     "input_word_ids": np.array([[2, 7, 9, 3]]),
+    ...     "input_mask": np.ones((1, 4), "int32"),
+    ...     "input_type_ids": np.zeros((1, 4), "int32"),
+    ... }
+    >>> classifier(inputs).shape
+    (1, 2)
+    """
+
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        num_classes: int,
+        label_names: Sequence[str] | None = None,
+        dropout_rate: float = 0.1,
+        **kwargs,
+    ):
+        if num_classes < 1:
+            raise ValueError(f"num_classes must be at least 1, got {num_classes}.")
+        if label_names is not None and len(label_names) != num_classes:
+            raise ValueError(f"{len(label_names)} label_names given for {num_classes} classes.")
+        # Layers
+        dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
+        head = keras.layers.Dense(
+            num_classes,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=encoder.bert_config.initializer_range
+            ),
+            dtype="float32",
+            name="logits",
+        )
+
+        # Functional model
+        pooled_output = encoder(encoder.input)["pooled_output"]
+        logits = head(dropout(pooled_output))
+        super().__init__(encoder, logits, **kwargs)
+
+        # Config
+        self.num_classes = num_classes
+        self.label_names = list(label_names) if label_names is not None else None
+        self.dropout_rate = dropout_rate
+
+    @property
+    def is_regression(self) -> bool:
+        return self.num_classes == 1
+
+    def default_loss(self):
+        if self.is_regression:
+            return keras.losses.MeanSquaredError()
+        return keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def default_metrics(self):
+        if self.is_regression:
+            return [keras.metrics.MeanAbsoluteError(name="mean_absolute_error")]
+        return [keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            **super().get_config(),
+            "num_classes": self.num_classes,
+            "label_names": self.label_names,
+            "dropout_rate": self.dropout_rate,
+        }

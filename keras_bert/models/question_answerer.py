@@ -1,0 +1,65 @@
+"""BertQuestionAnswerer: extractive QA, start and end logits over `[CLS] question [SEP] passage`."""
+
+from __future__ import annotations
+
+import keras
+
+from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.task import BertTask
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertQuestionAnswerer(BertTask):
+    """Scores every token as the start and as the end of the answer span.
+
+    Outputs `{"start_logits", "end_logits"}`, each `[batch, sequence]`, float32. Training labels
+    are `{"start_positions", "end_positions"}` token indices; position 0 (`[CLS]`) means that the
+    window holds no answer (SQuAD v2, and windows of long passages that miss the answer).
+    `keras_bert.models.span_decoding` turns logits into answer text.
+
+    Args:
+        encoder: the `BertEncoder` to fine-tune.
+
+    Example:
+    >>> import numpy as np
+    >>> from keras_bert import BertEncoder
+    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> reader = BertQuestionAnswerer(encoder)
+    >>> inputs = {
+    ...     "input_word_ids": np.array([[2, 7, 3, 9, 8, 3]]),
+    ...     "input_mask": np.ones((1, 6), "int32"),
+    ...     "input_type_ids": np.array([[0, 0, 0, 1, 1, 1]]),
+    ... }
+    >>> reader(inputs)["start_logits"].shape
+    (1, 6)
+    """
+
+    def __init__(self, encoder: BertEncoder, **kwargs):
+        # Layers
+        head = keras.layers.Dense(
+            2,
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=encoder.bert_config.initializer_range
+            ),
+            dtype="float32",
+            name="span_logits",
+        )
+
+        # Functional model
+        sequence_output = encoder(encoder.input)["sequence_output"]
+        span_logits = head(sequence_output)
+        start_logits, end_logits = keras.ops.unstack(span_logits, num=2, axis=-1)
+        outputs = {"start_logits": start_logits, "end_logits": end_logits}
+        super().__init__(encoder, outputs, **kwargs)
+
+    def default_loss(self):
+        return {
+            "start_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            "end_logits": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        }
+
+    def default_metrics(self):
+        return {
+            "start_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+            "end_logits": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+        }

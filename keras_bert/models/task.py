@@ -1,0 +1,57 @@
+"""BertTask: the shared base of models that put a task head on a `BertEncoder`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from keras_bert.models.encoder import BertEncoder
+
+# The fine-tuning recipe of the BERT paper: AdamW at 2e-5 ... 5e-5.
+DEFAULT_LEARNING_RATE = 5e-5
+
+
+class BertTask(keras.Model):
+    """A functional model made of a `BertEncoder` and a head, with fine-tuning defaults.
+
+    Subclasses build `outputs` from `encoder_outputs` in their `__init__`, pass them to
+    `super().__init__`, and define `default_loss` / `default_metrics`.
+    `compile()` without arguments uses AdamW (5e-5, weight decay 0.01 except on biases and
+    LayerNorm); pass `keras_bert.training.create_optimizer(...)` for warm-up and linear decay.
+    """
+
+    def __init__(self, encoder: BertEncoder, outputs, **kwargs):
+        super().__init__(inputs=encoder.input, outputs=outputs, **kwargs)
+        self.encoder = encoder
+
+    def default_loss(self):
+        raise NotImplementedError
+
+    def default_metrics(self):
+        raise NotImplementedError
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs) -> None:
+        if optimizer == "auto":
+            from keras_bert.training import create_optimizer
+
+            optimizer = create_optimizer(DEFAULT_LEARNING_RATE)
+        super().compile(
+            optimizer=optimizer,
+            loss=self.default_loss() if loss == "auto" else loss,
+            metrics=self.default_metrics() if metrics == "auto" else metrics,
+            **kwargs,
+        )
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "encoder": keras.layers.serialize(self.encoder),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]):
+        config = dict(config)
+        config["encoder"] = keras.layers.deserialize(config["encoder"])
+        return cls(**config)

@@ -1,0 +1,101 @@
+"""BertTokenClassifier: a label for every token (named-entity recognition)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import keras
+
+from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.task import BertTask
+
+# Label id of positions that take no part in the loss: special tokens, padding and word pieces
+# after the first of each word.
+IGNORED_LABEL = -100
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertTokenClassifier(BertTask):
+    """Predicts a label for every token from the sequence output (BIO tagging for NER).
+
+    Outputs logits `[batch, sequence, num_labels]`. Words are labelled through their first word
+    piece; training labels hold `IGNORED_LABEL` (-100) everywhere else, and the default loss and
+    accuracy skip those positions.
+
+    Args:
+        encoder: the `BertEncoder` to fine-tune.
+        label_names: the tags, e.g. `["O", "B-person", "I-person", ...]`.
+        dropout_rate: dropout on the sequence output.
+
+    Example:
+    >>> import numpy as np
+    >>> from keras_bert import BertEncoder
+    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> tagger = BertTokenClassifier(encoder, label_names=["O", "B-loc", "I-loc"])
+    >>> inputs = {
+    ...     "input_word_ids": np.array([[2, 7, 9, 3]]),
+    ...     "input_mask": np.ones((1, 4), "int32"),
+    ...     "input_type_ids": np.zeros((1, 4), "int32"),
+    ... }
+    >>> tagger(inputs).shape
+    (1, 4, 3)
+    """
+
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        label_names: Sequence[str],
+        dropout_rate: float = 0.1,
+        **kwargs,
+    ):
+        if len(label_names) < 2:
+            raise ValueError(f"Need at least two labels, got {list(label_names)}.")
+        # Layers
+        dropout = keras.layers.Dropout(dropout_rate, name="token_dropout")
+        head = keras.layers.Dense(
+            len(label_names),
+            kernel_initializer=keras.initializers.TruncatedNormal(
+                stddev=encoder.bert_config.initializer_range
+            ),
+            dtype="float32",
+            name="token_logits",
+        )
+
+        # Functional model
+        sequence_output = encoder(encoder.input)["sequence_output"]
+        logits = head(dropout(sequence_output))
+        super().__init__(encoder, logits, **kwargs)
+
+        # Config
+        self.label_names = list(label_names)
+        self.dropout_rate = dropout_rate
+
+    def default_loss(self):
+        return keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, ignore_class=IGNORED_LABEL
+        )
+
+    def default_metrics(self):
+        return [MaskedTokenAccuracy(name="accuracy")]
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            **super().get_config(),
+            "label_names": self.label_names,
+            "dropout_rate": self.dropout_rate,
+        }
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class MaskedTokenAccuracy(keras.metrics.Mean):
+    """Token accuracy over positions whose label is not `IGNORED_LABEL`."""
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true = keras.ops.cast(y_true, "int32")
+        counted = keras.ops.cast(keras.ops.not_equal(y_true, IGNORED_LABEL), "float32")
+        if sample_weight is not None:
+            counted = counted * keras.ops.cast(sample_weight, "float32")
+        predicted = keras.ops.cast(keras.ops.argmax(y_pred, axis=-1), "int32")
+        correct = keras.ops.cast(keras.ops.equal(predicted, y_true), "float32")
+        return super().update_state(correct, sample_weight=counted)

@@ -1,0 +1,86 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_bert import BertConfig, BertEncoder
+from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
+from keras_bert.models.token_classifier import IGNORED_LABEL, MaskedTokenAccuracy
+from tests.layer_checks import check_layer
+from tests.models.test_encoder import INPUTS
+
+CONFIG = BertConfig.from_preset(
+    "tiny",
+    vocabulary_size=50,
+    max_sequence_length=16,
+    dropout_rate=0.0,
+    attention_dropout_rate=0.0,
+)
+
+
+def encoder():
+    return BertEncoder(CONFIG)
+
+
+def test_classifier(tmp_path):
+    model = BertClassifier(encoder(), num_classes=3, label_names=["a", "b", "c"], dropout_rate=0)
+    check_layer(model, INPUTS, tmp_path, expected_shapes=(2, 3))
+    assert model.get_config()["label_names"] == ["a", "b", "c"]
+
+
+def test_classifier_learns_a_pair_task():
+    # Label = whether segment B exists: a fact the pooled [CLS] must learn from type ids.
+    model = BertClassifier(encoder(), num_classes=2)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    labels = np.array([0, 1])
+    history = model.fit(INPUTS, labels, epochs=30, batch_size=2, verbose=0)
+    assert history.history["accuracy"][-1] == 1.0
+    assert history.history["loss"][-1] < history.history["loss"][0] / 5
+
+
+def test_regressor_defaults():
+    model = BertClassifier(encoder(), num_classes=1)
+    model.compile()
+    assert model.is_regression
+    assert isinstance(model.loss, keras.losses.MeanSquaredError)
+
+
+def test_classifier_argument_errors():
+    with pytest.raises(ValueError, match="2 label_names given for 3 classes"):
+        BertClassifier(encoder(), num_classes=3, label_names=["a", "b"])
+    with pytest.raises(ValueError, match="num_classes must be at least 1"):
+        BertClassifier(encoder(), num_classes=0)
+
+
+def test_token_classifier(tmp_path):
+    model = BertTokenClassifier(encoder(), label_names=["O", "B-x", "I-x"], dropout_rate=0)
+    check_layer(model, INPUTS, tmp_path, expected_shapes=(2, 6, 3))
+
+
+def test_token_classifier_ignores_unlabelled_positions():
+    model = BertTokenClassifier(encoder(), label_names=["O", "B-x"])
+    model.compile()
+    labels = np.full((2, 6), IGNORED_LABEL)
+    labels[:, 1] = 1
+    logits = np.asarray(model(INPUTS))
+    loss = float(model.loss(labels, logits))
+    # Cross-entropy of the two labelled positions only.
+    log_probabilities = logits[:, 1] - np.log(np.exp(logits[:, 1]).sum(-1, keepdims=True))
+    np.testing.assert_allclose(loss, -log_probabilities[:, 1].mean(), rtol=1e-5)
+
+    accuracy = MaskedTokenAccuracy()
+    predictions = np.zeros((2, 6, 2), "float32")
+    predictions[0, 1, 1] = 1.0  # right at the labelled position of example 0, wrong for 1
+    accuracy.update_state(labels, predictions)
+    assert float(accuracy.result()) == 0.5
+
+
+def test_question_answerer(tmp_path):
+    model = BertQuestionAnswerer(encoder())
+    outputs = check_layer(
+        model, INPUTS, tmp_path, expected_shapes={"end_logits": (2, 6), "start_logits": (2, 6)}
+    )
+    assert outputs["start_logits"].dtype == np.float32
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    labels = {"start_logits": np.array([1, 3]), "end_logits": np.array([2, 4])}
+    history = model.fit(INPUTS, labels, epochs=2, batch_size=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
