@@ -1,0 +1,194 @@
+"""BertPreprocessor and WordPieceTokenizer: properties, offsets, errors, serialization, export."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from keras_bert.text import BertPreprocessor, WordPieceTokenizer
+
+SEQ_LENGTH = 32
+deterministic = settings(max_examples=200, derandomize=True, deadline=None)
+
+
+@pytest.fixture(scope="module")
+def small_preprocessor(minilm_dir):
+    return BertPreprocessor.from_checkpoint(minilm_dir, seq_length=SEQ_LENGTH)
+
+
+def _empty_row() -> list[int]:
+    return [101, 102] + [0] * (SEQ_LENGTH - 2)
+
+
+@deterministic
+@given(st.text())
+def test_arbitrary_unicode_matches_tokenizers(tokenizer, hf_tokenizer, text):
+    expected = hf_tokenizer.encode(text, add_special_tokens=False).ids
+    assert tokenizer(tf.constant([text])).to_list() == [expected]
+
+
+@deterministic
+@given(st.binary())
+def test_invalid_utf8_is_replaced_then_deleted(tokenizer, hf_tokenizer, data):
+    """Invalid bytes act as U+FFFD, which clean_text deletes: like `tokenizers` on
+    `data.decode("utf-8", errors="replace")`."""
+    expected = hf_tokenizer.encode(data.decode("utf-8", errors="replace"), add_special_tokens=False)
+    assert tokenizer(tf.constant([data])).to_list() == [expected.ids]
+
+
+@pytest.mark.parametrize("text", ["", " ", "\t\n\r \u3000\u00a0", "\x00\u200b\ufffd", b"\xff\xfe"])
+def test_empty_and_whitespace_only_give_cls_sep_and_padding(small_preprocessor, text):
+    inputs = small_preprocessor(tf.constant([text]))
+    np.testing.assert_array_equal(inputs["input_word_ids"], [_empty_row()])
+    np.testing.assert_array_equal(inputs["input_mask"], [[1, 1] + [0] * (SEQ_LENGTH - 2)])
+    np.testing.assert_array_equal(inputs["input_type_ids"], np.zeros([1, SEQ_LENGTH]))
+
+
+def test_long_document_is_truncated(small_preprocessor):
+    document = " ".join(["word"] * 10_000)
+    ids = small_preprocessor(tf.constant([document, document]))["input_word_ids"].numpy()
+    np.testing.assert_array_equal(ids[0], [101] + [2773] * (SEQ_LENGTH - 2) + [102])
+    pair = small_preprocessor(([document], ["short"]))["input_word_ids"].numpy()
+    np.testing.assert_array_equal(pair[0, -3:], [102, 2460, 102])
+
+
+def test_offsets_index_the_raw_text(tokenizer):
+    """Pieces of words changed only by ASCII lowercasing get exact byte spans; pieces of other
+    words (accents, Greek capitals) get the whole raw word's span."""
+    text = "The unaffable résumé: naïve ΟΔΟΣ, 中文!"
+    ids, starts, ends = tokenizer.tokenize_with_offsets(tf.constant([text]))
+    raw = text.encode("utf-8")
+    spans = zip(starts[0].numpy(), ends[0].numpy(), strict=True)
+    assert [raw[start:end].decode() for start, end in spans] == [
+        "The", "una", "ffa", "ble", "résumé", ":", "naïve",
+        "ΟΔΟΣ", "ΟΔΟΣ", "ΟΔΟΣ", "ΟΔΟΣ", ",", "中", "文", "!",
+    ]  # fmt: skip
+    assert tokenizer.id_to_token(ids).to_list()[0] == [
+        token.encode() for token in [
+            "the", "una", "##ffa", "##ble", "resume", ":", "naive",
+            "ο", "##δ", "##ο", "##σ", ",", "中", "文", "!",
+        ]
+    ]  # fmt: skip
+
+
+def test_id_to_token_inverts_ids(tokenizer):
+    ids = tokenizer(tf.constant(["the [MASK] sat on unaffable mats"]))
+    tokens = tokenizer.id_to_token(ids).to_list()
+    assert tokens == [[b"the", b"[MASK]", b"sat", b"on", b"una", b"##ffa", b"##ble", b"mats"]]
+
+
+def test_scalar_and_python_list_inputs(small_preprocessor):
+    batched = small_preprocessor(["a cat", "the dog"])["input_word_ids"].numpy()
+    scalar = small_preprocessor("the dog")["input_word_ids"].numpy()
+    np.testing.assert_array_equal(scalar, batched[1])
+
+
+def test_in_tf_data_map(small_preprocessor):
+    texts = ["The cat sat.", "", "Hello, World!", "x" * 500]
+    dataset = tf.data.Dataset.from_tensor_slices(texts).batch(3).map(small_preprocessor)
+    mapped = np.concatenate([batch["input_word_ids"].numpy() for batch in dataset])
+    np.testing.assert_array_equal(mapped, small_preprocessor(texts)["input_word_ids"])
+    pairs = tf.data.Dataset.from_tensor_slices((texts, texts[::-1])).batch(4)
+    pair_batch = next(iter(pairs.map(lambda a, b: small_preprocessor((a, b)))))
+    expected = small_preprocessor((texts, texts[::-1]))
+    np.testing.assert_array_equal(pair_batch["input_type_ids"], expected["input_type_ids"])
+
+
+def _functional_model(preprocessor: BertPreprocessor) -> keras.Model:
+    texts = keras.Input(shape=(), dtype="string", name="texts")
+    return keras.Model(texts, preprocessor(texts))
+
+
+def test_keras_save_and_load_gives_identical_outputs(small_preprocessor, tmp_path):
+    texts = tf.constant(["The [MASK] sat.", "Straße ΟΔΟΣ 中文 🥰", ""])
+    model = _functional_model(small_preprocessor)
+    path = tmp_path / "preprocessor.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    expected = model(texts)
+    for name, tensor in restored(texts).items():
+        np.testing.assert_array_equal(tensor, expected[name])
+
+
+def test_config_round_trip(small_preprocessor):
+    config = small_preprocessor.get_config()
+    restored = BertPreprocessor.from_config(json.loads(json.dumps(config)))
+    assert restored.get_config() == config
+    texts = tf.constant(["Héllo wörld", "a b c"])
+    np.testing.assert_array_equal(
+        restored(texts)["input_word_ids"], small_preprocessor(texts)["input_word_ids"]
+    )
+
+
+@pytest.mark.slow
+def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(small_preprocessor, tmp_path):
+    export_dir = tmp_path / "export"
+    module = tf.Module()
+    module.preprocessor = small_preprocessor
+    module.serve = tf.function(
+        lambda texts: small_preprocessor(texts),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    tf.saved_model.save(module, str(export_dir), signatures={"serving_default": module.serve})
+    assert (export_dir / "assets" / "vocab.txt").is_file()
+    texts = ["The [MASK] sat on the mat.", "Straße ΟΔΟΣ 中文 🥰 naïve", ""]
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        import tensorflow as tf
+        import tensorflow_text  # noqa: F401  (registers the ops)
+        serve = tf.saved_model.load({str(export_dir)!r}).signatures["serving_default"]
+        outputs = serve(texts=tf.constant(json.loads(sys.stdin.read())))
+        print(json.dumps({{name: value.numpy().tolist() for name, value in outputs.items()}}))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    expected = small_preprocessor(tf.constant(texts))
+    for name, tensor in expected.items():
+        np.testing.assert_array_equal(served[name], tensor)
+
+
+def test_from_checkpoint_reads_casing(minilm_dir, tmp_path):
+    assert BertPreprocessor.from_checkpoint(minilm_dir).lowercase
+    cased_dir = tmp_path / "cased"
+    cased_dir.mkdir()
+    (cased_dir / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "The", "the"]) + "\n"
+    )
+    cased = BertPreprocessor.from_checkpoint(cased_dir, seq_length=6)
+    assert not cased.lowercase
+    np.testing.assert_array_equal(cased(["The the THE"])["input_word_ids"], [[2, 5, 6, 1, 3, 0]])
+
+
+def test_clear_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="vocab.txt"):
+        BertPreprocessor.from_checkpoint(tmp_path)
+    with pytest.raises(FileNotFoundError, match="not found"):
+        WordPieceTokenizer(tmp_path / "missing.txt")
+    binary = tmp_path / "vocab.bin"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(ValueError, match="not a BERT vocab.txt"):
+        WordPieceTokenizer(binary)
+    words = tmp_path / "words.txt"
+    words.write_text("hello\nworld\n")
+    with pytest.raises(ValueError, match=r"lacks \['\[PAD\]', '\[UNK\]', '\[CLS\]', '\[SEP\]'\]"):
+        WordPieceTokenizer(words)
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    with pytest.raises(ValueError, match="at least 3"):
+        BertPreprocessor(vocabulary, seq_length=2)
+    with pytest.raises(ValueError, match="at least 5 for pairs"):
+        BertPreprocessor(vocabulary, seq_length=4)((["a"], ["b"]))
