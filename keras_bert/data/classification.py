@@ -1,0 +1,197 @@
+"""Sentence (pair) classification and regression data: readers and `tf.data` pipelines."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+# Text and label features of common tfds classification datasets.
+TFDS_FEATURES = {
+    "glue/sst2": ("sentence", None, "label"),
+    "glue/cola": ("sentence", None, "label"),
+    "glue/mnli": ("premise", "hypothesis", "label"),
+    "glue/mrpc": ("sentence1", "sentence2", "label"),
+    "glue/qnli": ("question", "sentence", "label"),
+    "glue/qqp": ("question1", "question2", "label"),
+    "glue/rte": ("sentence1", "sentence2", "label"),
+    "glue/stsb": ("sentence1", "sentence2", "label"),
+    "imdb_reviews": ("text", None, "label"),
+}
+
+
+class DataError(ValueError):
+    """Input data that cannot be used as asked, with where and why."""
+
+
+@dataclasses.dataclass
+class ClassificationExamples:
+    """Texts (optionally pairs) and their labels: strings for classes, floats for regression."""
+
+    texts: list[str]
+    labels: list
+    text_pairs: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def segments(self) -> tuple[list[str], ...]:
+        return (self.texts,) if self.text_pairs is None else (self.texts, self.text_pairs)
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise FileNotFoundError(f"No data file at {path}.")
+    if path.suffix == ".jsonl":
+        rows = []
+        for line_number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise DataError(f"{path}:{line_number}: not a JSON object: {error}") from None
+        return rows
+    if path.suffix in (".csv", ".tsv"):
+        with path.open(encoding="utf-8", newline="") as file:
+            return list(csv.DictReader(file, delimiter="\t" if path.suffix == ".tsv" else ","))
+    raise DataError(f"Unknown data format {path.suffix!r} of {path}; use .jsonl, .csv or .tsv.")
+
+
+def read_classification_file(
+    path: str | Path,
+    text_column: str = "text",
+    label_column: str = "label",
+    text_pair_column: str | None = None,
+    regression: bool = False,
+) -> ClassificationExamples:
+    """Reads a JSONL, CSV or TSV file with a text column, an optional pair column and labels.
+
+    Example:
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.jsonl"
+    >>> _ = path.write_text('{"text": "Loved it", "label": "pos"}\\n')
+    >>> read_classification_file(path).labels
+    ['pos']
+    """
+    path = Path(path)
+    rows = _read_rows(path)
+    columns = [text_column, label_column] + ([text_pair_column] if text_pair_column else [])
+    for row_number, row in enumerate(rows, start=1):
+        missing = [column for column in columns if row.get(column) is None]
+        if missing:
+            raise DataError(f"{path}: record {row_number} has no {', '.join(missing)}.")
+    labels = [row[label_column] for row in rows]
+    if regression:
+        labels = [float(label) for label in labels]
+    else:
+        labels = [str(label) for label in labels]
+    return ClassificationExamples(
+        texts=[str(row[text_column]) for row in rows],
+        labels=labels,
+        text_pairs=[str(row[text_pair_column]) for row in rows] if text_pair_column else None,
+    )
+
+
+def load_tfds_classification(
+    name: str,
+    split: str,
+    data_dir: str | Path | None = None,
+    features: tuple[str, str | None, str] | None = None,
+    download: bool = True,
+) -> tuple[ClassificationExamples, list[str] | None]:
+    """Loads a classification dataset through `tfds.load`, with its label names.
+
+    Args:
+        name: a tfds name such as "glue/sst2" or "glue/mnli".
+        split: e.g. "train" or "validation_matched".
+        data_dir: the tfds data directory.
+        features: (text, text pair or None, label) feature names; known for `TFDS_FEATURES`.
+        download: whether tfds may download and prepare the data (needs the network).
+
+    Returns:
+        The examples (labels as class names, or floats for regression datasets) and the class
+        names (None for regression).
+    """
+    import tensorflow_datasets as tfds
+
+    features = features or TFDS_FEATURES.get(name)
+    if features is None:
+        raise DataError(f"Name the text and label features of {name!r}: features=(...).")
+    text_key, pair_key, label_key = features
+    dataset, info = tfds.load(
+        name, split=split, data_dir=data_dir, download=download, with_info=True
+    )
+    label_feature = info.features[label_key]
+    label_names = list(getattr(label_feature, "names", None) or []) or None
+    texts, pairs, labels = [], [], []
+    for example in tfds.as_numpy(dataset):
+        texts.append(example[text_key].decode("utf-8"))
+        if pair_key:
+            pairs.append(example[pair_key].decode("utf-8"))
+        label = example[label_key]
+        labels.append(label_names[int(label)] if label_names else float(label))
+    examples = ClassificationExamples(texts, labels, pairs if pair_key else None)
+    return examples, label_names
+
+
+def encode_labels(labels: Sequence[str], label_names: Sequence[str]) -> np.ndarray:
+    """Class ids of `labels` in `label_names`; a label unseen in training is an error."""
+    index = {name: position for position, name in enumerate(label_names)}
+    unseen = sorted({label for label in labels if label not in index})
+    if unseen:
+        raise DataError(
+            f"Labels not seen in training: {', '.join(map(repr, unseen[:10]))}; "
+            f"known labels: {', '.join(map(repr, label_names))}."
+        )
+    return np.array([index[label] for label in labels], np.int32)
+
+
+def trim_padding(features: dict[str, tf.Tensor], *rest):
+    """Cuts a batch of packed inputs to its longest real sequence (less work on short texts)."""
+    longest = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
+    return ({name: tensor[:, :longest] for name, tensor in features.items()}, *rest)
+
+
+def classification_dataset(
+    examples: ClassificationExamples,
+    preprocessor,
+    label_ids: np.ndarray,
+    batch_size: int,
+    shuffle: bool = False,
+    seed: int = 0,
+    dynamic_padding: bool = True,
+    drop_remainder: bool = False,
+) -> tf.data.Dataset:
+    """Batches of `(inputs, labels)`, tokenized and packed in the `tf.data` graph.
+
+    Args:
+        examples: the texts.
+        preprocessor: a `BertPreprocessor`.
+        label_ids: class ids (int) or regression targets (float), one per example.
+        batch_size: examples per batch.
+        shuffle: reshuffle every epoch (deterministic under `seed`).
+        seed: the shuffle seed.
+        dynamic_padding: cut each batch to its longest sequence instead of `seq_length`.
+        drop_remainder: drop a last, smaller batch (fixed shapes for TPUs).
+    """
+    if len(label_ids) != len(examples):
+        raise DataError(f"{len(label_ids)} labels for {len(examples)} examples.")
+    dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids))
+    if shuffle:
+        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    dataset = dataset.map(
+        lambda segments, labels: (preprocessor(tuple(tf.unstack(segments))), labels),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
+    )
+    if dynamic_padding:
+        dataset = dataset.map(trim_padding, deterministic=True)
+    return dataset.prefetch(tf.data.AUTOTUNE)

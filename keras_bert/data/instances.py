@@ -1,0 +1,212 @@
+"""Sentence-pair instances for pretraining, as in Google's original `create_pretraining_data.py`.
+
+The pair construction walks documents sentence by sentence with a seeded `random.Random`, so it
+is plain Python (it needs whole documents and random access to other documents, which tf.data
+ops do not give); it feeds `tf.data` through `from_generator`. Sentences are tokenized once, up
+front, by the in-graph `WordPieceTokenizer`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+TokenizedDocument = list[np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class Instance:
+    """One training sequence before packing and masking.
+
+    Args:
+        tokens_a: ids of segment A.
+        tokens_b: ids of segment B (empty without next-sentence prediction).
+        next_sentence_label: 0 if B follows A in the document, 1 if B is a random span.
+    """
+
+    tokens_a: np.ndarray
+    tokens_b: np.ndarray
+    next_sentence_label: int
+
+
+def tokenize_documents(
+    documents: Sequence[Sequence[str]], tokenizer, batch_size: int = 2048
+) -> list[TokenizedDocument]:
+    """Tokenizes every sentence with a `WordPieceTokenizer`; drops sentences with no tokens and
+    documents with no sentences left."""
+    sentences = [sentence for document in documents for sentence in document]
+    ids: list[np.ndarray] = []
+    for start in range(0, len(sentences), batch_size):
+        batch = tokenizer(tf.constant(sentences[start : start + batch_size]))
+        ids += [np.asarray(row, np.int32) for row in batch.numpy()]
+    tokenized, position = [], 0
+    for document in documents:
+        pieces = [piece for piece in ids[position : position + len(document)] if len(piece)]
+        position += len(document)
+        if pieces:
+            tokenized.append(pieces)
+    return tokenized
+
+
+def _truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: random.Random):
+    """Removes tokens from the longer segment, at a random end, until the pair fits."""
+    while len(tokens_a) + len(tokens_b) > max_num_tokens:
+        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
+        if rng.random() < 0.5:
+            del longer[0]
+        else:
+            longer.pop()
+
+
+def _pair_instances(
+    documents: Sequence[TokenizedDocument],
+    document_index: int,
+    max_seq_length: int,
+    short_seq_prob: float,
+    rng: random.Random,
+) -> Iterator[Instance]:
+    """`create_instances_from_document` of the original code, for one document."""
+    document = documents[document_index]
+    max_num_tokens = max_seq_length - 3
+    # Usually fill the whole sequence; sometimes (short_seq_prob) aim shorter, so that the model
+    # also sees the short sequences of fine-tuning.
+    target_length = max_num_tokens
+    if rng.random() < short_seq_prob:
+        target_length = rng.randint(2, max_num_tokens)
+
+    chunk: list[np.ndarray] = []
+    chunk_length = 0
+    is_random_next: bool | None = None
+    index = 0
+    while index < len(document):
+        chunk.append(document[index])
+        chunk_length += len(document[index])
+        at_document_end = index == len(document) - 1
+        if at_document_end or chunk_length >= target_length:
+            # The coin is tossed first. A chunk of one sentence cannot be split into A and an
+            # actual next B: the original then always takes a random B, which makes more than
+            # half of the labels "random" (54% on our corpus). Here such a chunk takes the next
+            # sentence too (keeping its coin), and at a document's end it is dropped if the coin
+            # said "actual".
+            if is_random_next is None:
+                is_random_next = rng.random() < 0.5
+            if len(chunk) == 1 and not is_random_next:
+                if not at_document_end:
+                    index += 1
+                    continue
+                chunk, chunk_length, is_random_next = [], 0, None
+                index += 1
+                continue
+            a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
+            tokens_a = [int(token) for segment in chunk[:a_end] for token in segment]
+            tokens_b: list[int] = []
+            if is_random_next:
+                target_b_length = target_length - len(tokens_a)
+                # Ten tries to pick another document (a corpus of one document has no other).
+                for _ in range(10):
+                    random_index = rng.randint(0, len(documents) - 1)
+                    if random_index != document_index:
+                        break
+                random_document = documents[random_index]
+                for segment in random_document[rng.randint(0, len(random_document) - 1) :]:
+                    tokens_b += [int(token) for token in segment]
+                    if len(tokens_b) >= target_b_length:
+                        break
+                # The sentences of the chunk after A were not used: they start the next chunk.
+                index -= len(chunk) - a_end
+            else:
+                tokens_b = [int(token) for segment in chunk[a_end:] for token in segment]
+            _truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+            if tokens_a and tokens_b:
+                yield Instance(
+                    np.asarray(tokens_a, np.int32),
+                    np.asarray(tokens_b, np.int32),
+                    int(is_random_next),
+                )
+            chunk, chunk_length, is_random_next = [], 0, None
+        index += 1
+
+
+def _contiguous_instances(document: TokenizedDocument, max_seq_length: int) -> Iterator[Instance]:
+    """Full sentences packed up to `max_seq_length - 2` tokens, without NSP (RoBERTa's
+    DOC-SENTENCES); a sentence longer than that is cut at its end."""
+    max_num_tokens = max_seq_length - 2
+    chunk: list[int] = []
+    for segment in document:
+        if chunk and len(chunk) + len(segment) > max_num_tokens:
+            yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
+            chunk = []
+        chunk += [int(token) for token in segment[: max_num_tokens - len(chunk)]]
+    if chunk:
+        yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
+
+
+def create_instances(
+    documents: Sequence[TokenizedDocument],
+    max_seq_length: int,
+    seed: int,
+    epoch: int = 0,
+    next_sentence_prediction: bool = True,
+    short_seq_prob: float = 0.1,
+) -> list[Instance]:
+    """All instances of one pass over the documents, shuffled; a function of (seed, epoch).
+
+    Args:
+        documents: tokenized documents (lists of sentences' ids).
+        max_seq_length: length of the packed sequence, [CLS] and [SEP]s included.
+        seed: the run's seed.
+        epoch: which pass; every pass draws new pairs (the original's `dupe_factor` passes).
+        next_sentence_prediction: sentence pairs with 50% random B (BERT) or contiguous full
+            sentences without pairs (RoBERTa).
+        short_seq_prob: probability of a shorter target length for a document's pairs.
+    """
+    rng = random.Random(f"{seed}/{epoch}")
+    instances: list[Instance] = []
+    for document_index in range(len(documents)):
+        if next_sentence_prediction:
+            instances += _pair_instances(
+                documents, document_index, max_seq_length, short_seq_prob, rng
+            )
+        else:
+            instances += _contiguous_instances(documents[document_index], max_seq_length)
+    rng.shuffle(instances)
+    return instances
+
+
+def instance_dataset(
+    documents: Sequence[TokenizedDocument],
+    max_seq_length: int,
+    seed: int,
+    num_epochs: int | None = None,
+    next_sentence_prediction: bool = True,
+    short_seq_prob: float = 0.1,
+) -> tf.data.Dataset:
+    """A dataset of `(tokens_a, tokens_b, next_sentence_label)`, pass after pass over the
+    documents (`num_epochs` passes, or forever); each pass has new pairs and a new order."""
+
+    def generate():
+        epoch = 0
+        while num_epochs is None or epoch < num_epochs:
+            for instance in create_instances(
+                documents,
+                max_seq_length,
+                seed,
+                epoch,
+                next_sentence_prediction=next_sentence_prediction,
+                short_seq_prob=short_seq_prob,
+            ):
+                yield instance.tokens_a, instance.tokens_b, instance.next_sentence_label
+            epoch += 1
+
+    return tf.data.Dataset.from_generator(
+        generate,
+        output_signature=(
+            tf.TensorSpec([None], tf.int32),
+            tf.TensorSpec([None], tf.int32),
+            tf.TensorSpec([], tf.int32),
+        ),
+    )

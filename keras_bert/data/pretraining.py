@@ -1,0 +1,138 @@
+"""tf.data pipelines for BERT pretraining: pairs → packed inputs → masked-LM features."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import tensorflow as tf
+
+from keras_bert.data.instances import TokenizedDocument, instance_dataset
+from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.text import BertPacker
+from keras_bert.text.vocabulary import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+
+FEATURE_NAMES = (
+    "input_word_ids",
+    "input_mask",
+    "input_type_ids",
+    "masked_lm_positions",
+    "masked_lm_ids",
+    "masked_lm_weights",
+    "next_sentence_labels",
+)
+MODEL_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
+
+
+@dataclasses.dataclass(frozen=True)
+class PretrainingDataConfig:
+    """The shape of pretraining examples.
+
+    Args:
+        max_seq_length: packed sequence length.
+        next_sentence_prediction: BERT sentence pairs (50% random B) or, if False, contiguous
+            full sentences (RoBERTa style; `next_sentence_labels` are then all 0).
+        short_seq_prob: probability of a shorter target length (see `create_instances`).
+        masking: a `MaskingConfig`.
+    """
+
+    max_seq_length: int = 128
+    next_sentence_prediction: bool = True
+    short_seq_prob: float = 0.1
+    masking: MaskingConfig = dataclasses.field(default_factory=MaskingConfig)
+
+    def __post_init__(self):
+        if self.max_seq_length < 5:
+            raise ValueError(f"max_seq_length must be at least 5, got {self.max_seq_length}.")
+        if isinstance(self.masking, dict):
+            object.__setattr__(self, "masking", MaskingConfig(**self.masking))
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _packer(vocabulary: Sequence[str], max_seq_length: int) -> BertPacker:
+    return BertPacker(
+        seq_length=max_seq_length,
+        cls_id=vocabulary.index(CLS_TOKEN),
+        sep_id=vocabulary.index(SEP_TOKEN),
+        pad_id=vocabulary.index(PAD_TOKEN),
+    )
+
+
+def pretraining_dataset(
+    documents: Sequence[TokenizedDocument],
+    vocabulary: Sequence[str],
+    batch_size: int,
+    config: PretrainingDataConfig | None = None,
+    seed: int = 0,
+    num_epochs: int | None = None,
+    start_batch: int = 0,
+    drop_remainder: bool = True,
+) -> tf.data.Dataset:
+    """Batches of pretraining features with dynamic masking (new masks on every pass).
+
+    Pairs come from `instance_dataset` (seeded Python); packing and masking are TensorFlow ops
+    in `Dataset.map`, seeded by `(seed, batch index)`. The stream is a function of `seed` and
+    `batch_size` only: `start_batch` skips that many batches (resuming a run) without masking
+    them, and the batches that follow are those an uninterrupted run would see.
+
+    Args:
+        documents: tokenized documents (see `tokenize_documents`).
+        vocabulary: the WordPiece tokens.
+        batch_size: examples per batch (the global batch under a distribution strategy).
+        config: a `PretrainingDataConfig`.
+        seed: the seed of pairs, order and masks.
+        num_epochs: passes over the documents; None repeats forever.
+        start_batch: batches to skip at the start.
+        drop_remainder: drop a last partial batch (fixed shapes).
+
+    Returns:
+        A dataset of dicts with `FEATURE_NAMES`: int32 `[batch, max_seq_length]` inputs,
+        `[batch, max_predictions_per_seq]` masked-LM positions/ids (int32) and weights
+        (float32), and int32 `[batch]` next-sentence labels (1: B is random).
+    """
+    config = config or PretrainingDataConfig()
+    packer = _packer(list(vocabulary), config.max_seq_length)
+    masker = TokenMasker(vocabulary, config.masking)
+
+    def pack_and_mask(batch_index, instances):
+        tokens_a, tokens_b, next_sentence_labels = instances
+        segments = (tokens_a, tokens_b) if config.next_sentence_prediction else tokens_a
+        packed = packer(segments)
+        masked = masker(packed["input_word_ids"], packed["input_mask"], seed=[seed, batch_index])
+        return {
+            **packed,
+            **masked,
+            "next_sentence_labels": next_sentence_labels,
+        }
+
+    dataset = instance_dataset(
+        documents,
+        config.max_seq_length,
+        seed,
+        num_epochs=num_epochs,
+        next_sentence_prediction=config.next_sentence_prediction,
+        short_seq_prob=config.short_seq_prob,
+    )
+    dataset = dataset.ragged_batch(batch_size, drop_remainder=drop_remainder).enumerate()
+    dataset = dataset.skip(start_batch).map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
+    options = tf.data.Options()
+    options.deterministic = True
+    # A generator cannot be split by files: every worker runs it and keeps its share of batches.
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
+
+
+def split_features(features: dict[str, tf.Tensor]):
+    """`(inputs, labels, sample_weights)` for `BertPretrainer.fit` from pretraining features."""
+    inputs = {name: features[name] for name in MODEL_INPUT_NAMES}
+    labels = {
+        "masked_lm": features["masked_lm_ids"],
+        "next_sentence": features["next_sentence_labels"],
+    }
+    sample_weights = {
+        "masked_lm": features["masked_lm_weights"],
+        "next_sentence": tf.ones_like(features["next_sentence_labels"], tf.float32),
+    }
+    return inputs, labels, sample_weights
