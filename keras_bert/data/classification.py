@@ -193,5 +193,5 @@ def classification_dataset(
         deterministic=True,
     )
     if dynamic_padding:
-        dataset = dataset.map(trim_padding, deterministic=True)
+        dataset = dataset.map(trim_padding)
     return dataset.prefetch(tf.data.AUTOTUNE)
