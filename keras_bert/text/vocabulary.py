@@ -3,6 +3,8 @@
 import os
 from collections.abc import Iterable, Sequence
 
+import tensorflow as tf
+
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
 CLS_TOKEN = "[CLS]"
@@ -70,3 +72,46 @@ def save_vocabulary(vocabulary: Sequence[str], path: str | os.PathLike) -> None:
     """Writes `vocabulary` as a `vocab.txt`: one token per line, "\\n"-terminated."""
     with open(path, "w", encoding="utf-8", newline="\n") as file:
         file.writelines(token + "\n" for token in vocabulary)
+
+
+def build_vocabulary(
+    texts: tf.data.Dataset,
+    vocab_size: int,
+    lowercase: bool = True,
+    learn_params: dict | None = None,
+) -> list[str]:
+    """Learns a WordPiece vocabulary from raw texts with tensorflow-text's learner.
+
+    Words are split and normalised exactly as `WordPieceTokenizer` will split them, then
+    `tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset` counts them and learns the
+    pieces (tensorflow-text's own BERT normaliser is bypassed: it case-folds with NFKC).
+
+    Args:
+        texts: dataset of string scalars or batches (e.g. lines of a corpus).
+        vocab_size: the maximum size of the vocabulary, special tokens included.
+        lowercase: learn an uncased vocabulary (for `lowercase=True` tokenizers).
+        learn_params: further arguments of tensorflow-text's `learn` (e.g. `lower_thresh`,
+            the minimum count of a word).
+
+    Returns:
+        The tokens: [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4), then the learned pieces.
+    """
+    from tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset import (
+        bert_vocab_from_dataset,
+    )
+
+    # Imported here: normalization imports this module's token constants.
+    from keras_bert.text.normalization import split_words
+
+    def normalized_text(text: tf.Tensor) -> tf.Tensor:
+        words = split_words(tf.reshape(text, [-1]), lowercase)[0]
+        return tf.strings.reduce_join(words, axis=1, separator=" ")
+
+    words = texts.map(normalized_text, num_parallel_calls=tf.data.AUTOTUNE)
+    return bert_vocab_from_dataset(
+        words,
+        vocab_size=vocab_size,
+        reserved_tokens=list(SPECIAL_TOKENS),
+        bert_tokenizer_params={"lower_case": False},
+        learn_params=learn_params,
+    )

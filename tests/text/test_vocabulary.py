@@ -1,0 +1,54 @@
+"""Vocabulary reading, casing inference and learning with tensorflow-text's WordPiece learner."""
+
+import subprocess
+import sys
+
+import pytest
+import tensorflow as tf
+
+from keras_bert.text import WordPieceTokenizer, infer_lowercase, load_vocabulary
+from keras_bert.text.vocabulary import SPECIAL_TOKENS, build_vocabulary
+from tests.text.conftest import read_corpus_sentences
+
+
+def _unk_rate(vocabulary: list[str], sentences: list[str]) -> float:
+    ids = WordPieceTokenizer(vocabulary)(tf.constant(sentences)).flat_values
+    return float(tf.reduce_mean(tf.cast(ids == vocabulary.index("[UNK]"), tf.float32)))
+
+
+def test_minilm_vocabulary_is_uncased(minilm_dir):
+    vocabulary = load_vocabulary(minilm_dir / "vocab.txt")
+    assert len(vocabulary) == 30_522
+    assert vocabulary[:1] == ["[PAD]"] and vocabulary[100:104] == [
+        "[UNK]",
+        "[CLS]",
+        "[SEP]",
+        "[MASK]",
+    ]
+    assert infer_lowercase(vocabulary)
+    assert not infer_lowercase(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "Paris", "paris"])
+
+
+def test_learned_vocabulary_covers_its_corpus(data_dir):
+    sentences = read_corpus_sentences(data_dir)[:5000]
+    vocabulary = build_vocabulary(
+        tf.data.Dataset.from_tensor_slices(sentences).batch(512), vocab_size=2000
+    )
+    assert vocabulary[:5] == list(SPECIAL_TOKENS)
+    assert 1000 < len(vocabulary) <= 2000
+    assert len(set(vocabulary)) == len(vocabulary)
+    assert _unk_rate(vocabulary, sentences) < 0.002
+
+
+@pytest.mark.slow
+def test_build_vocab_pipeline_on_pretraining_corpus(data_dir, tmp_path):
+    output = tmp_path / "vocab.txt"
+    inputs = sorted(str(path) for path in (data_dir / "pretraining").glob("*.txt"))
+    command = [sys.executable, "pipelines/build_vocab.py", *inputs, "--output", str(output)]
+    subprocess.run(command + ["--vocab-size", "8000"], check=True, capture_output=True)
+    vocabulary = load_vocabulary(output)
+    assert vocabulary[:5] == list(SPECIAL_TOKENS) and 7000 < len(vocabulary) <= 8000
+    sentences = [
+        line for path in inputs for line in open(path, encoding="utf-8").read().split("\n") if line
+    ]
+    assert _unk_rate(vocabulary, sentences) < 0.001
