@@ -10,7 +10,8 @@ Raw strings become words with the rules of `tokenizers`' `BertNormalizer` + `Ber
    become words of their own. Splitting before normalising keeps offsets into the raw text.
 3. Each word loses its control and format characters (clean_text; control characters do not
    separate words: "a\\x0bb" is one word "ab"). Uncased: NFD, drop nonspacing marks, lowercase
-   per character (no final-sigma rule, "ß" stays "ß"). Special-token words are kept as written.
+   per character as Rust does (no final-sigma rule, "ß" stays "ß", letters newer than
+   TensorFlow's ICU included). Special-token words are kept as written.
    Words that become empty are dropped.
 
 The character classes come from `unicode_tables`, i.e. from `tokenizers` itself, not from the
@@ -67,9 +68,18 @@ def _normalize_non_ascii(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
         return words
     words = tf_text.normalize_utf8(words, "NFD")
     words = tf.strings.regex_replace(words, _NONSPACING_MARK_PATTERN, "")
-    # ICU lowercasing applies the final-sigma rule; `tokenizers` maps each character alone.
-    words = tf.strings.regex_replace(words, "Σ", "σ")
-    return tf.strings.lower(words, encoding="utf-8")
+    return tf.strings.lower(_apply_lowercase_overrides(words), encoding="utf-8")
+
+
+def _apply_lowercase_overrides(words: tf.Tensor) -> tf.Tensor:
+    """Maps the characters of `unicode_tables.LOWERCASE_OVERRIDES` to their lowercase."""
+    uppercase, lowercase = zip(*unicode_tables.LOWERCASE_OVERRIDES, strict=True)
+    uppercase = tf.constant(uppercase, tf.int32)
+    code_points = tf.strings.unicode_decode(words, "UTF-8")
+    flat = code_points.flat_values
+    positions = tf.minimum(tf.searchsorted(uppercase, flat), len(lowercase) - 1)
+    flat = tf.where(tf.gather(uppercase, positions) == flat, tf.gather(lowercase, positions), flat)
+    return tf.strings.unicode_encode(code_points.with_flat_values(flat), "UTF-8")
 
 
 def normalize_words(words: tf.Tensor, lowercase: bool) -> tf.Tensor:

@@ -132,6 +132,23 @@ class WordPieceTokenizer(keras.layers.Layer):
             words.with_flat_values(values).merge_dims(1, 2) for values in (ids, starts, ends)
         )
 
+    def tokenize_words_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor, keeping the pre-tokenized words.
+
+        Words are those of the pre-tokenizer (split on whitespace, punctuation and CJK
+        characters); every word has at least one piece. `ids.merge_dims(1, 2)` equals `call`.
+
+        Returns:
+            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
+            each word's int64 byte span `[start, end)` in the raw input, ragged
+            `[batch, (words)]`.
+        """
+        words, _, word_starts, word_ends = split_words(texts, self.lowercase)
+        ids = self._wordpiece.tokenize(_cap_word_length(words.flat_values))
+        return words.with_flat_values(ids), word_starts, word_ends
+
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` of a `[batch]` string tensor."""
         words = split_words(texts, self.lowercase)[0]

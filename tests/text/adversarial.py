@@ -31,6 +31,8 @@ ADVERSARIAL_TEXTS = [
     "varia \u1fef and \u1fee \u1fed oxia\u1ffd",
     "quotes “double” ‘single’ «guillemets» „low“ — dash – ‐",
     "unassigned \u0378 and newer \u1abf \u0890 marks",
+    # Unicode 13-16 letters that TensorFlow's ICU decomposes and `tokenizers` does not.
+    "todhri \U000105c9 tulu \U00011383 dives \U00011938 kirat \U00016d68 gurung \U00016121",
     # Special tokens.
     "the [MASK] sat on the [mask]",
     "[CLS] text [SEP] more [SEP][PAD][UNK]",
