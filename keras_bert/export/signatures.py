@@ -1,0 +1,468 @@
+"""Serving signatures: raw strings in, task answers out, all in one TensorFlow graph.
+
+Each `*Serving` module holds a trained model and its `BertPreprocessor` and has two signatures:
+
+- `serving_default` takes `tf.string` tensors of shape `[batch]`, tokenizes them in the graph
+  and returns the task's answer (probabilities and labels, entities, answer spans,
+  embeddings, mask fillers). Every output has the batch as its first dimension, so TensorFlow
+  Serving's REST "instances" (row) format works for all of them.
+- `serving_ids` takes `input_word_ids`, `input_mask`, `input_type_ids` (int32
+  `[batch, sequence]`) for clients that tokenize themselves and returns the model's outputs.
+
+Character offsets in outputs count Unicode code points (what `str` indexing in Python or
+JavaScript code points give), `[start, end)`, into the input after invalid UTF-8 byte sequences
+are replaced by U+FFFD (valid UTF-8 input is unchanged). The tokenizer's byte offsets are
+converted in the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+from keras_bert.models.encoder import INPUT_NAMES
+from keras_bert.text.packing import BertPacker
+from keras_bert.text.preprocessor import BertPreprocessor
+from keras_bert.text.vocabulary import MASK_TOKEN
+
+DEFAULT_SIGNATURE = "serving_default"
+IDS_SIGNATURE = "serving_ids"
+
+_IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+_TEXT_SPEC = tf.TensorSpec([None], tf.string)
+# Stands in for -inf in masked logits: softmax of an all-masked row stays finite.
+_MASKED_LOGIT = -1e9
+
+
+def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
+    """`texts` with invalid UTF-8 replaced by U+FFFD, the text that offsets refer to."""
+    return tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+
+
+def char_offsets(texts: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:
+    """Code point offsets (int32) of byte offsets into valid UTF-8 `texts` (same shape)."""
+    prefixes = tf.strings.substr(texts, tf.zeros_like(byte_offsets), byte_offsets, unit="BYTE")
+    return tf.strings.length(prefixes, unit="UTF8_CHAR")
+
+
+def _byte_substrings(texts: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor) -> tf.Tensor:
+    return tf.strings.substr(texts, starts, ends - starts, unit="BYTE")
+
+
+class _Serving(tf.Module):
+    """A model and its preprocessor with the `serving_ids` signature; subclasses add text."""
+
+    def __init__(self, model: keras.Model, preprocessor: BertPreprocessor):
+        super().__init__(name=type(self).__name__)
+        self.model = model
+        self.preprocessor = preprocessor
+
+    @property
+    def tokenizer(self):
+        return self.preprocessor.tokenizer
+
+    def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
+        """The signatures to export, by name."""
+        return {
+            DEFAULT_SIGNATURE: self.serve_text.get_concrete_function(),
+            IDS_SIGNATURE: self.serve_ids.get_concrete_function(),
+        }
+
+    def example_inputs(self) -> dict[str, list]:
+        """A small `serving_default` request, used for warm-up records."""
+        return {"text": ["BERT is served by TensorFlow Serving.", "Another example."]}
+
+    def _outputs_from_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        outputs = self.model(inputs, training=False)
+        if not isinstance(outputs, dict):
+            outputs = {"logits": outputs}
+        return dict(outputs)
+
+    @tf.function(input_signature=[_IDS_SPEC])
+    def serve_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        return self._outputs_from_ids(inputs)
+
+
+class ClassifierServing(_Serving):
+    """`BertClassifier` serving: text (or text pairs) → probabilities and labels.
+
+    `serving_default` inputs: `text` (and `text_pair` if `text_pairs`), string `[batch]`.
+    Outputs: `probabilities` float32 `[batch, classes]`, `label_names` string
+    `[batch, classes]` (the same names on every row), `label` string `[batch]` and `label_id`
+    int32 `[batch]` of the most probable class, `logits`. A regressor (`num_classes == 1`)
+    returns `score` float32 `[batch]` instead.
+
+    Args:
+        model: the `BertClassifier`.
+        preprocessor: its `BertPreprocessor`.
+        text_pairs: whether the model classifies pairs of texts.
+    """
+
+    def __init__(self, model, preprocessor: BertPreprocessor, text_pairs: bool = False):
+        super().__init__(model, preprocessor)
+        self.text_pairs = text_pairs
+        self.num_classes = model.num_classes
+        self.label_names = tf.constant(
+            model.label_names or [str(index) for index in range(model.num_classes)]
+        )
+
+    def signatures(self):
+        signatures = super().signatures()
+        if self.text_pairs:
+            signatures[DEFAULT_SIGNATURE] = self.serve_text_pairs.get_concrete_function()
+        return signatures
+
+    def example_inputs(self):
+        texts = ["A gripping, beautifully acted film.", "Dull and far too long."]
+        if self.text_pairs:
+            return {"text": texts, "text_pair": ["I loved it.", "It bored me."]}
+        return {"text": texts}
+
+    def _classify(self, logits: tf.Tensor) -> dict[str, tf.Tensor]:
+        if self.num_classes == 1:
+            return {"score": logits[:, 0], "logits": logits}
+        label_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        batch_size = tf.shape(logits)[0]
+        return {
+            "probabilities": tf.nn.softmax(logits, axis=-1),
+            "label_names": tf.tile(self.label_names[tf.newaxis], [batch_size, 1]),
+            "label": tf.gather(self.label_names, label_ids),
+            "label_id": label_ids,
+            "logits": logits,
+        }
+
+    @tf.function(input_signature=[_TEXT_SPEC])
+    def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self._classify(self.model(self.preprocessor(text), training=False))
+
+    @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
+    def serve_text_pairs(self, text: tf.Tensor, text_pair: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self._classify(self.model(self.preprocessor((text, text_pair)), training=False))
+
+
+class EncoderServing(_Serving):
+    """`BertEncoder` serving: text → sentence embeddings for semantic search.
+
+    `serving_default` input: `text`, string `[batch]`. Outputs, float32 `[batch, hidden]`:
+    `pooled_output` (the pooler's tanh layer on [CLS]), `cls_embedding` (the last layer at
+    [CLS]) and `mean_embedding` (the last layer averaged over the real tokens, [CLS] and [SEP]
+    included, as sentence-transformers' mean pooling).
+    """
+
+    @staticmethod
+    def _embeddings(inputs, outputs) -> dict[str, tf.Tensor]:
+        sequence_output = outputs["sequence_output"]
+        mask = tf.cast(inputs["input_mask"], sequence_output.dtype)[:, :, tf.newaxis]
+        token_count = tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+        return {
+            "pooled_output": outputs["pooled_output"],
+            "cls_embedding": sequence_output[:, 0],
+            "mean_embedding": tf.reduce_sum(sequence_output * mask, axis=1) / token_count,
+        }
+
+    def _outputs_from_ids(self, inputs):
+        outputs = self.model(inputs, training=False)
+        return {
+            "sequence_output": outputs["sequence_output"],
+            **self._embeddings(inputs, outputs),
+        }
+
+    @tf.function(input_signature=[_TEXT_SPEC])
+    def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        inputs = self.preprocessor(text)
+        return self._embeddings(inputs, self.model(inputs, training=False))
+
+
+class TokenClassifierServing(_Serving):
+    """`BertTokenClassifier` serving: text → entities with character offsets.
+
+    Words are the tokenizer's pre-tokenized words (split on whitespace, punctuation and CJK
+    characters); each word takes the label predicted at its first word piece, and the BIO labels
+    are read as the CoNLL script reads them (`keras_bert.models.entity_decoding.bio_spans`).
+    Words beyond the first `seq_length - 2` word pieces get no label.
+
+    `serving_default` input: `text`, string `[batch]`. Outputs, padded to `max_entities` per row
+    in text order: `entity_labels` and `entity_texts` string (padding ""), `entity_starts` and
+    `entity_ends` int32 character offsets `[start, end)` (padding -1), `entity_scores` float32
+    (mean probability of the words' predicted labels; padding 0), and `num_entities` int32
+    `[batch]`, the number of entities returned (at most `max_entities`; more are dropped).
+
+    Args:
+        model: the `BertTokenClassifier`, with BIO `label_names` ("O", "B-x", "I-x").
+        preprocessor: its `BertPreprocessor`.
+        max_entities: the number of entity slots per text.
+    """
+
+    def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32):
+        super().__init__(model, preprocessor)
+        self.max_entities = max_entities
+        prefixes, types, type_names = [], [], []
+        for index, tag in enumerate(model.label_names):
+            prefix, _, type_name = tag.partition("-")
+            if prefix not in ("B", "I", "O") or (prefix != "O") != bool(type_name):
+                raise ValueError(f"Label {tag!r} (id {index}) is not a BIO tag.")
+            if type_name and type_name not in type_names:
+                type_names.append(type_name)
+            prefixes.append("OBI".index(prefix))
+            types.append(type_names.index(type_name) if type_name else -1)
+        self.tag_prefixes = tf.constant(prefixes, tf.int32)
+        self.tag_types = tf.constant(types, tf.int32)
+        self.entity_type_names = tf.constant(type_names or [""], tf.string)
+
+    def example_inputs(self):
+        return {"text": ["Barack Obama visited Paris in June.", "no entities here"]}
+
+    @tf.function(input_signature=[_TEXT_SPEC])
+    def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        text = sanitize_utf8(text)
+        pieces, word_starts, word_ends = self.tokenizer.tokenize_words_with_offsets(text)
+        tokens = pieces.merge_dims(1, 2)
+        inputs = self.preprocessor.packer(tokens)
+        logits = self.model(inputs, training=False)
+        tag_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
+        tag_probabilities = tf.reduce_max(tf.nn.softmax(logits, axis=-1), axis=-1)
+
+        # Flat over all words of the batch: row, and first-piece position in the packed input.
+        word_rows = tf.cast(pieces.value_rowids(), tf.int32)
+        first_piece = pieces.values.row_starts() - tf.gather(tokens.row_starts(), word_rows)
+        kept_tokens = tf.minimum(tokens.row_lengths(), self.preprocessor.seq_length - 2)
+        kept = first_piece < tf.gather(kept_tokens, word_rows)
+        word_rows = tf.boolean_mask(word_rows, kept)
+        first_piece = tf.cast(tf.boolean_mask(first_piece, kept), tf.int32)
+        positions = tf.stack([word_rows, first_piece + 1], axis=1)
+        word_tags = tf.gather_nd(tag_ids, positions)
+        word_probabilities = tf.gather_nd(tag_probabilities, positions)
+        word_starts = tf.boolean_mask(word_starts.flat_values, kept)
+        word_ends = tf.boolean_mask(word_ends.flat_values, kept)
+
+        # CoNLL BIO reading: I-x continues an entity only right after B-x or I-x.
+        prefixes = tf.gather(self.tag_prefixes, word_tags)
+        types = tf.gather(self.tag_types, word_tags)
+        previous_same_row = tf.concat([[False], word_rows[1:] == word_rows[:-1]], axis=0)
+        previous_prefix = tf.concat([[0], prefixes[:-1]], axis=0)
+        previous_type = tf.concat([[-1], types[:-1]], axis=0)
+        in_entity = prefixes > 0
+        continues = (
+            (prefixes == 2) & previous_same_row & (previous_prefix > 0) & (previous_type == types)
+        )
+        starts = in_entity & ~continues
+        entity_ids = tf.cumsum(tf.cast(starts, tf.int32)) - 1
+        num_entities = tf.reduce_sum(tf.cast(starts, tf.int32))
+        first_words = tf.where(starts)[:, 0]
+        word_indices = tf.range(tf.shape(prefixes, out_type=tf.int64)[0])
+        entity_word_ids = tf.boolean_mask(entity_ids, in_entity)
+        last_words = tf.math.unsorted_segment_max(
+            tf.boolean_mask(word_indices, in_entity), entity_word_ids, num_entities
+        )
+        scores = tf.math.unsorted_segment_mean(
+            tf.boolean_mask(word_probabilities, in_entity), entity_word_ids, num_entities
+        )
+        entity_rows = tf.gather(word_rows, first_words)
+        entity_texts = tf.gather(text, entity_rows)
+        byte_starts = tf.gather(word_starts, first_words)
+        byte_ends = tf.gather(word_ends, last_words)
+        entities = {
+            "entity_labels": (tf.gather(self.entity_type_names, tf.gather(types, first_words)), ""),
+            "entity_texts": (_byte_substrings(entity_texts, byte_starts, byte_ends), ""),
+            "entity_starts": (char_offsets(entity_texts, byte_starts), -1),
+            "entity_ends": (char_offsets(entity_texts, byte_ends), -1),
+            "entity_scores": (scores, 0.0),
+        }
+        row_splits = tf.RaggedTensor.from_value_rowids(
+            entity_rows, tf.cast(entity_rows, tf.int64), nrows=tf.size(text, out_type=tf.int64)
+        ).row_splits
+        outputs = {
+            name: tf.RaggedTensor.from_row_splits(values, row_splits, validate=False).to_tensor(
+                padding, shape=[None, self.max_entities]
+            )
+            for name, (values, padding) in entities.items()
+        }
+        counts = tf.cast(row_splits[1:] - row_splits[:-1], tf.int32)
+        outputs["num_entities"] = tf.minimum(counts, self.max_entities)
+        return outputs
+
+
+class QuestionAnswererServing(_Serving):
+    """`BertQuestionAnswerer` serving: question + context → answer text, score and offsets.
+
+    One window: `[CLS] question [SEP] context [SEP]` of the preprocessor's `seq_length`, the
+    question cut to `max_question_length` word pieces and the context to what is left; an
+    answer beyond that is not found (split long documents into passages client-side). The answer
+    is the context span of at most `max_answer_length` word pieces that maximises
+    `p_start * p_end`, both softmaxes over the context tokens (no "no answer" option).
+
+    `serving_default` inputs: `question`, `context`, string `[batch]`. Outputs `[batch]`:
+    `answer_text` string, `answer_score` float32 (`p_start * p_end`), `answer_start` and
+    `answer_end` int32 character offsets `[start, end)` into the context. A context without
+    tokens (empty, or entirely cut off) gives "", 0 and -1, -1.
+
+    Args:
+        model: the `BertQuestionAnswerer`.
+        preprocessor: its `BertPreprocessor` (vocabulary and `seq_length`).
+        max_question_length: word pieces of the question that are kept.
+        max_answer_length: the longest answer, in word pieces.
+    """
+
+    def __init__(
+        self,
+        model,
+        preprocessor: BertPreprocessor,
+        max_question_length: int = 64,
+        max_answer_length: int = 30,
+    ):
+        super().__init__(model, preprocessor)
+        self.max_question_length = max_question_length
+        self.max_answer_length = max_answer_length
+        self.packer = BertPacker(
+            seq_length=preprocessor.seq_length,
+            cls_id=preprocessor.packer.cls_id,
+            sep_id=preprocessor.packer.sep_id,
+            pad_id=preprocessor.packer.pad_id,
+            truncation="waterfall",
+            name="question_context_packer",
+        )
+
+    def example_inputs(self):
+        return {
+            "question": ["Where does TensorFlow Serving look for models?"],
+            "context": ["TensorFlow Serving loads every integer version under the base path."],
+        }
+
+    def pack(self, question: tf.Tensor, context_tokens: tf.RaggedTensor) -> dict[str, tf.Tensor]:
+        """Packs questions and tokenized contexts as `serving_default` does."""
+        question_tokens = self.tokenizer(question)[:, : self.max_question_length]
+        return self.packer((question_tokens, context_tokens))
+
+    @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
+    def serve_text(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
+        context = sanitize_utf8(context)
+        context_tokens, token_starts, token_ends = self.tokenizer.tokenize_with_offsets(context)
+        inputs = self.pack(question, context_tokens)
+        outputs = self.model(inputs, training=False)
+        seq_length = self.preprocessor.seq_length
+
+        # Context tokens are the type-1 tokens before the final [SEP].
+        type_ids = inputs["input_type_ids"]
+        context_length = tf.reduce_sum(type_ids, axis=1) - 1
+        context_offset = seq_length - tf.reduce_sum(type_ids, axis=1)
+        context_offset -= tf.reduce_sum(1 - inputs["input_mask"], axis=1)
+        positions = tf.range(seq_length)[tf.newaxis]
+        is_context = (positions >= context_offset[:, tf.newaxis]) & (
+            positions < (context_offset + context_length)[:, tf.newaxis]
+        )
+        log_probabilities = [
+            tf.nn.log_softmax(tf.where(is_context, outputs[name], _MASKED_LOGIT), axis=-1)
+            for name in ("start_logits", "end_logits")
+        ]
+        span_scores = log_probabilities[0][:, :, tf.newaxis] + log_probabilities[1][:, tf.newaxis]
+        allowed = tf.linalg.band_part(
+            tf.ones([seq_length, seq_length], tf.bool),
+            0,
+            min(self.max_answer_length, seq_length) - 1,
+        )
+        allowed = allowed & is_context[:, :, tf.newaxis] & is_context[:, tf.newaxis]
+        span_scores = tf.reshape(tf.where(allowed, span_scores, -float("inf")), [-1, seq_length**2])
+        best = tf.argmax(span_scores, axis=-1, output_type=tf.int32)
+        has_answer = context_length > 0
+        score = tf.where(has_answer, tf.exp(tf.reduce_max(span_scores, axis=-1)), 0.0)
+
+        # Token positions → byte offsets in the context → code point offsets.
+        first_token = tf.where(has_answer, best // seq_length - context_offset, 0)
+        last_token = tf.where(has_answer, best % seq_length - context_offset, 0)
+        token_starts = token_starts.to_tensor(0, shape=[None, seq_length])
+        token_ends = token_ends.to_tensor(0, shape=[None, seq_length])
+        byte_start = tf.gather(token_starts, first_token, batch_dims=1)
+        byte_end = tf.gather(token_ends, last_token, batch_dims=1)
+        byte_end = tf.where(has_answer, byte_end, byte_start)
+        return {
+            "answer_text": _byte_substrings(context, byte_start, byte_end),
+            "answer_score": score,
+            "answer_start": tf.where(has_answer, char_offsets(context, byte_start), -1),
+            "answer_end": tf.where(has_answer, char_offsets(context, byte_end), -1),
+        }
+
+
+class MaskedLMServing(_Serving):
+    """Masked-LM serving: text with `[MASK]` → the `top_k` most likely tokens at each mask.
+
+    `serving_default` input: `text`, string `[batch]`; write `[MASK]` where a token is missing.
+    Outputs, for the first `max_masks` masks of each text (in the first `seq_length - 2` word
+    pieces): `top_tokens` string and `top_ids` int32 `[batch, max_masks, top_k]` (padding "" and
+    -1), `top_probabilities` float32 (padding 0), `num_masks` int32 `[batch]`.
+    `serving_ids` returns the same outputs for the `[MASK]` ids in `input_word_ids`.
+
+    Args:
+        encoder: the `BertEncoder`.
+        masked_lm_head: called as `masked_lm_head(sequence_output, masked_positions)` and
+            returning logits `[batch, predictions, vocabulary]`.
+        preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
+        top_k: fillers per mask.
+        max_masks: mask slots per text.
+    """
+
+    def __init__(
+        self,
+        encoder: keras.Model,
+        masked_lm_head: keras.layers.Layer,
+        preprocessor: BertPreprocessor,
+        top_k: int = 5,
+        max_masks: int = 4,
+    ):
+        super().__init__(encoder, preprocessor)
+        self.masked_lm_head = masked_lm_head
+        self.mask_id = preprocessor.tokenizer.token_to_id(MASK_TOKEN)
+        self.top_k = top_k
+        self.max_masks = max_masks
+
+    def example_inputs(self):
+        return {"text": ["The capital of France is [MASK].", "I [MASK] you [MASK] much."]}
+
+    def _outputs_from_ids(self, inputs):
+        word_ids = inputs["input_word_ids"]
+        is_mask = tf.equal(word_ids, self.mask_id)
+        all_positions = tf.broadcast_to(tf.range(tf.shape(word_ids)[1]), tf.shape(word_ids))
+        mask_positions = tf.ragged.boolean_mask(all_positions, is_mask)
+        num_masks = tf.minimum(tf.cast(mask_positions.row_lengths(), tf.int32), self.max_masks)
+        mask_positions = mask_positions.to_tensor(0, shape=[None, self.max_masks])
+        sequence_output = self.model(inputs, training=False)["sequence_output"]
+        logits = self.masked_lm_head(sequence_output, mask_positions)
+        probabilities, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
+        is_real = (tf.range(self.max_masks)[tf.newaxis] < num_masks[:, tf.newaxis])[..., None]
+        is_real = tf.broadcast_to(is_real, tf.shape(ids))
+        return {
+            "top_tokens": tf.where(is_real, self.tokenizer.id_to_token(ids), ""),
+            "top_ids": tf.where(is_real, ids, -1),
+            "top_probabilities": tf.where(is_real, probabilities, 0.0),
+            "num_masks": num_masks,
+        }
+
+    @tf.function(input_signature=[_TEXT_SPEC])
+    def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self._outputs_from_ids(self.preprocessor(text))
+
+
+def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options) -> _Serving:
+    """The serving module of a task model (`options` go to its constructor).
+
+    `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer` and `BertEncoder` are
+    recognised; for a masked LM build `MaskedLMServing` directly.
+    """
+    from keras_bert.models import (
+        BertClassifier,
+        BertEncoder,
+        BertQuestionAnswerer,
+        BertTokenClassifier,
+    )
+
+    serving_classes: Sequence[tuple[type, type]] = (
+        (BertClassifier, ClassifierServing),
+        (BertTokenClassifier, TokenClassifierServing),
+        (BertQuestionAnswerer, QuestionAnswererServing),
+        (BertEncoder, EncoderServing),
+    )
+    for model_class, serving_class in serving_classes:
+        if isinstance(model, model_class):
+            return serving_class(model, preprocessor, **options)
+    raise TypeError(f"No serving signatures for a {type(model).__name__}.")
