@@ -1,0 +1,107 @@
+"""BERT's masked-LM head: transform, LayerNorm and a decoder tied to the token embeddings."""
+
+import keras
+from keras import ops
+
+from keras_bert.layers.activations import activation_from_name
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class MaskedLMHead(keras.layers.Layer):
+    """Predicts the tokens at masked positions: dense → activation → LayerNorm → logits.
+
+    Only the `[batch, predictions]` positions in `masked_positions` are gathered and decoded,
+    so the vocabulary-sized matmul costs `predictions` rows, not the whole sequence. The decoder
+    is the transpose of the token embedding table (tied weights) plus an output bias.
+
+    Args:
+        token_embedding: the encoder's `keras.layers.Embedding` to tie the decoder to.
+        hidden_activation: activation of the transform ("gelu", "gelu_approximate", "relu").
+        layer_norm_epsilon: LayerNorm epsilon.
+        initializer_range: standard deviation of the truncated-normal initializer.
+
+    Call args:
+        sequence_output: float `[batch, sequence, hidden]`.
+        masked_positions: int `[batch, predictions]` indices into the sequence.
+
+    Returns:
+        float32 logits `[batch, predictions, vocabulary_size]`.
+
+    Example:
+    >>> import numpy as np
+    >>> embedding = keras.layers.Embedding(50, 8)
+    >>> embedding.build((None,))
+    >>> head = MaskedLMHead(embedding)
+    >>> head(np.ones((2, 6, 8)), np.array([[1, 4], [0, 0]])).shape
+    (2, 2, 50)
+    """
+
+    def __init__(
+        self,
+        token_embedding: keras.layers.Embedding,
+        hidden_activation: str = "gelu",
+        layer_norm_epsilon: float = 1e-12,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.token_embedding = token_embedding
+        self.hidden_activation = hidden_activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+        self.dense = keras.layers.Dense(
+            token_embedding.output_dim,
+            activation=activation_from_name(hidden_activation),
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
+            dtype=self.dtype_policy,
+            name="dense",
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+        )
+
+    @property
+    def vocabulary_size(self) -> int:
+        return self.token_embedding.input_dim
+
+    def build(self, sequence_output_shape, masked_positions_shape=None):
+        if not self.token_embedding.built:
+            self.token_embedding.build((None,))
+        hidden_size = sequence_output_shape[-1]
+        self.dense.build((None, hidden_size))
+        self.layer_norm.build((None, hidden_size))
+        self.output_bias = self.add_weight(
+            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias"
+        )
+        self.built = True
+
+    def call(self, sequence_output, masked_positions):
+        masked_positions = ops.cast(masked_positions, "int32")
+        # [batch, predictions, hidden]: the vectors at the masked positions only.
+        gathered = ops.take_along_axis(sequence_output, masked_positions[:, :, None], axis=1)
+        hidden = self.layer_norm(self.dense(gathered))
+        table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
+        logits = ops.einsum("bph,vh->bpv", hidden, table)
+        logits = logits + ops.cast(self.output_bias, logits.dtype)
+        # Softmax over a large vocabulary is computed in float32 under mixed precision.
+        return ops.cast(logits, "float32")
+
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
+        return tuple(masked_positions_shape) + (self.vocabulary_size,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "token_embedding": keras.layers.serialize(self.token_embedding),
+            "hidden_activation": self.hidden_activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        # A head restored on its own owns a copy of the table; inside `BertPretrainer` the model
+        # rebuilds the head tied to its encoder.
+        config = dict(config)
+        config["token_embedding"] = keras.layers.deserialize(config["token_embedding"])
+        return cls(**config)

@@ -1,0 +1,205 @@
+"""BertPretrainer: the encoder with BERT's masked-LM and next-sentence heads, and their losses."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import keras
+
+from keras_bert.config import BertConfig
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
+
+logger = logging.getLogger(__name__)
+
+MASKED_LM_SCOPE = "cls/predictions/"
+NEXT_SENTENCE_SCOPE = "cls/seq_relationship/"
+
+
+def pretraining_losses() -> dict[str, keras.losses.Loss]:
+    """Masked-LM cross-entropy averaged over real predictions (the `masked_lm_weights` given as
+    sample weights), and next-sentence cross-entropy averaged over the batch."""
+    return {
+        "masked_lm": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight", name="masked_lm_loss"
+        ),
+        "next_sentence": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, name="next_sentence_loss"
+        ),
+    }
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertPretrainer(keras.Model):
+    """A `BertEncoder` with the masked-LM head (tied decoder) and the next-sentence head.
+
+    Inputs: the encoder's `input_word_ids`, `input_mask`, `input_type_ids`, and
+    `masked_lm_positions` `[batch, predictions]`. Outputs: `masked_lm` logits
+    `[batch, predictions, vocabulary]` (at the masked positions only) and `next_sentence`
+    logits `[batch, 2]`, both float32. `compile()` defaults to BERT's losses and metrics; train
+    on `keras_bert.data.pretraining_dataset(...).map(split_features)`.
+
+    Args:
+        encoder: a `BertEncoder`, or a `BertConfig` (or its dict) to build one.
+
+    Example:
+    >>> import numpy as np
+    >>> model = BertPretrainer(BertConfig.from_preset("tiny", vocabulary_size=100))
+    >>> outputs = model({
+    ...     "input_word_ids": np.array([[2, 7, 4, 3]]),
+    ...     "input_mask": np.array([[1, 1, 1, 1]]),
+    ...     "input_type_ids": np.array([[0, 0, 0, 0]]),
+    ...     "masked_lm_positions": np.array([[2, 0]]),
+    ... })
+    >>> outputs["masked_lm"].shape, outputs["next_sentence"].shape
+    ((1, 2, 100), (1, 2))
+    """
+
+    def __init__(self, encoder: BertEncoder | BertConfig | dict[str, Any], **kwargs):
+        dtype = kwargs.pop("dtype", None)
+        if not isinstance(encoder, BertEncoder):
+            config = BertConfig.from_dict(encoder) if isinstance(encoder, dict) else encoder
+            encoder = BertEncoder(config, dtype=dtype, name="encoder")
+        config = encoder.bert_config
+
+        # Layers
+        masked_lm_head = MaskedLMHead(
+            encoder.token_embedding,
+            hidden_activation=config.hidden_activation,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            initializer_range=config.initializer_range,
+            dtype=dtype,
+            name="masked_lm_head",
+        )
+        next_sentence_head = NextSentenceHead(
+            initializer_range=config.initializer_range, dtype=dtype, name="next_sentence_head"
+        )
+
+        # Functional model
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(
+            shape=(None,), dtype="int32", name="masked_lm_positions"
+        )
+        encoder_outputs = encoder({name: inputs[name] for name in INPUT_NAMES})
+        outputs = {
+            "masked_lm": masked_lm_head(
+                encoder_outputs["sequence_output"], inputs["masked_lm_positions"]
+            ),
+            "next_sentence": next_sentence_head(encoder_outputs["pooled_output"]),
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+        # Config
+        self.encoder = encoder
+        self.masked_lm_head = masked_lm_head
+        self.next_sentence_head = next_sentence_head
+
+    @property
+    def bert_config(self) -> BertConfig:
+        return self.encoder.bert_config
+
+    def compile(
+        self,
+        optimizer: str | keras.optimizers.Optimizer = "adamw",
+        loss: Any = "auto",
+        metrics: Any = None,
+        weighted_metrics: Any = "auto",
+        **kwargs,
+    ):
+        """`keras.Model.compile` with BERT's pretraining losses and accuracies by default:
+        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy`."""
+        if loss == "auto":
+            loss = pretraining_losses()
+        if weighted_metrics == "auto":
+            weighted_metrics = {
+                "masked_lm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                "next_sentence": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+            }
+        super().compile(
+            optimizer=optimizer,
+            loss=loss,
+            metrics=metrics,
+            weighted_metrics=weighted_metrics,
+            **kwargs,
+        )
+
+    def compile_from_config(self, config: dict[str, Any]) -> None:
+        # `compile` is overridden only to add defaults, so Keras' own restore applies as is.
+        super().compile_from_config(config)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "trainable": self.trainable,
+            "encoder": keras.layers.serialize(self.encoder),
+        }
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> BertPretrainer:
+        config = dict(config)
+        config["encoder"] = keras.layers.deserialize(config["encoder"])
+        return cls(**config)
+
+    @classmethod
+    def from_preset(cls, name: str, **config_changes: Any) -> BertPretrainer:
+        """A randomly initialised pretrainer of a standard size (tiny ... large)."""
+        return cls(BertConfig.from_preset(name, **config_changes))
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | Path, dtype: str | None = None, **config_changes: Any
+    ) -> BertPretrainer:
+        """A pretrainer with the weights of a Google or Hugging Face checkpoint.
+
+        The encoder must be complete. The heads (`cls/predictions/...`,
+        `cls/seq_relationship/...`) are restored when the checkpoint has them, each checked
+        name by name and shape by shape; a checkpoint without a head (e.g. a sentence-embedding
+        model) leaves that head freshly initialised, with a log message.
+        """
+        from keras_bert.checkpoints import load_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints.variables import restore_variables
+
+        checkpoint = load_checkpoint(path)
+        config = checkpoint.config.replace(**config_changes)
+        encoder = BertEncoder(config, dtype=dtype, name="encoder")
+        restore_encoder_weights(encoder, checkpoint)
+        model = cls(encoder, dtype=dtype)
+        for scope, variables in pretraining_head_variables(model).items():
+            if any(name.startswith(scope) for name in checkpoint.tensors):
+                restore_variables(variables, checkpoint, scope=scope)
+            else:
+                logger.info("%s has no %s head: it starts from random weights.", path, scope)
+        return model
+
+
+def pretraining_head_variables(model: BertPretrainer) -> dict[str, dict[str, keras.Variable]]:
+    """Canonical (Google TF1) names of the head variables, grouped by head scope."""
+    masked_lm = model.masked_lm_head
+    next_sentence = model.next_sentence_head
+    return {
+        MASKED_LM_SCOPE: {
+            "cls/predictions/transform/dense/kernel": masked_lm.dense.kernel,
+            "cls/predictions/transform/dense/bias": masked_lm.dense.bias,
+            "cls/predictions/transform/LayerNorm/gamma": masked_lm.layer_norm.gamma,
+            "cls/predictions/transform/LayerNorm/beta": masked_lm.layer_norm.beta,
+            "cls/predictions/output_bias": masked_lm.output_bias,
+        },
+        NEXT_SENTENCE_SCOPE: {
+            "cls/seq_relationship/output_weights": next_sentence.output_weights,
+            "cls/seq_relationship/output_bias": next_sentence.output_bias,
+        },
+    }
+
+
+def pretrainer_variables(model: BertPretrainer) -> dict[str, keras.Variable]:
+    """Canonical name → variable for every weight of a `BertPretrainer` (encoder and heads),
+    e.g. to write a Google checkpoint with `save_google_checkpoint`."""
+    from keras_bert.checkpoints import encoder_variables
+
+    variables = encoder_variables(model.encoder)
+    for head_variables in pretraining_head_variables(model).values():
+        variables |= head_variables
+    return variables

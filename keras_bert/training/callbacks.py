@@ -1,0 +1,47 @@
+"""Callbacks for long runs: resumable backups, logs, and what a restarted run resumes from."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import keras
+
+BACKUP_METADATA_FILE = "training_metadata.json"
+
+
+def completed_epochs(backup_dir: str | os.PathLike) -> int:
+    """The number of epochs a `BackupAndRestore` backup in `backup_dir` has completed (0 if
+    there is none), i.e. the epoch `fit` will resume at."""
+    path = Path(backup_dir) / BACKUP_METADATA_FILE
+    if not path.is_file():
+        return 0
+    return int(json.loads(path.read_text("utf-8"))["epoch"])
+
+
+def training_callbacks(
+    output_dir: str | os.PathLike, tensorboard: bool = True
+) -> list[keras.callbacks.Callback]:
+    """Backup every epoch (resumed automatically on restart), TensorBoard logs, a metrics CSV.
+
+    Keras 3.15's `BackupAndRestore` restores weights, optimizer state and the epoch, and
+    restarts the interrupted epoch from its first batch; with `save_freq=N` batches inside an
+    epoch those batches would be trained twice after a restart. So the trainer makes an epoch
+    as long as the checkpoint interval and backs up at every epoch end: a run killed at any
+    point loses at most one interval and ends at exactly the planned step count.
+
+    Args:
+        output_dir: `backup/`, `logs/` and `metrics.csv` go here.
+        tensorboard: write TensorBoard logs (losses, accuracies, learning rate per epoch).
+    """
+    output_dir = Path(output_dir)
+    callbacks: list[keras.callbacks.Callback] = [
+        keras.callbacks.BackupAndRestore(
+            str(output_dir / "backup"), save_freq="epoch", delete_checkpoint=False
+        ),
+        keras.callbacks.CSVLogger(str(output_dir / "metrics.csv"), append=True),
+    ]
+    if tensorboard:
+        callbacks.append(keras.callbacks.TensorBoard(str(output_dir / "logs"), update_freq="epoch"))
+    return callbacks

@@ -1,0 +1,300 @@
+"""Pretraining with `model.fit`: data, strategy, precision, optimizer, checkpoints and resume."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import random
+from pathlib import Path
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_bert.config import BertConfig
+from keras_bert.data import (
+    PretrainingDataConfig,
+    load_tfds_documents,
+    pretraining_dataset,
+    read_pretraining_tfrecords,
+    read_text_documents,
+    split_features,
+    tokenize_documents,
+)
+from keras_bert.training.callbacks import completed_epochs, training_callbacks
+from keras_bert.training.optimization import create_optimizer
+from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
+
+logger = logging.getLogger(__name__)
+
+PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+@dataclasses.dataclass
+class PretrainingConfig:
+    """Everything a pretraining run needs; `pipelines/pretrain.py` fills it from flags or JSON.
+
+    Args:
+        output_dir: backups (`backup/`), TensorBoard logs (`logs/`), `metrics.csv`, and at the
+            end `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`).
+        vocabulary_file: the WordPiece `vocab.txt`.
+        lowercase: uncased tokenization.
+        input_files: BERT-format text files (one sentence per line, blank line between docs).
+        tfds_name: or a TensorFlow Datasets text dataset (see `load_tfds_documents`).
+        tfds_split, tfds_data_dir, tfds_text_feature: its split, data dir and text feature.
+        tfrecord_pattern: or static examples written by `create_pretraining_data.py`.
+        held_out_documents: documents kept out of training for evaluation (text/tfds input).
+        model_preset: size of a randomly initialised model ("tiny" ... "large").
+        model_config: or a dict of `BertConfig` fields (overrides `model_preset`).
+        init_checkpoint: or a checkpoint to start from (heads restored when present).
+        data: a `PretrainingDataConfig` (or its dict).
+        global_batch_size: examples per step over all replicas.
+        total_steps: training steps (batches) of the whole run.
+        steps_per_checkpoint: an epoch of `fit`: backup, logs and evaluation cadence.
+        eval_steps: held-out batches per evaluation (0: no evaluation).
+        learning_rate, warmup_fraction, weight_decay, optimizer, clip_global_norm: see
+            `create_optimizer`.
+        gradient_accumulation_steps: batches summed per optimizer update (None: 1).
+        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
+        jit_compile: compile train steps with XLA (falls back where unsupported).
+        strategy, tpu: see `resolve_strategy`.
+        steps_per_execution: train steps per `tf.function` call (large on TPUs).
+        seed: seeds data pairs, masks, order and weight initialisation.
+        verbose: `fit` verbosity (1: progress bar).
+    """
+
+    output_dir: str
+    vocabulary_file: str | None = None
+    lowercase: bool = True
+    input_files: list[str] = dataclasses.field(default_factory=list)
+    tfds_name: str | None = None
+    tfds_split: str = "train"
+    tfds_data_dir: str | None = None
+    tfds_text_feature: str = "text"
+    tfrecord_pattern: str | None = None
+    held_out_documents: int = 0
+    model_preset: str = "tiny"
+    model_config: dict[str, Any] | None = None
+    init_checkpoint: str | None = None
+    data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
+    global_batch_size: int = 32
+    total_steps: int = 1000
+    steps_per_checkpoint: int = 100
+    eval_steps: int = 0
+    learning_rate: float = 1e-4
+    warmup_fraction: float = 0.01
+    weight_decay: float = 0.01
+    optimizer: str = "adamw"
+    clip_global_norm: float | None = 1.0
+    gradient_accumulation_steps: int | None = None
+    precision: str = "float32"
+    jit_compile: bool = False
+    strategy: str = "default"
+    tpu: str | None = None
+    steps_per_execution: int = 1
+    seed: int = 0
+    verbose: int = 1
+
+    def __post_init__(self):
+        if isinstance(self.data, dict):
+            self.data = PretrainingDataConfig(**self.data)
+        if self.precision not in PRECISION_POLICIES:
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISION_POLICIES)}, got {self.precision!r}."
+            )
+        if self.total_steps % self.steps_per_checkpoint:
+            raise ValueError(
+                f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "
+                f"({self.steps_per_checkpoint}): a run resumes at checkpoint boundaries."
+            )
+        sources = [bool(self.input_files), bool(self.tfds_name), bool(self.tfrecord_pattern)]
+        if sum(sources) != 1:
+            raise ValueError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
+        if not self.tfrecord_pattern and not self.vocabulary_file and not self.init_checkpoint:
+            raise ValueError("Text input needs a vocabulary_file (or an init_checkpoint's).")
+
+    @classmethod
+    def from_json_file(cls, path: str | os.PathLike, **overrides: Any) -> PretrainingConfig:
+        values = json.loads(Path(path).read_text("utf-8"))
+        return cls(**{**values, **overrides})
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _worker_output_dir(output_dir: Path, strategy: tf.distribute.Strategy) -> Path:
+    """The chief writes to `output_dir`; other workers to their own sub-folders (Keras writes
+    files from every worker, and two writers of one file would clash)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or resolver.task_type in (None, "chief") or not resolver.cluster_spec():
+        return output_dir
+    if (
+        resolver.task_type == "worker"
+        and resolver.task_id == 0
+        and ("chief" not in resolver.cluster_spec().as_dict())
+    ):
+        return output_dir
+    return output_dir / "workers" / f"{resolver.task_type}_{resolver.task_id}"
+
+
+def _is_chief(output_dir: Path, worker_dir: Path) -> bool:
+    return output_dir == worker_dir
+
+
+def _vocabulary(config: PretrainingConfig) -> tuple[list[str], str]:
+    from keras_bert.text import load_vocabulary
+
+    path = config.vocabulary_file
+    if path is None:
+        from keras_bert.checkpoints import load_checkpoint
+
+        path = str(load_checkpoint(config.init_checkpoint).vocabulary_file)
+    return load_vocabulary(path), path
+
+
+def build_datasets(
+    config: PretrainingConfig, start_batch: int = 0
+) -> tuple[tf.data.Dataset, tf.data.Dataset | None]:
+    """The training dataset (resuming after `start_batch` batches) and the held-out dataset,
+    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`."""
+    data = config.data
+    if config.tfrecord_pattern:
+        train = read_pretraining_tfrecords(
+            config.tfrecord_pattern,
+            config.global_batch_size,
+            data.max_seq_length,
+            data.masking.max_predictions_per_seq,
+            seed=config.seed,
+        ).skip(start_batch)
+        return train.map(split_features), None
+
+    from keras_bert.text import WordPieceTokenizer
+
+    if config.input_files:
+        documents = read_text_documents(config.input_files)
+    else:
+        documents = load_tfds_documents(
+            config.tfds_name,
+            config.tfds_split,
+            config.tfds_data_dir,
+            config.tfds_text_feature,
+        )
+    # Held-out documents: a seeded random choice, the same in every run with this seed.
+    random.Random(config.seed).shuffle(documents)
+    held_out = documents[: config.held_out_documents]
+    documents = documents[config.held_out_documents :]
+    vocabulary, vocabulary_path = _vocabulary(config)
+    tokenizer = WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase)
+    train = pretraining_dataset(
+        tokenize_documents(documents, tokenizer),
+        vocabulary,
+        config.global_batch_size,
+        data,
+        seed=config.seed,
+        start_batch=start_batch,
+    ).map(split_features)
+    evaluation = None
+    if held_out and config.eval_steps:
+        # Fixed seed and no skipping: every evaluation sees the same pairs and masks.
+        evaluation = (
+            pretraining_dataset(
+                tokenize_documents(held_out, tokenizer),
+                vocabulary,
+                config.global_batch_size,
+                data,
+                seed=config.seed + 1,
+            )
+            .map(split_features)
+            .take(config.eval_steps)
+            .cache()
+            # A known length: Keras otherwise runs one empty step past the end and averages
+            # the losses over it.
+            .apply(tf.data.experimental.assert_cardinality(config.eval_steps))
+        )
+    return train, evaluation
+
+
+def build_pretrainer(config: PretrainingConfig):
+    """The model of a run: from `init_checkpoint`, `model_config` or `model_preset`."""
+    from keras_bert.models.pretrainer import BertPretrainer
+
+    if config.init_checkpoint:
+        return BertPretrainer.from_checkpoint(config.init_checkpoint)
+    if config.model_config:
+        return BertPretrainer(BertConfig.from_dict(config.model_config))
+    return BertPretrainer.from_preset(config.model_preset)
+
+
+def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
+    """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
+    previous run of the same config was interrupted. Returns the `fit` history (of this
+    process's part of the run)."""
+    output_dir = Path(config.output_dir)
+    keras.utils.set_random_seed(config.seed)
+    keras.mixed_precision.set_global_policy(config.precision)
+    strategy = resolve_strategy(config.strategy, config.tpu)
+    worker_dir = _worker_output_dir(output_dir, strategy)
+    worker_dir.mkdir(parents=True, exist_ok=True)
+    if _is_chief(output_dir, worker_dir):
+        (output_dir / "config.json").write_text(
+            json.dumps(config.to_dict(), indent=2, default=str) + "\n", "utf-8"
+        )
+
+    epochs = config.total_steps // config.steps_per_checkpoint
+    initial_epoch = completed_epochs(worker_dir / "backup")
+    if initial_epoch:
+        logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
+    train, evaluation = build_datasets(
+        config, start_batch=initial_epoch * config.steps_per_checkpoint
+    )
+
+    accumulation = config.gradient_accumulation_steps or 1
+    with strategy.scope():
+        model = build_pretrainer(config)
+        optimizer = create_optimizer(
+            config.learning_rate,
+            total_steps=max(config.total_steps // accumulation, 1),
+            warmup_fraction=config.warmup_fraction,
+            weight_decay=config.weight_decay,
+            optimizer=config.optimizer,
+            clip_global_norm=config.clip_global_norm,
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+        )
+        if config.precision == "mixed_float16":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        model.compile(
+            optimizer=optimizer,
+            jit_compile=jit_compile_supported(strategy, config.jit_compile),
+            steps_per_execution=config.steps_per_execution,
+        )
+
+    history = model.fit(
+        train,
+        epochs=epochs,
+        steps_per_epoch=config.steps_per_checkpoint,
+        validation_data=evaluation,
+        callbacks=training_callbacks(worker_dir),
+        verbose=config.verbose,
+    )
+    if _is_chief(output_dir, worker_dir):
+        save_pretrained(model, output_dir, config)
+    return history
+
+
+def save_pretrained(model, output_dir: Path, config: PretrainingConfig) -> None:
+    """Writes `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`, with
+    `vocab.txt`) that `BertEncoder.from_checkpoint` and `BertPretrainer.from_checkpoint` read."""
+    from keras_bert.checkpoints import save_google_checkpoint
+    from keras_bert.models.pretrainer import pretrainer_variables
+
+    model.save(output_dir / "pretrainer.keras")
+    tensors = {
+        name: keras.ops.convert_to_numpy(v) for name, v in pretrainer_variables(model).items()
+    }
+    has_vocabulary = config.vocabulary_file or config.init_checkpoint
+    vocabulary_file = _vocabulary(config)[1] if has_vocabulary else None
+    save_google_checkpoint(
+        tensors, model.bert_config, output_dir / "checkpoint", vocabulary_file=vocabulary_file
+    )
