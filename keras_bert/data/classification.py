@@ -44,6 +44,15 @@ class ClassificationExamples:
     def segments(self) -> tuple[list[str], ...]:
         return (self.texts,) if self.text_pairs is None else (self.texts, self.text_pairs)
 
+    def sample(self, count: int, seed: int = 0) -> ClassificationExamples:
+        """`count` examples drawn at random without replacement (all of them if fewer)."""
+        chosen = np.random.default_rng(seed).permutation(len(self))[:count]
+        return ClassificationExamples(
+            texts=[self.texts[index] for index in chosen],
+            labels=[self.labels[index] for index in chosen],
+            text_pairs=[self.text_pairs[index] for index in chosen] if self.text_pairs else None,
+        )
+
 
 def _read_rows(path: Path) -> list[dict]:
     if not path.is_file():

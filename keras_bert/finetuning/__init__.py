@@ -1,0 +1,1 @@
+"""Fine-tuning recipes: checkpoint in, trained and evaluated task model out."""

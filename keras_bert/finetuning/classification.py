@@ -1,0 +1,83 @@
+"""Fine-tuning a sentence (pair) classifier or regressor, and evaluating it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from keras_bert.data.classification import (
+    ClassificationExamples,
+    classification_dataset,
+    encode_labels,
+)
+from keras_bert.finetuning.recipe import FinetuningConfig, fit_task_model, load_preprocessor
+from keras_bert.metrics import classification_scores, regression_scores
+from keras_bert.models import BertClassifier
+
+
+def predict_classifier(
+    model: BertClassifier, preprocessor, examples: ClassificationExamples, batch_size: int = 64
+) -> np.ndarray:
+    """Logits (or regression scores) for every example, in order."""
+    dummy_labels = np.zeros(len(examples), np.float32)
+    dataset = classification_dataset(examples, preprocessor, dummy_labels, batch_size)
+    return np.concatenate([np.asarray(model(inputs)) for inputs, _ in dataset])
+
+
+def evaluate_classifier(
+    model: BertClassifier, preprocessor, examples: ClassificationExamples
+) -> dict[str, float]:
+    """Accuracy and F1 (classification) or Pearson/Spearman (regression) on labelled examples."""
+    outputs = predict_classifier(model, preprocessor, examples)
+    if model.is_regression:
+        return regression_scores(examples.labels, outputs[:, 0])
+    labels = encode_labels(examples.labels, model.label_names)
+    return classification_scores(labels, outputs.argmax(-1), num_classes=model.num_classes)
+
+
+def finetune_classifier(
+    config: FinetuningConfig,
+    train: ClassificationExamples,
+    evaluation: ClassificationExamples | None = None,
+    regression: bool = False,
+    label_names: list[str] | None = None,
+) -> tuple[BertClassifier, dict]:
+    """Fine-tunes the checkpoint of `config` on `train`, evaluates on `evaluation`, saves.
+
+    Writes `<output_dir>/model.keras` and `<output_dir>/metrics.json`. Class names come from
+    `label_names` or, sorted, from the training labels; evaluation labels outside them raise.
+
+    Returns:
+        The trained classifier and a summary (speed, training history, evaluation scores).
+    """
+    if config.max_train_examples:
+        train = train.sample(config.max_train_examples, seed=config.seed)
+    preprocessor = load_preprocessor(config)
+    if regression:
+        label_names, targets = None, np.asarray(train.labels, np.float32)
+    else:
+        label_names = label_names or sorted(set(train.labels))
+        targets = encode_labels(train.labels, label_names)
+    if evaluation is not None and not regression:
+        encode_labels(evaluation.labels, label_names)  # fail before training, not after
+    train_dataset = classification_dataset(
+        train, preprocessor, targets, config.batch_size, shuffle=True, seed=config.seed
+    )
+
+    def build(encoder):
+        return BertClassifier(
+            encoder,
+            num_classes=1 if regression else len(label_names),
+            label_names=label_names,
+            dropout_rate=config.dropout_rate,
+        )
+
+    model, summary = fit_task_model(build, config, train_dataset, len(train))
+    if evaluation is not None:
+        summary["evaluation"] = evaluate_classifier(model, preprocessor, evaluation)
+    output_dir = Path(config.output_dir)
+    model.save(output_dir / "model.keras")
+    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    return model, summary

@@ -1,0 +1,65 @@
+"""Fine-tune a BERT checkpoint for sentence (pair) classification or regression.
+
+Example (the real MiniLM checkpoint on the movie-review snippets):
+    python -m pipelines.finetune_classifier \\
+        --train ../shared/data/sentiment/movie_snippets.train.jsonl \\
+        --eval ../shared/data/sentiment/movie_snippets.dev.jsonl \\
+        --output-dir runs/sentiment --seq-length 64 --epochs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from keras_bert.data.classification import load_tfds_classification, read_classification_file
+from keras_bert.finetuning.classification import finetune_classifier
+from pipelines.common import add_finetuning_arguments, finetuning_config
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", help="JSONL/CSV/TSV training file")
+    source.add_argument("--tfds", help="tfds dataset name, e.g. glue/sst2")
+    parser.add_argument("--eval", help="JSONL/CSV/TSV evaluation file")
+    parser.add_argument("--tfds-train-split", default="train")
+    parser.add_argument("--tfds-eval-split", default="validation")
+    parser.add_argument("--tfds-data-dir")
+    parser.add_argument("--text-column", default="text")
+    parser.add_argument("--text-pair-column")
+    parser.add_argument("--label-column", default="label")
+    parser.add_argument("--regression", action="store_true", help="float labels (STS-B style)")
+    add_finetuning_arguments(parser)
+    args = parser.parse_args(argv)
+
+    label_names = None
+    if args.tfds:
+        train, label_names = load_tfds_classification(
+            args.tfds, args.tfds_train_split, data_dir=args.tfds_data_dir
+        )
+        evaluation, _ = load_tfds_classification(
+            args.tfds, args.tfds_eval_split, data_dir=args.tfds_data_dir
+        )
+    else:
+        columns = {
+            "text_column": args.text_column,
+            "label_column": args.label_column,
+            "text_pair_column": args.text_pair_column,
+            "regression": args.regression,
+        }
+        train = read_classification_file(args.train, **columns)
+        evaluation = read_classification_file(args.eval, **columns) if args.eval else None
+    _, summary = finetune_classifier(
+        finetuning_config(args),
+        train,
+        evaluation,
+        regression=args.regression or (args.tfds is not None and label_names is None),
+        label_names=label_names,
+    )
+    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()
