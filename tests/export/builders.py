@@ -1,0 +1,77 @@
+"""Tiny task models on the real MiniLM vocabulary, their serving modules and exports.
+
+Built once per test session (exports take seconds each) and shared by tests/export and
+tests/serving.
+"""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from pathlib import Path
+
+import keras
+from keras import ops
+
+from keras_bert import BertConfig, BertEncoder
+from keras_bert.export import (
+    ClassifierServing,
+    EncoderServing,
+    MaskedLMServing,
+    QuestionAnswererServing,
+    TokenClassifierServing,
+    export_for_serving,
+    write_server_config,
+)
+from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
+from keras_bert.text import BertPreprocessor
+
+SEQ_LENGTH = 32
+NER_LABELS = ["O", "B-person", "I-person", "B-location", "I-location"]
+SENTIMENT_LABELS = ["negative", "positive", "neutral"]
+TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
+
+
+class GatherDenseHead(keras.layers.Layer):
+    """A stand-in masked-LM head: the vectors at `masked_positions` through a dense layer."""
+
+    def __init__(self, vocabulary_size: int, **kwargs):
+        super().__init__(**kwargs)
+        self.dense = keras.layers.Dense(vocabulary_size, name="decoder")
+
+    def call(self, sequence_output, masked_positions):
+        positions = ops.cast(masked_positions, "int32")[:, :, None]
+        return self.dense(ops.take_along_axis(sequence_output, positions, axis=1))
+
+
+@functools.cache
+def serving_modules(vocabulary_path: str) -> dict:
+    """One serving module per task, all on one randomly initialised tiny encoder (seeded)."""
+    keras.utils.set_random_seed(1234)
+    preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
+    vocabulary_size = len(preprocessor.tokenizer.vocabulary)
+    encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=vocabulary_size))
+    masked_lm_head = GatherDenseHead(vocabulary_size)
+    return {
+        "classifier": ClassifierServing(
+            BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor
+        ),
+        "token_classifier": TokenClassifierServing(
+            BertTokenClassifier(encoder, label_names=NER_LABELS), preprocessor, max_entities=8
+        ),
+        "question_answerer": QuestionAnswererServing(
+            BertQuestionAnswerer(encoder), preprocessor, max_question_length=8
+        ),
+        "encoder": EncoderServing(encoder, preprocessor),
+        "masked_lm": MaskedLMServing(encoder, masked_lm_head, preprocessor, top_k=3, max_masks=2),
+    }
+
+
+@functools.cache
+def exported_base(vocabulary_path: str) -> Path:
+    """A TF Serving base directory with version 1 of every task and the server config."""
+    base_dir = Path(tempfile.mkdtemp(prefix="keras_bert_exports_")) / "saved_models"
+    for name, module in serving_modules(vocabulary_path).items():
+        export_for_serving(module, base_dir, name)
+    write_server_config(base_dir)
+    return base_dir
