@@ -112,7 +112,10 @@ def read_pretraining_tfrecords(
         return features
 
     dataset = files.interleave(
-        tf.data.TFRecordDataset, cycle_length=tf.data.AUTOTUNE, deterministic=True
+        tf.data.TFRecordDataset,
+        cycle_length=tf.data.AUTOTUNE,
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=True,
     )
     if shuffle:
         dataset = dataset.shuffle(10_000, seed=seed)

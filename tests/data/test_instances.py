@@ -1,0 +1,74 @@
+import numpy as np
+
+from keras_bert.data import create_instances
+
+
+def _synthetic_documents(num_documents=20, num_sentences=30):
+    """Token id = 10000 * document + 10 * sentence + position: every id says where it is from."""
+    return [
+        [
+            np.array([10000 * doc + 10 * sentence + k for k in range(3)], np.int32)
+            for sentence in range(num_sentences)
+        ]
+        for doc in range(1, num_documents + 1)
+    ]
+
+
+def test_pairs_follow_the_original_rules():
+    max_seq_length = 32
+    instances = create_instances(_synthetic_documents(), max_seq_length, seed=3)
+    assert instances
+    for instance in instances:
+        a, b = instance.tokens_a, instance.tokens_b
+        assert len(a) >= 1 and len(b) >= 1
+        assert len(a) + len(b) <= max_seq_length - 3
+        assert len(set(a // 10000)) == 1  # A is from one document
+        if instance.next_sentence_label == 0:
+            # The actual continuation: same document, every B sentence after every A sentence.
+            assert set(b // 10000) == set(a // 10000)
+            assert (a % 10000 // 10).max() < (b % 10000 // 10).min()
+        else:
+            assert set(b // 10000) != set(a // 10000)
+
+
+def test_instances_are_deterministic_under_a_seed_and_change_with_the_epoch():
+    documents = _synthetic_documents()
+
+    def as_lists(instances):
+        return [
+            (i.tokens_a.tolist(), i.tokens_b.tolist(), i.next_sentence_label) for i in instances
+        ]
+
+    first = as_lists(create_instances(documents, 32, seed=1, epoch=0))
+    assert first == as_lists(create_instances(documents, 32, seed=1, epoch=0))
+    assert first != as_lists(create_instances(documents, 32, seed=1, epoch=1))
+    assert first != as_lists(create_instances(documents, 32, seed=2, epoch=0))
+
+
+def test_short_sequences_appear_at_short_seq_prob():
+    documents = _synthetic_documents(num_documents=400, num_sentences=60)
+
+    def short_share(short_seq_prob):
+        instances = create_instances(documents, 64, seed=0, short_seq_prob=short_seq_prob)
+        return np.mean([len(i.tokens_a) + len(i.tokens_b) < 58 for i in instances])
+
+    # Without short targets only the last chunk of a document is short (about 1 in 4 here);
+    # documents with a short target add many short sequences.
+    assert 0.2 < short_share(0.0) < 0.3
+    assert short_share(0.0) + 0.1 < short_share(0.1) < short_share(0.5) - 0.2
+
+
+def test_without_next_sentence_prediction_sequences_are_contiguous_full_sentences():
+    instances = create_instances(_synthetic_documents(), 32, seed=0, next_sentence_prediction=False)
+    for instance in instances:
+        assert instance.next_sentence_label == 0 and len(instance.tokens_b) == 0
+        assert 1 <= len(instance.tokens_a) <= 30 and len(instance.tokens_a) % 3 == 0
+        assert np.all(np.diff(instance.tokens_a) > 0)  # in document order
+        assert len(set(instance.tokens_a // 10000)) == 1
+
+
+def test_next_sentence_labels_are_balanced_on_the_real_corpus(wikipedia_documents):
+    instances = create_instances(wikipedia_documents, 128, seed=0)
+    labels = np.array([instance.next_sentence_label for instance in instances])
+    assert len(labels) > 4000
+    assert abs(labels.mean() - 0.5) <= 0.02

@@ -1,0 +1,100 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_bert import BertConfig, BertEncoder
+from keras_bert.checkpoints import CheckpointError, save_google_checkpoint
+from keras_bert.models.pretrainer import (
+    BertPretrainer,
+    pretrainer_variables,
+    pretraining_losses,
+)
+from tests.layer_checks import check_layer
+
+TINY = BertConfig.from_preset(
+    "tiny", vocabulary_size=50, max_sequence_length=16, dropout_rate=0.0, attention_dropout_rate=0.0
+)
+INPUTS = {
+    "input_word_ids": np.array([[2, 11, 4, 3, 0, 0], [2, 13, 3, 14, 4, 3]], "int32"),
+    "input_mask": np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "int32"),
+    "input_type_ids": np.array([[0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 1, 1]], "int32"),
+    "masked_lm_positions": np.array([[2, 0], [4, 1]], "int32"),
+}
+
+
+def test_pretrainer_layer_checks(tmp_path):
+    model = BertPretrainer(TINY)
+    check_layer(
+        model,
+        INPUTS,
+        tmp_path,
+        expected_shapes={"masked_lm": (2, 2, 50), "next_sentence": (2, 2)},
+    )
+
+
+def test_decoder_is_tied_to_the_token_embedding(tmp_path):
+    model = BertPretrainer(TINY)
+    assert model.masked_lm_head.token_embedding is model.encoder.token_embedding
+    # The table is one variable, trained once: no duplicate in the trainable weights.
+    paths = [variable.path for variable in model.trainable_weights]
+    assert len(paths) == len(set(paths))
+    assert model.count_params() == model.encoder.count_params() + (
+        128 * 128 + 128
+    ) + 2 * 128 + 50 + (2 * 128 + 2)
+    path = tmp_path / "pretrainer.keras"
+    model.save(path)
+    restored = keras.saving.load_model(path)
+    assert restored.masked_lm_head.token_embedding is restored.encoder.token_embedding
+    assert restored.get_config() == model.get_config()
+
+
+def test_masked_lm_loss_is_averaged_over_real_predictions():
+    loss = pretraining_losses()["masked_lm"]
+    logits = np.log(np.array([[[0.5, 0.25, 0.25], [1 / 3, 1 / 3, 1 / 3]]], "float32"))
+    labels = np.array([[0, 2]])
+    # Only the first prediction is real: the loss is its cross-entropy, -log 0.5.
+    value = loss(labels, logits, sample_weight=np.array([[1.0, 0.0]]))
+    np.testing.assert_allclose(float(value), np.log(2.0), rtol=1e-5)
+
+
+def test_fit_reduces_the_loss_and_reports_both_accuracies():
+    keras.utils.set_random_seed(0)
+    model = BertPretrainer(TINY)
+    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    labels = {"masked_lm": np.array([[4, 0], [7, 13]]), "next_sentence": np.array([0, 1])}
+    weights = {"masked_lm": np.array([[1.0, 0.0], [1.0, 1.0]]), "next_sentence": np.ones(2)}
+    history = model.fit(INPUTS, labels, sample_weight=weights, epochs=30, verbose=0).history
+    assert history["loss"][-1] < history["loss"][0] / 2
+    # Three real predictions (the padded one has weight 0): accuracy moves in steps of 1/3.
+    for accuracy in history["masked_lm_accuracy"]:
+        assert abs(accuracy * 3 - round(accuracy * 3)) < 1e-6
+    assert history["masked_lm_accuracy"][-1] >= 2 / 3 - 1e-6
+    assert history["next_sentence_accuracy"][-1] == 1.0
+
+
+def test_google_checkpoint_with_heads_round_trips(tmp_path):
+    model = BertPretrainer(TINY)
+    tensors = {name: np.asarray(variable) for name, variable in pretrainer_variables(model).items()}
+    assert tensors["cls/seq_relationship/output_weights"].shape == (2, 128)
+    save_google_checkpoint(tensors, TINY, tmp_path)
+    restored = BertPretrainer.from_checkpoint(tmp_path)
+    for name, output in model(INPUTS).items():
+        np.testing.assert_allclose(restored(INPUTS)[name], output, atol=1e-5)
+
+
+def test_checkpoint_head_of_the_wrong_shape_is_named(tmp_path):
+    model = BertPretrainer(TINY)
+    tensors = {name: np.asarray(variable) for name, variable in pretrainer_variables(model).items()}
+    tensors["cls/predictions/output_bias"] = np.zeros([49], "float32")
+    save_google_checkpoint(tensors, TINY, tmp_path)
+    with pytest.raises(CheckpointError, match="cls/predictions/output_bias"):
+        BertPretrainer.from_checkpoint(tmp_path)
+
+
+def test_minilm_checkpoint_loads_the_encoder_and_initialises_the_heads(minilm_dir):
+    model = BertPretrainer.from_checkpoint(minilm_dir)
+    encoder = BertEncoder.from_checkpoint(minilm_dir)
+    for ours, reference in zip(model.encoder.weights, encoder.weights, strict=True):
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(reference))
+    np.testing.assert_array_equal(np.asarray(model.masked_lm_head.output_bias), 0.0)
+    assert model.masked_lm_head.dense.kernel.shape == (384, 384)
