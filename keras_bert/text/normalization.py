@@ -19,7 +19,7 @@ Unicode version of RE2 or ICU. Normalisation never creates a separator in a word
 characters that become punctuation under NFD, which step 2 already splits off in uncased mode.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -38,27 +38,51 @@ def _char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
-_SPECIAL_TOKEN_PATTERN = "|".join(
-    token.replace("[", r"\[").replace("]", r"\]") for token in SPECIAL_TOKENS
-)
+_SPECIAL_TOKEN_PATTERN = r"\[(?:" + "|".join(token[1:-1] for token in SPECIAL_TOKENS) + r")\]"
 _WHITESPACE_PATTERN = f"[{_char_class(unicode_tables.WHITESPACE_CHARS)}]+"
 _REMOVED_PATTERN = f"[{_char_class(unicode_tables.REMOVED_CHARS)}]+"
 _NONSPACING_MARK_PATTERN = f"[{_char_class(unicode_tables.NONSPACING_MARKS)}]+"
-# Everything except what both the fast ASCII path and the full path agree on: printable ASCII.
+# ASCII without NUL is valid UTF-8 that needs no sanitising.
+_ASCII_TEXT_PATTERN = r"[\x01-\x7f]*"
+# Printable ASCII words need nothing but (uncased) ASCII lowercasing.
 _PRINTABLE_ASCII_PATTERN = "[ -~]*"
 
 
 def _split_patterns(lowercase: bool) -> tuple[str, str]:
-    """Regexes (delimiters, kept delimiters) of step 2; special tokens come first to win ties."""
+    """Regexes (delimiters, kept delimiters) of step 2.
+
+    The alternatives match disjoint characters except that special tokens start with "[", so
+    they come before punctuation; whitespace comes first because RE2 is faster that way.
+    """
     tables = [unicode_tables.PUNCTUATION_CHARS, unicode_tables.CJK_CHARS]
     if lowercase:
         tables.append(unicode_tables.UNCASED_PUNCTUATION_CHARS)
-    single_chars = f"[{_char_class(*tables)}]"
-    keep = f"{_SPECIAL_TOKEN_PATTERN}|{single_chars}"
-    return f"{keep}|{_WHITESPACE_PATTERN}", keep
+    keep = f"{_SPECIAL_TOKEN_PATTERN}|[{_char_class(*tables)}]"
+    return f"{_WHITESPACE_PATTERN}|{keep}", keep
 
 
 _SPLIT_PATTERNS = {lowercase: _split_patterns(lowercase) for lowercase in (False, True)}
+
+
+def _update_non_ascii(
+    strings: tf.Tensor,
+    ascii_pattern: str,
+    ascii_result: tf.Tensor,
+    transform: Callable[[tf.Tensor], tf.Tensor],
+) -> tf.Tensor:
+    """`ascii_result` where `strings` fully match `ascii_pattern`, else `transform(strings)`,
+    computing `transform` on the non-matching strings only (a small minority in most text)."""
+    positions = tf.where(~tf.strings.regex_full_match(strings, ascii_pattern))
+    return tf.tensor_scatter_nd_update(
+        ascii_result, positions, transform(tf.gather_nd(strings, positions))
+    )
+
+
+def _sanitize(texts: tf.Tensor) -> tf.Tensor:
+    """Invalid UTF-8 to U+FFFD, and NUL to U+0001 (both deleted by clean_text) because
+    RegexSplitWithOffsets stops at a NUL byte; U+0001 keeps the offsets."""
+    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+    return tf.strings.regex_replace(texts, r"\x00", "\x01")
 
 
 def _normalize_non_ascii(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
@@ -88,16 +112,14 @@ def normalize_words(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
     Printable-ASCII words, almost all words of English text, take a fast path (ASCII lowercase
     only); the rest go through the full Unicode path. Special-token words are kept as written.
     """
-    is_ascii = tf.strings.regex_full_match(words, _PRINTABLE_ASCII_PATTERN)
-    normalized = tf.strings.lower(words) if lowercase else words
-    non_ascii_positions = tf.where(~is_ascii)
-    normalized = tf.tensor_scatter_nd_update(
-        normalized,
-        non_ascii_positions,
-        _normalize_non_ascii(tf.gather_nd(words, non_ascii_positions), lowercase),
+    normalized = _update_non_ascii(
+        words,
+        _PRINTABLE_ASCII_PATTERN,
+        tf.strings.lower(words) if lowercase else words,
+        lambda non_ascii: _normalize_non_ascii(non_ascii, lowercase),
     )
     if lowercase:
-        is_special = tf.reduce_any(tf.equal(words[:, tf.newaxis], SPECIAL_TOKENS), axis=1)
+        is_special = tf.strings.regex_full_match(words, _SPECIAL_TOKEN_PATTERN)
         normalized = tf.where(is_special, words, normalized)
     return normalized
 
@@ -114,13 +136,16 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
         raw text of each word and its byte span `[start, end)` in the (UTF-8 sanitised) input.
     """
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
-    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
-    # RegexSplitWithOffsets stops at a NUL byte; U+0001 is deleted like U+0000 and as long.
-    texts = tf.strings.regex_replace(texts, r"\x00", "\x01")
+    texts = _update_non_ascii(texts, _ASCII_TEXT_PATTERN, texts, _sanitize)
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
     raw_words, starts, ends = tf_text.regex_split_with_offsets(texts, delimiters, kept_delimiters)
-    words = raw_words.with_flat_values(normalize_words(raw_words.flat_values, lowercase))
+    words = normalize_words(raw_words.flat_values, lowercase)
+    # Drop the words that normalisation emptied, with one row partition for all four results.
     non_empty = tf.strings.length(words) > 0
+    row_lengths = tf.math.unsorted_segment_sum(
+        tf.cast(non_empty, tf.int64), raw_words.value_rowids(), raw_words.nrows()
+    )
     return tuple(
-        tf.ragged.boolean_mask(values, non_empty) for values in (words, raw_words, starts, ends)
+        tf.RaggedTensor.from_row_lengths(tf.boolean_mask(values, non_empty), row_lengths)
+        for values in (words, raw_words.flat_values, starts.flat_values, ends.flat_values)
     )
