@@ -1,0 +1,68 @@
+"""The op check: real exports pass; unknown ops and Python-only ops are named with the release."""
+
+import pytest
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+from keras_bert.export import UnsupportedOpError, check_serving_ops, export_for_serving
+from keras_bert.export.op_check import TF_SERVING_RELEASE, saved_model_ops, serving_ops
+from tests.export.builders import TASKS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_exports_use_only_tf_serving_ops(exported_base, task):
+    ops = check_serving_ops(exported_base / task / "1")
+    # The in-graph tokenizer is tensorflow-text; the server links it.
+    assert {"RegexSplitWithOffsets", "FastWordpieceTokenizeWithOffsets"} <= ops
+    assert {"MatMul", "Softmax"} & ops
+
+
+def test_registry_holds_core_and_text_ops_but_not_python_ops():
+    available = serving_ops()
+    assert {"MatMul", "StringLower", "UnicodeTranscode", "NormalizeUTF8"} <= available
+    assert not {"PyFunc", "EagerPyFunc", "PyFuncStateless"} & available
+
+
+def test_unknown_op_in_a_function_library_is_named(tmp_path):
+    saved_model = saved_model_pb2.SavedModel()
+    graph = saved_model.meta_graphs.add().graph_def
+    graph.node.add(name="input", op="Placeholder")
+    function = graph.library.function.add()
+    function.signature.name = "__inference_serve_1"
+    function.node_def.add(name="magic", op="SentencePieceOpFromNowhere")
+    graph.node.add(name="call", op="__inference_serve_1")  # a function call is not an op
+    (tmp_path / "saved_model.pb").write_bytes(saved_model.SerializeToString())
+    assert saved_model_ops(tmp_path) == {"Placeholder", "SentencePieceOpFromNowhere"}
+    with pytest.raises(UnsupportedOpError) as error:
+        check_serving_ops(tmp_path)
+    message = str(error.value)
+    assert "SentencePieceOpFromNowhere (not registered)" in message
+    assert TF_SERVING_RELEASE in message
+    assert "Placeholder" not in message
+
+
+class _PythonCallback(tf.Module):
+    """A module whose signature calls Python: registered in TF, absent from the server."""
+
+    def __init__(self, preprocessor):
+        super().__init__()
+        self.preprocessor = preprocessor
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(self, text):
+        lengths = tf.py_function(lambda t: tf.strings.length(t), [text], tf.int32)
+        return {"length": lengths}
+
+    def signatures(self):
+        return {"serving_default": self.serve.get_concrete_function()}
+
+    def example_inputs(self):
+        return {"text": ["a"]}
+
+
+def test_export_with_python_op_fails_and_leaves_no_version(tmp_path, serving_modules):
+    module = _PythonCallback(serving_modules["classifier"].preprocessor)
+    with pytest.raises(UnsupportedOpError, match=r"EagerPyFunc \(runs Python code\)"):
+        export_for_serving(module, tmp_path, "python_model")
+    assert list((tmp_path / "python_model").iterdir()) == []

@@ -1,0 +1,78 @@
+"""What TF Serving reads besides the graph: warm-up records, models.config, batching, CLI view."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tensorflow as tf
+from google.protobuf import text_format
+from tensorflow_serving.config import model_server_config_pb2
+
+from keras_bert.export import docker_command
+from keras_bert.export.server_config import BATCHING_PARAMETERS_FILE, MODEL_CONFIG_FILE
+from keras_bert.export.warmup import read_warmup_requests
+from tests.export.builders import TASKS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_warmup_records_are_prediction_logs_that_the_model_answers(exported_base, task):
+    export_dir = exported_base / task / "1"
+    logs = read_warmup_requests(export_dir)
+    assert [log.predict_log.request.model_spec.signature_name for log in logs] == [
+        "serving_default",
+        "serving_ids",
+    ]
+    loaded = tf.saved_model.load(str(export_dir))
+    for log in logs:
+        request = log.predict_log.request
+        assert request.model_spec.name == task
+        inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
+        outputs = loaded.signatures[request.model_spec.signature_name](**inputs)
+        batch_size = len(next(iter(inputs.values())))
+        assert batch_size > 0
+        assert all(value.shape[0] == batch_size for value in outputs.values())
+    assert (export_dir / "assets" / "vocab.txt").is_file()
+
+
+@pytest.mark.slow
+def test_models_config_lists_every_export(exported_base):
+    config = text_format.Parse(
+        (exported_base / MODEL_CONFIG_FILE).read_text(),
+        model_server_config_pb2.ModelServerConfig(),
+    )
+    models = {model.name: model for model in config.model_config_list.config}
+    assert sorted(models) == sorted(TASKS)
+    for name, model in models.items():
+        assert model.base_path == f"/models/{name}"
+        assert model.model_platform == "tensorflow"
+    batching = (exported_base / BATCHING_PARAMETERS_FILE).read_text()
+    assert "max_batch_size { value: 32 }" in batching
+    assert "pad_variable_length_inputs: true" in batching
+    command = docker_command(exported_base)
+    assert "tensorflow/serving:2.21.0" in command
+    assert f"{exported_base.resolve()}:/models" in command
+    assert "--model_config_file=/models/models.config" in command
+
+
+@pytest.mark.slow
+def test_saved_model_cli_lists_the_string_signatures(exported_base):
+    cli = Path(sys.executable).parent / "saved_model_cli"
+    cli = str(cli) if cli.exists() else shutil.which("saved_model_cli")
+    result = subprocess.run(
+        [cli, "show", "--all", "--dir", str(exported_base / "question_answerer" / "1")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    text = result.stdout
+    assert "signature_def['serving_default']" in text
+    assert "signature_def['serving_ids']" in text
+    for name in ("question", "context"):
+        assert (
+            f"inputs['{name}'] tensor_info:\n        dtype: DT_STRING\n        shape: (-1)" in text
+        )
+    for name in ("answer_text", "answer_score", "answer_start", "answer_end"):
+        assert f"outputs['{name}']" in text
