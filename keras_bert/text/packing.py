@@ -116,26 +116,45 @@ class BertPacker(keras.layers.Layer):
             raise ValueError(f"BertPacker packs 1 or 2 segments, got {len(segments)}")
         lengths = [segment.row_lengths() for segment in segments]
         if len(segments) == 1:
-            kept = [tf.minimum(lengths[0], self.seq_length - 2)]
+            budget = self.seq_length - 2
+            kept = [tf.minimum(lengths[0], budget)]
         else:
-            kept = truncated_lengths(*lengths, self.seq_length - 3, self.truncation)
-        batch_size = segments[0].nrows()
-        cls = tf.fill([batch_size, 1], tf.constant(self.cls_id, segments[0].dtype))
-        sep = tf.fill([batch_size, 1], tf.constant(self.sep_id, segments[0].dtype))
-        pieces = [cls]
-        for segment, segment_lengths, kept_lengths in zip(segments, lengths, kept, strict=True):
-            keep = tf.ragged.range(segment_lengths) < kept_lengths[:, tf.newaxis]
-            pieces += [tf.ragged.boolean_mask(segment, keep), sep]
-        word_ids = tf.concat(pieces, axis=1).to_tensor(self.pad_id, shape=[None, self.seq_length])
-        first_length = kept[0] + 2
-        total_length = first_length + (kept[1] + 1 if len(segments) == 2 else 0)
-        input_mask = tf.sequence_mask(total_length, self.seq_length, dtype=tf.int32)
-        type_ids = input_mask - tf.sequence_mask(first_length, self.seq_length, dtype=tf.int32)
+            budget = self.seq_length - 3
+            kept = truncated_lengths(*lengths, budget, self.truncation)
+        # Dense ops from here: crop each segment to the budget (RaggedTensorToTensor), then
+        # gather every output position from its source ([CLS], A, [SEP], B, [SEP] or padding).
+        dense = [segment.to_tensor(self.pad_id, shape=[None, budget]) for segment in segments]
+        positions = tf.range(self.seq_length, dtype=tf.int64)
+        positions = tf.broadcast_to(positions, [segments[0].nrows(), self.seq_length])
+        first_end = kept[0][:, tf.newaxis] + 1  # position of the first [SEP]
+        end = first_end  # position of the last [SEP]
+        word_ids = tf.where(positions == 0, self.cls_id, self.pad_id)
+        word_ids = tf.where(positions == first_end, self.sep_id, word_ids)
+        word_ids = self._copy_segment(word_ids, dense[0], positions, 1, first_end)
+        if len(segments) == 2:
+            end = first_end + kept[1][:, tf.newaxis] + 1
+            word_ids = tf.where(positions == end, self.sep_id, word_ids)
+            word_ids = self._copy_segment(word_ids, dense[1], positions, first_end + 1, end)
+        input_mask = tf.cast(positions <= end, tf.int32)
         return {
             "input_word_ids": tf.cast(word_ids, tf.int32),
             "input_mask": input_mask,
-            "input_type_ids": type_ids,
+            "input_type_ids": tf.cast(positions > first_end, tf.int32) * input_mask,
         }
+
+    @staticmethod
+    def _copy_segment(
+        word_ids: tf.Tensor,
+        segment: tf.Tensor,
+        positions: tf.Tensor,
+        start: int | tf.Tensor,
+        end: tf.Tensor,
+    ) -> tf.Tensor:
+        """`word_ids` with `segment[:, : end - start]` written to positions `[start, end)`."""
+        source = tf.clip_by_value(positions - start, 0, segment.shape[1] - 1)
+        values = tf.gather(segment, source, batch_dims=1)
+        inside = (positions >= start) & (positions < end)
+        return tf.where(inside, tf.cast(values, word_ids.dtype), word_ids)
 
     def get_config(self) -> dict:
         config = super().get_config()
