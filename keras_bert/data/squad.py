@@ -1,0 +1,253 @@
+"""Extractive QA data: SQuAD readers and the windows a long passage is split into.
+
+A passage longer than fits beside the question is covered by overlapping windows
+(`doc_stride` apart), each packed as `[CLS] question [SEP] passage window [SEP]`. Each window
+keeps, per token, its character span in the passage and whether this window gives the token its
+most context, which `keras_bert.models.span_decoding` needs to map logits back to answer text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from keras_bert.data.classification import DataError
+from keras_bert.text.vocabulary import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class QuestionExample:
+    """A question about a passage, with its accepted answers (none: unanswerable, SQuAD v2)."""
+
+    id: str
+    question: str
+    context: str
+    answers: list[str] = dataclasses.field(default_factory=list)
+    answer_starts: list[int] = dataclasses.field(default_factory=list)
+
+
+def read_squad(path: str | Path) -> list[QuestionExample]:
+    """Reads a SQuAD v1.1 or v2.0 JSON file (`data` → `paragraphs` → `qas`)."""
+    path = Path(path)
+    try:
+        articles = json.loads(path.read_text("utf-8"))["data"]
+    except (KeyError, TypeError, json.JSONDecodeError) as error:
+        raise DataError(f"{path} is not a SQuAD JSON file: {error!r}") from None
+    examples = []
+    for article in articles:
+        for paragraph in article["paragraphs"]:
+            for qa in paragraph["qas"]:
+                answers = [] if qa.get("is_impossible") else qa.get("answers", [])
+                examples.append(
+                    QuestionExample(
+                        id=str(qa["id"]),
+                        question=qa["question"],
+                        context=paragraph["context"],
+                        answers=[answer["text"] for answer in answers],
+                        answer_starts=[int(answer["answer_start"]) for answer in answers],
+                    )
+                )
+    return examples
+
+
+def load_tfds_squad(
+    name: str = "squad/v1.1",
+    split: str = "validation",
+    data_dir: str | Path | None = None,
+    download: bool = True,
+) -> list[QuestionExample]:
+    """Loads SQuAD (v1.1 or v2.0) through `tfds.load`."""
+    import tensorflow_datasets as tfds
+
+    dataset = tfds.load(name, split=split, data_dir=data_dir, download=download)
+    examples = []
+    for example in tfds.as_numpy(dataset):
+        answers = example["answers"]
+        examples.append(
+            QuestionExample(
+                id=example["id"].decode(),
+                question=example["question"].decode("utf-8"),
+                context=example["context"].decode("utf-8"),
+                answers=[text.decode("utf-8") for text in answers["text"]],
+                answer_starts=[int(start) for start in answers["answer_start"]],
+            )
+        )
+    return examples
+
+
+@dataclasses.dataclass
+class QuestionWindows:
+    """Packed model inputs for every window, labels, and what decoding needs to map back.
+
+    Attributes:
+        inputs: `input_word_ids`, `input_mask`, `input_type_ids`, int32 `[windows, seq]`.
+        start_positions, end_positions: answer token positions, 0 (`[CLS]`) if none `[windows]`.
+        example_index: the example each window belongs to `[windows]`.
+        char_starts, char_ends: each token's character span in the passage, -1 for tokens that
+            are not passage tokens `[windows, seq]`.
+        max_context: whether this window gives the token its most context `[windows, seq]`.
+    """
+
+    inputs: dict[str, np.ndarray]
+    start_positions: np.ndarray
+    end_positions: np.ndarray
+    example_index: np.ndarray
+    char_starts: np.ndarray
+    char_ends: np.ndarray
+    max_context: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.example_index)
+
+    def dataset(self, batch_size: int, shuffle: bool = False, seed: int = 0) -> tf.data.Dataset:
+        """`(inputs, {"start_logits": positions, "end_logits": positions})` batches."""
+        labels = {"start_logits": self.start_positions, "end_logits": self.end_positions}
+        dataset = tf.data.Dataset.from_tensor_slices((self.inputs, labels))
+        if shuffle:
+            dataset = dataset.shuffle(len(self), seed=seed, reshuffle_each_iteration=True)
+        return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def _char_offsets(texts: Sequence[str], tokenizer) -> tuple[list, list, list]:
+    """Token ids and character spans of each text (the tokenizer gives UTF-8 byte offsets)."""
+    ids, byte_starts, byte_ends = tokenizer.tokenize_with_offsets(tf.constant(list(texts)))
+    ids, byte_starts, byte_ends = ids.to_list(), byte_starts.to_list(), byte_ends.to_list()
+    char_starts, char_ends = [], []
+    for text, starts, ends in zip(texts, byte_starts, byte_ends, strict=True):
+        byte_lengths = np.array([len(char.encode("utf-8")) for char in text], np.int64)
+        char_of_byte = np.zeros(sum(byte_lengths) + 1, np.int64)
+        char_of_byte[np.cumsum(byte_lengths)] = 1
+        char_of_byte = np.cumsum(char_of_byte)
+        char_starts.append(char_of_byte[starts].tolist())
+        char_ends.append(char_of_byte[ends].tolist())
+    return ids, char_starts, char_ends
+
+
+def _answer_token_span(example, starts, ends) -> tuple[int, int] | None:
+    """Passage token indices of the first answer, or None if it cannot be located."""
+    text, start = example.answers[0], example.answer_starts[0]
+    if example.context[start : start + len(text)] != text:
+        start = example.context.find(text)
+        if start < 0:
+            return None
+    end = start + len(text)
+    covering = [
+        i for i, (s, e) in enumerate(zip(starts, ends, strict=True)) if s < end and e > start
+    ]
+    return (covering[0], covering[-1]) if covering else None
+
+
+def _window_spans(num_tokens: int, max_tokens: int, doc_stride: int) -> list[tuple[int, int]]:
+    """(start, length) of the windows that cover `num_tokens` passage tokens."""
+    spans, start = [], 0
+    while True:
+        length = min(num_tokens - start, max_tokens)
+        spans.append((start, length))
+        if start + length >= num_tokens:
+            return spans
+        start += min(length, doc_stride)
+
+
+def build_question_windows(
+    examples: Sequence[QuestionExample],
+    tokenizer,
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    for_training: bool = False,
+) -> QuestionWindows:
+    """Tokenizes questions and passages and cuts passages into overlapping windows.
+
+    Args:
+        examples: the questions.
+        tokenizer: a `WordPieceTokenizer`.
+        max_seq_length: packed length of a window.
+        doc_stride: tokens between the starts of consecutive windows.
+        max_query_length: questions are cut to this many tokens.
+        for_training: locate answers; an answerable example whose answer is not in its passage
+            raises, one whose answer text cannot be aligned to tokens is skipped with a warning.
+    """
+    if not examples:
+        raise DataError("No questions to build windows for.")
+    if max_seq_length - max_query_length - 3 < 1:
+        raise DataError(
+            f"max_seq_length ({max_seq_length}) leaves no room for the passage after a question "
+            f"of up to {max_query_length} tokens."
+        )
+    cls_id, sep_id, pad_id = (tokenizer.token_to_id(t) for t in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN))
+    question_ids = tokenizer(tf.constant([example.question for example in examples])).to_list()
+    context_ids, context_starts, context_ends = _char_offsets(
+        [example.context for example in examples], tokenizer
+    )
+    rows = {name: [] for name in ("ids", "types", "start", "end", "example", "cs", "ce", "mc")}
+    skipped = 0
+    for index, example in enumerate(examples):
+        query = question_ids[index][:max_query_length]
+        ids, starts, ends = context_ids[index], context_starts[index], context_ends[index]
+        answer_span = None
+        if for_training and example.answers:
+            answer_span = _answer_token_span(example, starts, ends)
+            if answer_span is None:
+                skipped += 1
+                continue
+        max_tokens = max_seq_length - len(query) - 3
+        spans = _window_spans(len(ids), max_tokens, doc_stride)
+        best_window = _best_window_per_token(spans, len(ids))
+        offset = len(query) + 2  # [CLS] query [SEP]
+        for window_number, (window_start, length) in enumerate(spans):
+            window = slice(window_start, window_start + length)
+            padding = max_seq_length - offset - length - 1
+            rows["ids"].append([cls_id, *query, sep_id, *ids[window], sep_id] + [pad_id] * padding)
+            rows["types"].append([0] * offset + [1] * (length + 1) + [0] * padding)
+            rows["cs"].append([-1] * offset + starts[window] + [-1] * (padding + 1))
+            rows["ce"].append([-1] * offset + ends[window] + [-1] * (padding + 1))
+            in_best_window = best_window[window_start : window_start + length] == window_number
+            rows["mc"].append([False] * offset + in_best_window.tolist() + [False] * (padding + 1))
+            start_position = end_position = 0
+            if answer_span is not None:
+                first, last = answer_span
+                if window_start <= first and last < window_start + length:
+                    start_position = first - window_start + offset
+                    end_position = last - window_start + offset
+            rows["start"].append(start_position)
+            rows["end"].append(end_position)
+            rows["example"].append(index)
+    if skipped:
+        logger.warning("Skipped %d examples whose answer is not found in the passage.", skipped)
+    word_ids = np.array(rows["ids"], np.int32)
+    return QuestionWindows(
+        inputs={
+            "input_word_ids": word_ids,
+            "input_mask": (word_ids != pad_id).astype(np.int32),
+            "input_type_ids": np.array(rows["types"], np.int32),
+        },
+        start_positions=np.array(rows["start"], np.int32),
+        end_positions=np.array(rows["end"], np.int32),
+        example_index=np.array(rows["example"], np.int32),
+        char_starts=np.array(rows["cs"], np.int64),
+        char_ends=np.array(rows["ce"], np.int64),
+        max_context=np.array(rows["mc"], bool),
+    )
+
+
+def _best_window_per_token(spans: list[tuple[int, int]], num_tokens: int) -> np.ndarray:
+    """For each passage token, the window that gives it the most context (first on ties).
+
+    A window's context for a token is the number of tokens on its nearer side, plus 0.01 per
+    token of window length, as in the original BERT SQuAD code.
+    """
+    positions = np.arange(num_tokens)
+    scores = np.full((len(spans), num_tokens), -np.inf)
+    for window, (start, length) in enumerate(spans):
+        inside = (positions >= start) & (positions < start + length)
+        nearer_side = np.minimum(positions - start, start + length - 1 - positions)
+        scores[window, inside] = nearer_side[inside] + 0.01 * length
+    return scores.argmax(axis=0)
