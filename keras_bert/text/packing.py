@@ -66,16 +66,18 @@ class BertPacker(keras.layers.Layer):
         **kwargs: `keras.layers.Layer` arguments.
 
     Example:
-    >>> packer = BertPacker(seq_length=8, cls_id=101, sep_id=102, pad_id=0)
+    >>> import tensorflow as tf
+    >>> from keras_bert.text import BertPacker
+    >>> packer = BertPacker(seq_length=9, cls_id=101, sep_id=102, pad_id=0)
     >>> a = tf.ragged.constant([[7, 8, 9]], dtype=tf.int32)
     >>> b = tf.ragged.constant([[5, 6]], dtype=tf.int32)
     >>> packed = packer((a, b))
     >>> packed["input_word_ids"].numpy().tolist()
-    [[101, 7, 8, 9, 102, 5, 102, 0]]
+    [[101, 7, 8, 9, 102, 5, 6, 102, 0]]
     >>> packed["input_type_ids"].numpy().tolist()
-    [[0, 0, 0, 0, 0, 1, 1, 0]]
+    [[0, 0, 0, 0, 0, 1, 1, 1, 0]]
     >>> packed["input_mask"].numpy().tolist()
-    [[1, 1, 1, 1, 1, 1, 1, 0]]
+    [[1, 1, 1, 1, 1, 1, 1, 1, 0]]
     """
 
     def __init__(

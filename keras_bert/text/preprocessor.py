@@ -47,6 +47,7 @@ class BertPreprocessor(keras.layers.Layer):
         `input_type_ids`.
 
     Example:
+    >>> from keras_bert.text import BertPreprocessor
     >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "."]
     >>> preprocessor = BertPreprocessor(vocabulary, seq_length=8)
     >>> inputs = preprocessor(["The cat sat."])

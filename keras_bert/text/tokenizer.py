@@ -47,6 +47,7 @@ class WordPieceTokenizer(keras.layers.Layer):
         **kwargs: `keras.layers.Layer` arguments (`name`, ...).
 
     Example:
+    >>> from keras_bert.text import WordPieceTokenizer
     >>> tokenizer = WordPieceTokenizer(
     ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "##s", "."]
     ... )

@@ -117,6 +117,16 @@ def test_keras_save_and_load_gives_identical_outputs(small_preprocessor, tmp_pat
         np.testing.assert_array_equal(tensor, expected[name])
 
 
+def test_functional_model_on_pairs(small_preprocessor):
+    first = keras.Input(shape=(), dtype="string", name="first")
+    second = keras.Input(shape=(), dtype="string", name="second")
+    model = keras.Model([first, second], small_preprocessor((first, second)))
+    texts = (tf.constant(["The cat sat.", "Héllo"]), tf.constant(["It purred.", ""]))
+    outputs = model(list(texts))
+    for name, tensor in small_preprocessor(texts).items():
+        np.testing.assert_array_equal(outputs[name], tensor)
+
+
 def test_config_round_trip(small_preprocessor):
     config = small_preprocessor.get_config()
     restored = BertPreprocessor.from_config(json.loads(json.dumps(config)))
