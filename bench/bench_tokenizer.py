@@ -5,8 +5,10 @@ the same real sentences of shared/data (sentiment texts + Wikipedia sentences). 
 configuration runs in its own subprocess, one after another, so thread settings (TensorFlow's
 thread pools, RAYON_NUM_THREADS for `tokenizers`) take effect before import and runs do not
 compete for cores. Prints a markdown table of median sentences/s over --repeats passes.
+With --parity it prints instead how many texts each in-graph tokenizer (ours, tensorflow-text's
+BertTokenizer, keras-hub's BertTokenizer) tokenizes exactly as `tokenizers` does.
 
-    .venv/bin/python bench/bench_tokenizer.py [--threads 1 2] [--repeats 5]
+    .venv/bin/python bench/bench_tokenizer.py [--threads 1 2] [--repeats 5] [--parity]
 """
 
 import argparse
@@ -76,6 +78,52 @@ def time_tokenizers(sentences: list[str], args: argparse.Namespace) -> list[floa
     return seconds[1:]
 
 
+def parity_table() -> None:
+    import keras_hub
+    import tensorflow as tf
+    import tensorflow_text as tf_text
+    from tokenizers import Tokenizer
+
+    sys.path.insert(0, str(REPO_ROOT))
+    from keras_bert.text import WordPieceTokenizer, load_vocabulary
+    from tests.text.adversarial import ADVERSARIAL_TEXTS
+    from tests.text.conftest import read_corpus_sentences
+
+    reference = Tokenizer.from_file(str(checkpoint_dir() / "tokenizer.json"))
+    reference.no_truncation()
+    reference.no_padding()
+    vocabulary = load_vocabulary(checkpoint_dir() / "vocab.txt")
+    lookup = tf.lookup.StaticHashTable(
+        tf.lookup.KeyValueTensorInitializer(vocabulary, tf.range(len(vocabulary), dtype=tf.int64)),
+        default_value=-1,
+    )
+    tf_text_tokenizer = tf_text.BertTokenizer(lookup, lower_case=True, token_out_type=tf.int64)
+    keras_hub_tokenizer = keras_hub.tokenizers.BertTokenizer(vocabulary=vocabulary, lowercase=True)
+    ours = WordPieceTokenizer(vocabulary)
+    tokenizers = {
+        "keras_bert WordPieceTokenizer": lambda texts: ours(texts).to_list(),
+        "tensorflow_text.BertTokenizer(lower_case=True)": lambda texts: (
+            tf_text_tokenizer.tokenize(texts).merge_dims(1, 2).to_list()
+        ),
+        # keras-hub returns Python lists for eager string inputs.
+        "keras_hub.tokenizers.BertTokenizer(lowercase=True)": keras_hub_tokenizer,
+    }
+    text_sets = {
+        "adversarial (tests/text/adversarial.py)": ADVERSARIAL_TEXTS,
+        "all sentences of shared/data": read_corpus_sentences(DATA_DIR),
+    }
+    print("| tokenizer | " + " | ".join(text_sets) + " |")
+    print("|---|" + "---:|" * len(text_sets))
+    for name, tokenize in tokenizers.items():
+        cells = []
+        for texts in text_sets.values():
+            expected = reference.encode_batch(texts, add_special_tokens=False)
+            got = tokenize(tf.constant(texts))
+            same = sum(ids == encoding.ids for ids, encoding in zip(got, expected, strict=True))
+            cells.append(f"{same:,}/{len(texts):,} identical")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 RUNNERS = {"keras_bert": time_keras_bert, "tokenizers": time_tokenizers}
 LABELS = {
     "keras_bert": "keras_bert BertPreprocessor, tf.data batch {batch_size}",
@@ -95,8 +143,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--seq-length", type=int, default=128)
+    parser.add_argument("--parity", action="store_true", help="print the id parity table")
     parser.add_argument("--child", choices=sorted(RUNNERS), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.parity:
+        return parity_table()
     if args.child:
         args.threads = args.threads[0]
         return run_child(args)
