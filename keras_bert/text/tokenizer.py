@@ -34,9 +34,11 @@ class WordPieceTokenizer(keras.layers.Layer):
     ops (tensorflow-text's `RegexSplitWithOffsets`, `NormalizeUTF8`, `FastWordpieceTokenizer`),
     so it runs in `tf.data` and in SavedModels served by TensorFlow Serving.
 
-    Offsets are byte offsets into the UTF-8 input. A word whose normalisation only lowercases
-    ASCII letters gives each piece its exact span; any other word (accents, removed control
-    characters, non-ASCII case) gives each of its pieces the span of the whole raw word.
+    Offsets are byte offsets into the UTF-8 input (into its sanitised form if it is not valid
+    UTF-8: each invalid sequence becomes the 3 bytes of U+FFFD, see `normalization`). A word
+    whose normalisation only lowercases ASCII letters gives each piece its exact span; any other
+    word (accents, removed control characters, non-ASCII case) gives each of its pieces the span
+    of the whole raw word.
 
     The vocabulary file is a tracked `tf.saved_model.Asset`: a SavedModel of this layer holds
     `assets/vocab.txt`, read back by the id-to-token table of `id_to_token`.
