@@ -26,6 +26,7 @@ from keras_bert.data import (
 from keras_bert.training.callbacks import completed_epochs, training_callbacks
 from keras_bert.training.optimization import create_optimizer
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
+from keras_bert.training.workarounds import enable_multi_worker_fit
 
 logger = logging.getLogger(__name__)
 
@@ -270,6 +271,8 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
             steps_per_execution=config.steps_per_execution,
         )
 
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        enable_multi_worker_fit(model)
     history = model.fit(
         train,
         epochs=epochs,

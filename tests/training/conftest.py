@@ -1,0 +1,72 @@
+"""A small real pretraining setup for the training tests, and a way to run it in a process."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from keras_bert.data import read_text_documents
+
+ROOT = Path(__file__).resolve().parents[2]
+# A model and data small enough for a few steps per second on two shared CPU cores.
+SMALL_MODEL = {
+    "vocabulary_size": 3000,
+    "hidden_size": 32,
+    "num_layers": 1,
+    "num_heads": 2,
+    "intermediate_size": 64,
+    "max_sequence_length": 64,
+}
+
+
+@pytest.fixture(scope="session")
+def small_corpus(tmp_path_factory, data_dir, minilm_dir):
+    """15 real Wikipedia articles and the first 3,000 entries of the uncased vocabulary
+    ([PAD], [UNK], [CLS], [SEP], [MASK], characters and the commonest words)."""
+    directory = tmp_path_factory.mktemp("small_corpus")
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:15]
+    corpus = directory / "corpus.txt"
+    corpus.write_text("\n\n".join("\n".join(document) for document in documents), "utf-8")
+    vocabulary = (minilm_dir / "vocab.txt").read_text("utf-8").split("\n")[:3000]
+    vocabulary_file = directory / "vocab.txt"
+    vocabulary_file.write_text("\n".join(vocabulary) + "\n", "utf-8")
+    return {"input_files": [str(corpus)], "vocabulary_file": str(vocabulary_file)}
+
+
+@pytest.fixture
+def small_config(small_corpus, tmp_path):
+    return {
+        **small_corpus,
+        "output_dir": str(tmp_path / "run"),
+        "model_config": SMALL_MODEL,
+        "data": {"max_seq_length": 32, "masking": {"max_predictions_per_seq": 5}},
+        "global_batch_size": 8,
+        "total_steps": 40,
+        "steps_per_checkpoint": 10,
+        "learning_rate": 1e-3,
+        "verbose": 0,
+    }
+
+
+def worker_command(spec: dict, spec_path: Path) -> list[str]:
+    spec_path.write_text(json.dumps(spec), "utf-8")
+    return [sys.executable, "-m", "tests.training.run_worker", str(spec_path)]
+
+
+def worker_environment() -> dict:
+    return {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONPATH": str(ROOT)}
+
+
+def run_worker(spec: dict, spec_path: Path, timeout: float = 300) -> None:
+    result = subprocess.run(
+        worker_command(spec, spec_path),
+        cwd=ROOT,
+        env=worker_environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
