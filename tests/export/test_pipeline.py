@@ -1,0 +1,45 @@
+"""pipelines/export.py end to end on the real MiniLM checkpoint, checked against Hugging Face."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.export.fresh_process import run_signatures
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+def test_exported_minilm_embeds_like_hugging_face(tmp_path, reference):
+    base_dir = tmp_path / "saved_models"
+    command = [sys.executable, "-m", "pipelines.export", "--task", "encoder", "--name", "minilm"]
+    command += ["--base-dir", str(base_dir), "--seq-length", "64"]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"exported {base_dir / 'minilm' / '1'}" in result.stdout
+    assert "docker run" in result.stdout and "tensorflow/serving:2.21.0" in result.stdout
+    assert (base_dir / "models.config").read_text().count("name: ") == 1
+
+    texts = reference["texts"]["singles"]
+    [outputs] = run_signatures(
+        [
+            {
+                "export_dir": base_dir / "minilm" / "1",
+                "signature": "serving_default",
+                "dtype": "string",
+                "inputs": {"text": texts},
+            }
+        ]
+    )
+    np.testing.assert_allclose(
+        outputs["pooled_output"], reference["singles_pooled_output"], atol=1e-4
+    )
+    sequence_output = reference["singles_sequence_output"]
+    mask = reference["singles_attention_mask"][:, :, None]
+    np.testing.assert_allclose(outputs["cls_embedding"], sequence_output[:, 0], atol=1e-4)
+    np.testing.assert_allclose(
+        outputs["mean_embedding"], (sequence_output * mask).sum(1) / mask.sum(1), atol=1e-4
+    )
