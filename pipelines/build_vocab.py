@@ -8,7 +8,7 @@ import argparse
 
 import tensorflow as tf
 
-from keras_bert.text.vocabulary import build_vocabulary, save_vocabulary
+from keras_bert.text import build_vocabulary, save_vocabulary
 
 
 def main() -> None:

@@ -3,13 +3,20 @@
 from keras_bert.text.packing import BertPacker, truncated_lengths
 from keras_bert.text.preprocessor import BertPreprocessor
 from keras_bert.text.tokenizer import WordPieceTokenizer
-from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
+from keras_bert.text.vocabulary import (
+    build_vocabulary,
+    infer_lowercase,
+    load_vocabulary,
+    save_vocabulary,
+)
 
 __all__ = [
     "BertPacker",
     "BertPreprocessor",
     "WordPieceTokenizer",
+    "build_vocabulary",
     "infer_lowercase",
     "load_vocabulary",
+    "save_vocabulary",
     "truncated_lengths",
 ]
