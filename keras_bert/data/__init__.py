@@ -14,7 +14,11 @@ from keras_bert.data.pretraining import (
     pretraining_dataset,
     split_features,
 )
-from keras_bert.data.tfrecords import read_pretraining_tfrecords, write_pretraining_tfrecords
+from keras_bert.data.tfrecords import (
+    create_pretraining_tfrecords,
+    read_pretraining_tfrecords,
+    write_pretraining_tfrecords,
+)
 
 __all__ = [
     "FEATURE_NAMES",
@@ -23,6 +27,7 @@ __all__ = [
     "PretrainingDataConfig",
     "TokenMasker",
     "create_instances",
+    "create_pretraining_tfrecords",
     "documents_from_texts",
     "load_tfds_documents",
     "pretraining_dataset",

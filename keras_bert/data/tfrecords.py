@@ -121,3 +121,39 @@ def read_pretraining_tfrecords(
         dataset = dataset.shuffle(10_000, seed=seed)
     dataset = dataset.repeat(num_epochs).batch(batch_size, drop_remainder=True)
     return dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+
+
+def create_pretraining_tfrecords(
+    documents,
+    vocabulary,
+    output_dir: str | os.PathLike,
+    config=None,
+    dupe_factor: int = 10,
+    num_shards: int = 1,
+    seed: int = 12345,
+) -> list[Path]:
+    """Static examples for TPU jobs: `dupe_factor` passes over the documents, each with its
+    own pairs and masks, written to `num_shards` TFRecord files (the original
+    `create_pretraining_data.py`).
+
+    Args:
+        documents: tokenized documents (see `tokenize_documents`).
+        vocabulary: the WordPiece tokens.
+        output_dir: where the shards go.
+        config: a `PretrainingDataConfig`.
+        dupe_factor: passes over the data, each masked differently.
+        num_shards: files to write.
+        seed: the seed of pairs and masks.
+    """
+    from keras_bert.data.pretraining import pretraining_dataset
+
+    dataset = pretraining_dataset(
+        documents,
+        vocabulary,
+        batch_size=256,
+        config=config,
+        seed=seed,
+        num_epochs=dupe_factor,
+        drop_remainder=False,
+    )
+    return write_pretraining_tfrecords(dataset, output_dir, num_shards)

@@ -1,0 +1,242 @@
+"""Pretraining throughput: keras_bert's BertPretrainer vs keras-hub's BertMaskedLM.
+
+Both models get the same architecture (random init), the same batch of valid fake data and the
+same optimizer (AdamW, global-norm clipping), and train with `train_on_batch`; keras_bert also
+trains its NSP head. Each oneDNN setting runs in its own process (TF_ENABLE_ONEDNN_OPTS is read
+when TensorFlow starts); inside it, every (size, model, XLA) case is timed per step after
+warm-up and the median is reported.
+
+    python -m bench.bench_pretraining                # both sizes, both oneDNN settings
+    python -m bench.bench_pretraining --sizes mini --steps 5
+
+MFU is against 2 cores x 32 flop/cycle x 2.0 GHz = 128 GFLOP/s, with a train step counted as
+6 x (non-embedding parameters x tokens + masked-LM head parameters x predictions) plus
+attention (12 x layers x sequence^2 x hidden per sequence).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+PEAK_FLOPS = 2 * 32 * 2.0e9
+SIZES = {
+    "mini": {"preset": "mini", "batch_size": 32},
+    "base": {"preset": "base", "batch_size": 8},
+}
+SEQUENCE_LENGTH = 128
+PREDICTIONS = 20
+
+
+def train_step_flops(config, batch_size: int) -> float:
+    hidden, layers, vocabulary = config.hidden_size, config.num_layers, config.vocabulary_size
+    per_layer = 4 * hidden * hidden + 2 * hidden * config.intermediate_size
+    tokens = batch_size * SEQUENCE_LENGTH
+    predictions = batch_size * PREDICTIONS
+    matmuls = layers * per_layer * tokens + (hidden * hidden + vocabulary * hidden) * predictions
+    attention = 12 * layers * SEQUENCE_LENGTH**2 * hidden * batch_size
+    return 6 * matmuls + attention
+
+
+def fake_batch(config, batch_size: int, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(SEQUENCE_LENGTH // 2, SEQUENCE_LENGTH + 1, batch_size)
+    mask = (np.arange(SEQUENCE_LENGTH)[None] < lengths[:, None]).astype("int32")
+    word_ids = rng.integers(1000, config.vocabulary_size, (batch_size, SEQUENCE_LENGTH))
+    word_ids = (word_ids * mask).astype("int32")
+    word_ids[:, 0] = 101
+    word_ids[np.arange(batch_size), lengths - 1] = 102
+    type_ids = ((np.arange(SEQUENCE_LENGTH)[None] >= lengths[:, None] // 2) * mask).astype("int32")
+    positions = np.stack(
+        [
+            np.sort(rng.choice(np.arange(1, length - 1), PREDICTIONS, replace=False))
+            for length in lengths
+        ]
+    ).astype("int32")
+    masked_ids = np.take_along_axis(word_ids, positions, axis=1)
+    return {
+        "word_ids": word_ids,
+        "mask": mask,
+        "type_ids": type_ids,
+        "positions": positions,
+        "masked_ids": masked_ids,
+        "weights": np.ones((batch_size, PREDICTIONS), "float32"),
+        "next_sentence": rng.integers(0, 2, batch_size).astype("int32"),
+    }
+
+
+def _ours(config, batch, jit_compile):
+    from keras_bert.models.pretrainer import BertPretrainer
+    from keras_bert.training import create_optimizer
+
+    model = BertPretrainer(config)
+    model.compile(optimizer=create_optimizer(1e-4, 10_000), jit_compile=jit_compile)
+    x = {
+        "input_word_ids": batch["word_ids"],
+        "input_mask": batch["mask"],
+        "input_type_ids": batch["type_ids"],
+        "masked_lm_positions": batch["positions"],
+    }
+    y = {"masked_lm": batch["masked_ids"], "next_sentence": batch["next_sentence"]}
+    weights = {"masked_lm": batch["weights"], "next_sentence": batch["weights"][:, 0]}
+    return model, x, y, weights
+
+
+def _keras_hub(config, batch, jit_compile):
+    import keras
+    import keras_hub
+
+    from keras_bert.training import create_optimizer
+
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=config.vocabulary_size,
+        num_layers=config.num_layers,
+        num_heads=config.num_heads,
+        hidden_dim=config.hidden_size,
+        intermediate_dim=config.intermediate_size,
+        dropout=config.dropout_rate,
+        max_sequence_length=config.max_sequence_length,
+        num_segments=config.type_vocabulary_size,
+    )
+    model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    model.compile(
+        optimizer=create_optimizer(1e-4, 10_000),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy()],
+        jit_compile=jit_compile,
+    )
+    x = {
+        "token_ids": batch["word_ids"],
+        "padding_mask": batch["mask"],
+        "segment_ids": batch["type_ids"],
+        "mask_positions": batch["positions"],
+    }
+    return model, x, batch["masked_ids"], batch["weights"]
+
+
+def time_case(build, config, batch_size, jit_compile, warmup, steps) -> list[float]:
+    import keras
+    import tensorflow as tf
+
+    keras.utils.set_random_seed(0)
+    model, x, y, weights = build(config, fake_batch(config, batch_size), jit_compile)
+    x, y, weights = tf.nest.map_structure(tf.constant, (x, y, weights))
+    for _ in range(warmup):
+        model.train_on_batch(x, y, sample_weight=weights)
+    times, cpu_times = [], []
+    for _ in range(steps):
+        start, cpu_start = time.perf_counter(), time.process_time()
+        model.train_on_batch(x, y, sample_weight=weights)
+        times.append(time.perf_counter() - start)
+        cpu_times.append(time.process_time() - cpu_start)
+    return times, cpu_times
+
+
+def child(sizes, warmup, steps) -> None:
+    import keras
+
+    from keras_bert import BertConfig
+
+    results = []
+    for size in sizes:
+        config = BertConfig.from_preset(SIZES[size]["preset"])
+        batch_size = SIZES[size]["batch_size"]
+        for implementation, build in (("keras_bert", _ours), ("keras_hub", _keras_hub)):
+            for jit_compile in (False, True):
+                case_steps = steps if size != "base" else max(2, steps // 2)
+                times, cpu_times = time_case(
+                    build, config, batch_size, jit_compile, warmup, case_steps
+                )
+                median = statistics.median(times)
+                results.append(
+                    {
+                        "size": size,
+                        "implementation": implementation,
+                        "xla": jit_compile,
+                        "batch_size": batch_size,
+                        "median_step_s": median,
+                        "sequences_per_s": batch_size / median,
+                        "mfu": train_step_flops(config, batch_size) / median / PEAK_FLOPS,
+                        "step_times_s": times,
+                        # CPU seconds of this process per step: on a shared machine, wall time
+                        # also counts the time other processes held the cores.
+                        "median_step_cpu_s": statistics.median(cpu_times),
+                    }
+                )
+                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+                keras.backend.clear_session()
+    print(json.dumps(results))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
+    parser.add_argument("--onednn", nargs="+", default=["0", "1"], choices=["0", "1"])
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--output", help="write all results as JSON here")
+    arguments = parser.parse_args()
+    if arguments.child:
+        child(arguments.sizes, arguments.warmup, arguments.steps)
+        return
+
+    results = []
+    for onednn in arguments.onednn:
+        environment = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        command = [sys.executable, "-m", "bench.bench_pretraining", "--child", "--sizes"]
+        command += arguments.sizes + ["--warmup", str(arguments.warmup)]
+        command += ["--steps", str(arguments.steps)]
+        output = subprocess.run(
+            command, env=environment, capture_output=True, text=True, check=True
+        ).stdout
+        for result in json.loads(output.strip().splitlines()[-1]):
+            results.append({**result, "onednn": onednn == "1"})
+
+    print(
+        "| size | oneDNN | XLA | keras_bert seq/s | keras-hub seq/s | ratio | MFU ours | MFU hub |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for size in arguments.sizes:
+        for onednn in (False, True):
+            for xla in (False, True):
+                cases = {
+                    r["implementation"]: r
+                    for r in results
+                    if r["size"] == size and r["onednn"] == onednn and r["xla"] == xla
+                }
+                if len(cases) < 2:
+                    continue
+                ours, hub = cases["keras_bert"], cases["keras_hub"]
+                print(
+                    f"| {size} | {'on' if onednn else 'off'} | {'on' if xla else 'off'} "
+                    f"| {ours['sequences_per_s']:.2f} | {hub['sequences_per_s']:.2f} "
+                    f"| {ours['sequences_per_s'] / hub['sequences_per_s']:.2f} "
+                    f"| {ours['mfu']:.1%} | {hub['mfu']:.1%} |"
+                )
+        best = {
+            name: max(
+                r["sequences_per_s"]
+                for r in results
+                if r["size"] == size and r["implementation"] == name
+            )
+            for name in ("keras_bert", "keras_hub")
+        }
+        print(
+            f"{size}: best keras_bert {best['keras_bert']:.2f} seq/s vs best keras-hub "
+            f"{best['keras_hub']:.2f} seq/s = {best['keras_bert'] / best['keras_hub']:.2f}x"
+        )
+    if arguments.output:
+        with open(arguments.output, "w", encoding="utf-8") as file:
+            json.dump(results, file, indent=2)
+
+
+if __name__ == "__main__":
+    main()
