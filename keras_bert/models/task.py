@@ -43,6 +43,12 @@ class BertTask(keras.Model):
             **kwargs,
         )
 
+    def compile_from_config(self, config: dict[str, Any]) -> None:
+        """Compiles a model loaded from `.keras` as it was compiled when saved."""
+        self.compile(**keras.saving.deserialize_keras_object(config))
+        if self.built:
+            self.optimizer.build(self.trainable_variables)
+
     def get_config(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -1,0 +1,92 @@
+"""Fine-tuning extractive question answering (SQuAD) and scoring it as SQuAD does."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from keras_bert.data.squad import QuestionExample, build_question_windows
+from keras_bert.finetuning.recipe import FinetuningConfig, fit_task_model, load_preprocessor
+from keras_bert.metrics import squad_scores
+from keras_bert.models import BertQuestionAnswerer
+from keras_bert.models.span_decoding import Answer, decode_answers
+
+
+def predict_answers(
+    model: BertQuestionAnswerer,
+    tokenizer,
+    examples: Sequence[QuestionExample],
+    max_seq_length: int = 384,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    null_score_threshold: float | None = None,
+    batch_size: int = 32,
+) -> list[Answer]:
+    """The best answer of every question, over all windows of its passage."""
+    windows = build_question_windows(
+        examples, tokenizer, max_seq_length, doc_stride, max_query_length
+    )
+    start_logits, end_logits = [], []
+    for inputs, _ in windows.dataset(batch_size):
+        outputs = model(inputs)
+        start_logits.append(np.asarray(outputs["start_logits"]))
+        end_logits.append(np.asarray(outputs["end_logits"]))
+    return decode_answers(
+        examples,
+        windows,
+        np.concatenate(start_logits),
+        np.concatenate(end_logits),
+        null_score_threshold=null_score_threshold,
+    )
+
+
+def evaluate_question_answerer(model, tokenizer, examples, **settings) -> dict[str, float]:
+    """SQuAD exact match and F1 (percent)."""
+    answers = predict_answers(model, tokenizer, examples, **settings)
+    predictions = {
+        example.id: answer.text for example, answer in zip(examples, answers, strict=True)
+    }
+    return squad_scores(predictions, {example.id: example.answers for example in examples})
+
+
+def finetune_question_answerer(
+    config: FinetuningConfig,
+    train: Sequence[QuestionExample],
+    evaluation: Sequence[QuestionExample] | None = None,
+    doc_stride: int = 128,
+    max_query_length: int = 64,
+    null_score_threshold: float | None = None,
+) -> tuple[BertQuestionAnswerer, dict]:
+    """Fine-tunes the checkpoint of `config` on SQuAD-style examples, evaluates EM/F1, saves.
+
+    `config.seq_length` is the window length (384 in the BERT paper). Writes
+    `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
+    """
+    preprocessor = load_preprocessor(config)
+    windows = build_question_windows(
+        train,
+        preprocessor.tokenizer,
+        config.seq_length,
+        doc_stride,
+        max_query_length,
+        for_training=True,
+    )
+    train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.seed)
+    model, summary = fit_task_model(BertQuestionAnswerer, config, train_dataset, len(windows))
+    if evaluation is not None:
+        summary["evaluation"] = evaluate_question_answerer(
+            model,
+            preprocessor.tokenizer,
+            evaluation,
+            max_seq_length=config.seq_length,
+            doc_stride=doc_stride,
+            max_query_length=max_query_length,
+            null_score_threshold=null_score_threshold,
+        )
+    output_dir = Path(config.output_dir)
+    model.save(output_dir / "model.keras")
+    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    return model, summary

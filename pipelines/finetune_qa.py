@@ -1,0 +1,56 @@
+"""Fine-tune a BERT checkpoint for extractive question answering (SQuAD v1.1 / v2.0).
+
+Example:
+    python -m pipelines.finetune_qa --train train-v1.1.json --eval dev-v1.1.json \\
+        --output-dir runs/squad --seq-length 384 --epochs 2 --learning-rate 3e-5
+or with tfds: --tfds squad/v1.1 (and --null-score-threshold 0.0 for squad/v2.0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from keras_bert.data.squad import load_tfds_squad, read_squad
+from keras_bert.finetuning.question_answering import finetune_question_answerer
+from pipelines.common import add_finetuning_arguments, finetuning_config
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", help="SQuAD JSON training file")
+    source.add_argument("--tfds", help="tfds name: squad/v1.1 or squad/v2.0")
+    parser.add_argument("--eval", help="SQuAD JSON evaluation file")
+    parser.add_argument("--tfds-data-dir")
+    parser.add_argument("--doc-stride", type=int, default=128)
+    parser.add_argument("--max-query-length", type=int, default=64)
+    parser.add_argument(
+        "--null-score-threshold",
+        type=float,
+        help="SQuAD v2: answer nothing when [CLS] outscores the best span by more than this",
+    )
+    add_finetuning_arguments(parser)
+    parser.set_defaults(seq_length=384, learning_rate=3e-5, batch_size=12)
+    args = parser.parse_args(argv)
+
+    if args.tfds:
+        train = load_tfds_squad(args.tfds, "train", data_dir=args.tfds_data_dir)
+        evaluation = load_tfds_squad(args.tfds, "validation", data_dir=args.tfds_data_dir)
+    else:
+        train = read_squad(args.train)
+        evaluation = read_squad(args.eval) if args.eval else None
+    _, summary = finetune_question_answerer(
+        finetuning_config(args),
+        train,
+        evaluation,
+        doc_stride=args.doc_stride,
+        max_query_length=args.max_query_length,
+        null_score_threshold=args.null_score_threshold,
+    )
+    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
+    return summary
+
+
+if __name__ == "__main__":
+    main()

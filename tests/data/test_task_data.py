@@ -1,0 +1,141 @@
+"""Readers and tf.data pipelines of the fine-tuning tasks, on the real shared data."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert.data.classification import (
+    DataError,
+    classification_dataset,
+    encode_labels,
+    load_tfds_classification,
+    read_classification_file,
+)
+from keras_bert.data.token_classification import (
+    read_conll,
+    read_tagged_jsonl,
+    tag_names_of,
+    token_classification_dataset,
+)
+from keras_bert.models.token_classifier import IGNORED_LABEL
+from keras_bert.text import BertPreprocessor
+
+
+@pytest.fixture(scope="module")
+def preprocessor(minilm_dir):
+    return BertPreprocessor.from_checkpoint(minilm_dir, seq_length=32)
+
+
+def test_reads_the_movie_snippets(data_dir):
+    train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
+    assert len(train) == 8421 and set(train.labels) == {"neg", "pos"}
+    scores = read_classification_file(
+        data_dir / "sentiment" / "movie_snippets.dev.jsonl", label_column="score", regression=True
+    )
+    assert all(-4 <= score <= 4 for score in scores.labels)
+
+
+def test_csv_and_tsv_pairs(tmp_path):
+    (tmp_path / "pairs.tsv").write_text("premise\thypothesis\tlabel\nA dog.\tAn animal.\tyes\n")
+    (tmp_path / "pairs.csv").write_text('premise,hypothesis,label\n"A, dog.",An animal.,yes\n')
+    for name in ("pairs.tsv", "pairs.csv"):
+        examples = read_classification_file(
+            tmp_path / name, text_column="premise", text_pair_column="hypothesis"
+        )
+        assert examples.text_pairs == ["An animal."] and examples.labels == ["yes"]
+    with pytest.raises(DataError, match="record 1 has no label"):
+        read_classification_file(
+            tmp_path / "pairs.csv", text_column="premise", label_column="label "
+        )
+
+
+def test_unseen_labels_are_named():
+    with pytest.raises(DataError, match="Labels not seen in training: 'neutral'"):
+        encode_labels(["pos", "neutral"], ["neg", "pos"])
+
+
+def test_classification_batches_are_packed_and_trimmed(data_dir, preprocessor):
+    examples = read_classification_file(data_dir / "sentiment" / "movie_snippets.dev.jsonl")
+    labels = encode_labels(examples.labels, ["neg", "pos"])
+    batches = list(classification_dataset(examples.sample(40), preprocessor, labels[:40], 16))
+    assert [len(batch_labels) for _, batch_labels in batches] == [16, 16, 8]
+    for inputs, _ in batches:
+        mask = inputs["input_mask"].numpy()
+        assert mask.shape[1] == mask.sum(1).max() <= 32  # cut to the longest sequence
+
+
+def test_tfds_classification_loads_offline(tmp_path):
+    """The real `tfds.load` path, on a dataset built from local files."""
+    import tensorflow_datasets as tfds
+
+    class LocalSentiment(tfds.core.GeneratorBasedBuilder):
+        VERSION = tfds.core.Version("1.0.0")
+
+        def _info(self):
+            return self.dataset_info_from_configs(
+                features=tfds.features.FeaturesDict(
+                    {
+                        "sentence": tfds.features.Text(),
+                        "label": tfds.features.ClassLabel(names=["negative", "positive"]),
+                    }
+                )
+            )
+
+        def _split_generators(self, dl_manager):
+            return {"train": self._generate_examples()}
+
+        def _generate_examples(self):
+            for index, (text, label) in enumerate([("Great film.", 1), ("Dull.", 0)]):
+                yield index, {"sentence": text, "label": label}
+
+    LocalSentiment(data_dir=str(tmp_path)).download_and_prepare()
+    examples, label_names = load_tfds_classification(
+        "local_sentiment",
+        "train",
+        data_dir=tmp_path,
+        features=("sentence", None, "label"),
+        download=False,
+    )
+    assert label_names == ["negative", "positive"]
+    assert sorted(zip(examples.texts, examples.labels, strict=True)) == [
+        ("Dull.", "negative"),
+        ("Great film.", "positive"),
+    ]
+
+
+def test_conll_reader_and_its_errors(tmp_path):
+    path = tmp_path / "train.conll"
+    path.write_text("-DOCSTART- -X- O\n\nEU NNP B-ORG\nrejects VBZ O\n\nPeter NNP B-PER\n")
+    sentences = read_conll(path)
+    assert sentences.words == [["EU", "rejects"], ["Peter"]]
+    path.write_text("EU NNP B-ORG\nrejects\n")
+    with pytest.raises(DataError, match=r"train.conll:2: expected a word and a tag"):
+        read_conll(path)
+
+
+def test_ner_labels_sit_on_first_pieces(data_dir, preprocessor):
+    sentences = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl")
+    tag_names = tag_names_of(sentences)
+    assert tag_names[0] == "O" and len(tag_names) == 21
+    first = sentences.sample(3, seed=4)
+    tag_ids = [[tag_names.index(tag) for tag in tags] for tags in first.tags]
+    inputs, labels = next(iter(token_classification_dataset(first, preprocessor, tag_ids, 3)))
+    tokenizer = preprocessor.tokenizer
+    for row, (words, word_tags) in enumerate(zip(first.words, tag_ids, strict=True)):
+        expected = []
+        for word, tag in zip(words, word_tags, strict=True):
+            pieces = tokenizer(tf.constant([word])).to_list()[0]
+            expected += [tag] + [IGNORED_LABEL] * (len(pieces) - 1)
+        expected = [IGNORED_LABEL] + expected[:30] + [IGNORED_LABEL]
+        real = inputs["input_mask"][row].numpy() == 1
+        np.testing.assert_array_equal(labels[row].numpy()[real], expected)
+        assert (labels[row].numpy()[~real] == IGNORED_LABEL).all()
+
+
+def test_tagged_jsonl_errors(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"tokens": ["a", "b"], "tags": ["O"]}) + "\n")
+    with pytest.raises(DataError, match="bad.jsonl:1: needs lists 'tokens' and 'tags'"):
+        read_tagged_jsonl(path)

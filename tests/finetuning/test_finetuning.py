@@ -1,0 +1,92 @@
+"""End-to-end fine-tuning of the real MiniLM checkpoint on a few batches of real data."""
+
+import json
+
+import keras
+import pytest
+
+from keras_bert.data.classification import DataError, read_classification_file
+from keras_bert.data.squad import read_squad
+from keras_bert.data.token_classification import read_tagged_jsonl
+from keras_bert.finetuning.classification import finetune_classifier
+from keras_bert.finetuning.question_answering import finetune_question_answerer
+from keras_bert.finetuning.recipe import FinetuningConfig
+from keras_bert.finetuning.token_classification import finetune_token_classifier
+from keras_bert.models import BertClassifier
+
+pytestmark = pytest.mark.slow
+
+
+def config(checkpoint_dir, tmp_path, **changes):
+    settings = {"seq_length": 32, "batch_size": 8, "epochs": 1, "learning_rate": 1e-4}
+    return FinetuningConfig(str(checkpoint_dir), str(tmp_path), **{**settings, **changes})
+
+
+def test_sentiment_classifier(minilm_dir, data_dir, tmp_path):
+    train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
+    dev = read_classification_file(data_dir / "sentiment" / "movie_snippets.dev.jsonl")
+    model, summary = finetune_classifier(
+        config(minilm_dir, tmp_path, max_train_examples=32), train, dev.sample(48)
+    )
+    assert summary["train_steps"] == 4
+    assert 0.0 <= summary["evaluation"]["accuracy"] <= 1.0
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["evaluation"] == summary["evaluation"]
+    restored = keras.saving.load_model(tmp_path / "model.keras")
+    assert isinstance(restored, BertClassifier) and restored.label_names == ["neg", "pos"]
+    assert restored.compiled
+
+
+def test_unseen_evaluation_labels_fail_before_training(tiny_checkpoint_dir, data_dir, tmp_path):
+    train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
+    dev = read_classification_file(data_dir / "sentiment" / "movie_snippets.dev.jsonl")
+    dev.labels[0] = "neutral"
+    with pytest.raises(DataError, match="'neutral'"):
+        finetune_classifier(config(tiny_checkpoint_dir, tmp_path), train, dev)
+    assert not (tmp_path / "model.keras").exists()
+
+
+def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, tmp_path):
+    train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
+    settings = config(tiny_checkpoint_dir, tmp_path, max_train_examples=16, epochs=3)
+
+    class Interrupt(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 2:
+                raise KeyboardInterrupt
+
+    original_fit = keras.Model.fit
+
+    def interrupted_fit(self, *args, callbacks=(), **kwargs):
+        return original_fit(self, *args, callbacks=[*callbacks, Interrupt()], **kwargs)
+
+    keras.Model.fit = interrupted_fit
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            finetune_classifier(settings, train)
+    finally:
+        keras.Model.fit = original_fit
+    _, summary = finetune_classifier(settings, train)
+    # Epochs 1 and 2 were done before the interruption; only epoch 3 runs again.
+    assert len(summary["history"]["loss"]) == 1
+
+
+def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
+    train = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl")
+    _, summary = finetune_token_classifier(
+        config(tiny_checkpoint_dir, tmp_path, seq_length=48, epochs=0.02), train, train.sample(16)
+    )
+    scores = summary["evaluation"]
+    assert set(scores) == {"precision", "recall", "f1", "per_type"}
+
+
+def test_question_answering(tiny_checkpoint_dir, data_dir, tmp_path):
+    examples = read_squad(data_dir / "qa" / "squad_v1_sample.json")
+    _, summary = finetune_question_answerer(
+        config(tiny_checkpoint_dir, tmp_path, seq_length=96, epochs=1),
+        examples,
+        examples,
+        doc_stride=48,
+        max_query_length=24,
+    )
+    assert summary["evaluation"]["count"] == 5
