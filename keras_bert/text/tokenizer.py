@@ -154,9 +154,7 @@ class WordPieceTokenizer(keras.layers.Layer):
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` of a `[batch]` string tensor."""
-        words = split_words(texts, self.lowercase)[0]
-        ids = self._wordpiece.tokenize(_cap_word_length(words.flat_values))
-        return words.with_flat_values(ids).merge_dims(1, 2)
+        return self.tokenize_words_with_offsets(texts)[0].merge_dims(1, 2)
 
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
         """Maps ids (dense or ragged, any int dtype) to their token strings."""

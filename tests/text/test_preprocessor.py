@@ -78,6 +78,28 @@ def test_offsets_index_the_raw_text(tokenizer):
     ]  # fmt: skip
 
 
+def test_words_with_offsets_group_the_pieces_of_each_word(tokenizer):
+    text = "Unaffable [MASK], naïve 中文"
+    texts = tf.constant([text])
+    ids, starts, ends = tokenizer.tokenize_words_with_offsets(texts)
+    assert ids.merge_dims(1, 2).to_list() == tokenizer(texts).to_list()
+    assert tokenizer.id_to_token(ids).to_list() == [
+        [
+            [b"una", b"##ffa", b"##ble"],
+            [b"[MASK]"],
+            [b","],
+            [b"naive"],
+            [b"\xe4\xb8\xad"],
+            [b"\xe6\x96\x87"],
+        ]
+    ]
+    raw = text.encode("utf-8")
+    spans = zip(starts[0].numpy(), ends[0].numpy(), strict=True)
+    assert [raw[start:end].decode() for start, end in spans] == [
+        "Unaffable", "[MASK]", ",", "naïve", "中", "文"
+    ]  # fmt: skip
+
+
 def test_id_to_token_inverts_ids(tokenizer):
     ids = tokenizer(tf.constant(["the [MASK] sat on unaffable mats"]))
     tokens = tokenizer.id_to_token(ids).to_list()
