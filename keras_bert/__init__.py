@@ -1,7 +1,22 @@
 """keras_bert: BERT for TensorFlow and Keras 3 — pretrain, fine-tune, serve with TF Serving."""
 
 from keras_bert.config import BertConfig, ConfigError
-from keras_bert.models import BertEncoder
+from keras_bert.models import (
+    BertClassifier,
+    BertEncoder,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
+)
+from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 
-__all__ = ["BertConfig", "BertEncoder", "ConfigError"]
+__all__ = [
+    "BertClassifier",
+    "BertConfig",
+    "BertEncoder",
+    "BertPreprocessor",
+    "BertQuestionAnswerer",
+    "BertTokenClassifier",
+    "ConfigError",
+    "WordPieceTokenizer",
+]
 __version__ = "0.1.0"
