@@ -168,7 +168,12 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(small_preproc
         lambda texts: small_preprocessor(texts),
         input_signature=[tf.TensorSpec([None], tf.string)],
     )
-    tf.saved_model.save(module, str(export_dir), signatures={"serving_default": module.serve})
+    module.tokens = tf.function(
+        lambda ids: {"tokens": small_preprocessor.tokenizer.id_to_token(ids)},
+        input_signature=[tf.TensorSpec([None, None], tf.int32)],
+    )
+    signatures = {"serving_default": module.serve, "tokens": module.tokens}
+    tf.saved_model.save(module, str(export_dir), signatures=signatures)
     assert (export_dir / "assets" / "vocab.txt").is_file()
     texts = ["The [MASK] sat on the mat.", "Straße ΟΔΟΣ 中文 🥰 naïve", ""]
     script = textwrap.dedent(
@@ -176,9 +181,12 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(small_preproc
         import json, sys
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the ops)
-        serve = tf.saved_model.load({str(export_dir)!r}).signatures["serving_default"]
-        outputs = serve(texts=tf.constant(json.loads(sys.stdin.read())))
-        print(json.dumps({{name: value.numpy().tolist() for name, value in outputs.items()}}))
+        signatures = tf.saved_model.load({str(export_dir)!r}).signatures
+        outputs = signatures["serving_default"](texts=tf.constant(json.loads(sys.stdin.read())))
+        outputs = {{name: value.numpy().tolist() for name, value in outputs.items()}}
+        tokens = signatures["tokens"](ids=tf.constant(outputs["input_word_ids"]))["tokens"]
+        outputs["tokens"] = [[token.decode() for token in row] for row in tokens.numpy()]
+        print(json.dumps(outputs))
         """
     )
     result = subprocess.run(
@@ -192,6 +200,9 @@ def test_saved_model_runs_with_only_tensorflow_and_tensorflow_text(small_preproc
     expected = small_preprocessor(tf.constant(texts))
     for name, tensor in expected.items():
         np.testing.assert_array_equal(served[name], tensor)
+    assert served["tokens"][0][:9] == [
+        "[CLS]", "the", "[MASK]", "sat", "on", "the", "mat", ".", "[SEP]"
+    ]  # fmt: skip
 
 
 def test_from_checkpoint_reads_casing(minilm_dir, tmp_path):
