@@ -1,0 +1,111 @@
+import keras
+import numpy as np
+import pytest
+
+from keras_bert.data import (
+    MaskingConfig,
+    PretrainingDataConfig,
+    create_pretraining_tfrecords,
+    read_text_documents,
+    tokenize_documents,
+)
+from keras_bert.text import WordPieceTokenizer, load_vocabulary
+from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+from pipelines.pretrain import _parser
+
+
+@pytest.fixture
+def restore_dtype_policy():
+    yield
+    keras.mixed_precision.set_global_policy("float32")
+
+
+def test_config_is_validated(tmp_path):
+    with pytest.raises(ValueError, match="multiple of steps_per_checkpoint"):
+        PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", total_steps=15)
+    with pytest.raises(ValueError, match="exactly one of"):
+        PretrainingConfig(str(tmp_path), vocabulary_file="v")
+    with pytest.raises(ValueError, match="precision"):
+        PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", precision="fp8")
+
+
+def test_flags_and_json_config_file(tmp_path):
+    config_file = tmp_path / "run.json"
+    config_file.write_text(
+        '{"output_dir": "out", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
+        ' "total_steps": 200, "data": {"max_seq_length": 64}}'
+    )
+    arguments = vars(
+        _parser().parse_args(
+            ["--config", str(config_file), "--total_steps", "400", "--jit_compile", "true"]
+        )
+    )
+    overrides = {k: v for k, v in arguments.items() if v is not None and k != "config"}
+    config = PretrainingConfig.from_json_file(config_file, **overrides)
+    assert config.total_steps == 400 and config.jit_compile is True
+    assert config.data.max_seq_length == 64 and config.input_files == ["a.txt"]
+
+
+@pytest.mark.parametrize(
+    "precision, optimizer, compute_dtype",
+    [("mixed_float16", "lamb", "float16"), ("mixed_bfloat16", "adamw", "bfloat16")],
+)
+def test_mixed_precision_with_gradient_accumulation(
+    small_config, precision, optimizer, compute_dtype, restore_dtype_policy
+):
+    config = PretrainingConfig(
+        **{
+            **small_config,
+            "precision": precision,
+            "optimizer": optimizer,
+            "gradient_accumulation_steps": 2,
+            "total_steps": 8,
+            "steps_per_checkpoint": 4,
+        }
+    )
+    history = run_pretraining(config)
+    model = history.model
+    assert model.encoder.blocks[0].compute_dtype == compute_dtype
+    assert all(np.isfinite(history.history["loss"]))
+    inner = model.optimizer
+    if precision == "mixed_float16":
+        # float16 needs loss scaling; bfloat16 has float32's range and does not. (The loss
+        # scale starts high: steps with overflowing gradients are skipped while it adapts.)
+        assert isinstance(inner, keras.optimizers.LossScaleOptimizer)
+        inner = inner.inner_optimizer
+    assert type(inner).__name__ == {"lamb": "Lamb", "adamw": "AdamW"}[optimizer]
+    assert inner.gradient_accumulation_steps == 2
+    # Keras counts optimizer updates: 8 batches, accumulated 2 by 2. (Under loss scaling an
+    # update with overflowing gradients would be skipped.)
+    updates = int(inner.iterations.numpy())
+    assert updates == 4 if precision == "mixed_bfloat16" else 1 <= updates <= 4
+    # Variables stay float32 (the masters); outputs are float32 logits.
+    assert all(variable.dtype == "float32" for variable in model.trainable_weights)
+
+
+def test_training_from_static_tfrecords(small_corpus, small_config, tmp_path):
+    vocabulary_file = small_corpus["vocabulary_file"]
+    documents = tokenize_documents(
+        read_text_documents(small_corpus["input_files"]), WordPieceTokenizer(vocabulary_file)
+    )
+    data = PretrainingDataConfig(
+        max_seq_length=32, masking=MaskingConfig(max_predictions_per_seq=5)
+    )
+    paths = create_pretraining_tfrecords(
+        documents,
+        load_vocabulary(vocabulary_file),
+        tmp_path / "records",
+        data,
+        dupe_factor=2,
+        num_shards=2,
+    )
+    assert len(paths) == 2
+    config = {
+        **small_config,
+        "input_files": [],
+        "tfrecord_pattern": str(tmp_path / "records" / "*"),
+    }
+    history = run_pretraining(
+        PretrainingConfig(**{**config, "total_steps": 4, "steps_per_checkpoint": 2})
+    )
+    assert int(history.model.optimizer.iterations.numpy()) == 4
