@@ -28,6 +28,12 @@ def add_finetuning_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", default=defaults["strategy"])
     parser.add_argument("--jit-compile", action="store_true")
     parser.add_argument("--max-train-examples", type=int)
+    parser.add_argument(
+        "--no-length-bucketing",
+        dest="length_bucketing",
+        action="store_false",
+        help="batch training texts in random order instead of by similar length",
+    )
 
 
 def finetuning_config(args: argparse.Namespace) -> FinetuningConfig:
@@ -43,4 +49,5 @@ def finetuning_config(args: argparse.Namespace) -> FinetuningConfig:
         strategy=args.strategy,
         jit_compile=args.jit_compile,
         max_train_examples=args.max_train_examples,
+        length_bucketing=args.length_bucketing,
     )

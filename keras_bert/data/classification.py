@@ -168,6 +168,14 @@ def trim_padding(features: dict[str, tf.Tensor], *rest):
     return ({name: tensor[:, :longest] for name, tensor in features.items()}, *rest)
 
 
+def packed_lengths(examples: ClassificationExamples, preprocessor) -> np.ndarray:
+    """The packed length of every example: its tokens, [CLS] and [SEP]s, at most seq_length."""
+    lengths = len(examples.segments) + 1
+    for segment in examples.segments:
+        lengths += np.asarray(preprocessor.tokenizer(tf.constant(segment)).row_lengths())
+    return np.minimum(lengths, preprocessor.seq_length).astype(np.int32)
+
+
 def classification_dataset(
     examples: ClassificationExamples,
     preprocessor,
@@ -177,8 +185,14 @@ def classification_dataset(
     seed: int = 0,
     dynamic_padding: bool = True,
     drop_remainder: bool = False,
+    length_bucketing: bool = False,
 ) -> tf.data.Dataset:
     """Batches of `(inputs, labels)`, tokenized and packed in the `tf.data` graph.
+
+    With `length_bucketing`, each batch holds texts of similar token length (buckets 8 tokens
+    wide), so that, with `dynamic_padding`, little compute goes to padding: on the movie-review
+    snippets (27 tokens on average) a batch is ~30 tokens long instead of ~51 for random
+    batches. Batches are still drawn in shuffled order.
 
     Args:
         examples: the texts.
@@ -189,13 +203,27 @@ def classification_dataset(
         seed: the shuffle seed.
         dynamic_padding: cut each batch to its longest sequence instead of `seq_length`.
         drop_remainder: drop a last, smaller batch (fixed shapes for TPUs).
+        length_bucketing: batch texts of similar length together.
     """
     if len(label_ids) != len(examples):
         raise DataError(f"{len(label_ids)} labels for {len(examples)} examples.")
-    dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids))
-    if shuffle:
-        dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-    dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    if not length_bucketing:
+        dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids))
+        if shuffle:
+            dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+        dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
+    else:
+        lengths = packed_lengths(examples, preprocessor)
+        dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids, lengths))
+        if shuffle:
+            dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
+        boundaries = list(range(8, preprocessor.seq_length, 8))
+        dataset = dataset.bucket_by_sequence_length(
+            lambda segments, labels, length: length,
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+            drop_remainder=drop_remainder,
+        ).map(lambda segments, labels, length: (segments, labels))
     dataset = dataset.map(
         lambda segments, labels: (preprocessor(tuple(tf.unstack(segments))), labels),
         num_parallel_calls=tf.data.AUTOTUNE,

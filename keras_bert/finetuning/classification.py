@@ -63,7 +63,13 @@ def finetune_classifier(
     if evaluation is not None and not regression:
         encode_labels(evaluation.labels, label_names)  # fail before training, not after
     train_dataset = classification_dataset(
-        train, preprocessor, targets, config.batch_size, shuffle=True, seed=config.seed
+        train,
+        preprocessor,
+        targets,
+        config.batch_size,
+        shuffle=True,
+        seed=config.seed,
+        length_bucketing=config.length_bucketing,
     )
 
     def build(encoder):

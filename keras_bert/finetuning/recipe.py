@@ -36,6 +36,7 @@ class FinetuningConfig:
         strategy: "default", "mirrored", "multi_worker_mirrored" or "tpu".
         jit_compile: compile train steps with XLA (falls back where unsupported).
         max_train_examples: train on N examples drawn at random under `seed` (quick runs).
+        length_bucketing: batch training texts of similar length (less padding, faster).
     """
 
     checkpoint: str
@@ -51,6 +52,7 @@ class FinetuningConfig:
     strategy: str = "default"
     jit_compile: bool = False
     max_train_examples: int | None = None
+    length_bucketing: bool = True
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)
