@@ -15,7 +15,6 @@ import keras
 from keras_bert import BertEncoder
 from keras_bert.export import export_for_serving, serving_module, write_server_config
 from keras_bert.export.server_config import CONTAINER_BASE_PATH, docker_command
-from keras_bert.export.signatures import MaskedLMServing
 from keras_bert.text import BertPreprocessor
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
@@ -54,13 +53,9 @@ def main() -> None:
     options = {
         "classifier": {"text_pairs": args.text_pairs},
         "token_classifier": {"max_entities": args.max_entities},
+        "masked_lm": {"top_k": args.top_k},
     }.get(args.task, {})
-    if args.task == "masked_lm":
-        module = MaskedLMServing(
-            model.encoder, model.masked_lm_head, preprocessor, top_k=args.top_k
-        )
-    else:
-        module = serving_module(model, preprocessor, **options)
+    module = serving_module(model, preprocessor, **options)
     export_dir = export_for_serving(
         module, args.base_dir, args.name, args.version, check_ops=not args.skip_op_check
     )

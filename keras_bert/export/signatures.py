@@ -394,9 +394,8 @@ class MaskedLMServing(_Serving):
     `serving_ids` returns the same outputs for the `[MASK]` ids in `input_word_ids`.
 
     Args:
-        encoder: the `BertEncoder`.
-        masked_lm_head: called as `masked_lm_head(sequence_output, masked_positions)` and
-            returning logits `[batch, predictions, vocabulary]`.
+        model: a `BertPretrainer`, or any model that takes the encoder inputs plus
+            `masked_lm_positions` `[batch, predictions]` and returns `{"masked_lm": logits}`.
         preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
         top_k: fillers per mask.
         max_masks: mask slots per text.
@@ -404,14 +403,12 @@ class MaskedLMServing(_Serving):
 
     def __init__(
         self,
-        encoder: keras.Model,
-        masked_lm_head: keras.layers.Layer,
+        model: keras.Model,
         preprocessor: BertPreprocessor,
         top_k: int = 5,
         max_masks: int = 4,
     ):
-        super().__init__(encoder, preprocessor)
-        self.masked_lm_head = masked_lm_head
+        super().__init__(model, preprocessor)
         self.mask_id = preprocessor.tokenizer.token_to_id(MASK_TOKEN)
         self.top_k = top_k
         self.max_masks = max_masks
@@ -426,8 +423,8 @@ class MaskedLMServing(_Serving):
         mask_positions = tf.ragged.boolean_mask(all_positions, is_mask)
         num_masks = tf.minimum(tf.cast(mask_positions.row_lengths(), tf.int32), self.max_masks)
         mask_positions = mask_positions.to_tensor(0, shape=[None, self.max_masks])
-        sequence_output = self.model(inputs, training=False)["sequence_output"]
-        logits = self.masked_lm_head(sequence_output, mask_positions)
+        model_inputs = {**inputs, "masked_lm_positions": mask_positions}
+        logits = self.model(model_inputs, training=False)["masked_lm"]
         probabilities, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
         is_real = (tf.range(self.max_masks)[tf.newaxis] < num_masks[:, tf.newaxis])[..., None]
         is_real = tf.broadcast_to(is_real, tf.shape(ids))
@@ -446,8 +443,8 @@ class MaskedLMServing(_Serving):
 def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options) -> _Serving:
     """The serving module of a task model (`options` go to its constructor).
 
-    `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer` and `BertEncoder` are
-    recognised; for a masked LM build `MaskedLMServing` directly.
+    `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder` and
+    `BertPretrainer` (masked LM) are recognised.
     """
     from keras_bert.models import (
         BertClassifier,
@@ -455,12 +452,14 @@ def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options
         BertQuestionAnswerer,
         BertTokenClassifier,
     )
+    from keras_bert.models.pretrainer import BertPretrainer
 
     serving_classes: Sequence[tuple[type, type]] = (
         (BertClassifier, ClassifierServing),
         (BertTokenClassifier, TokenClassifierServing),
         (BertQuestionAnswerer, QuestionAnswererServing),
         (BertEncoder, EncoderServing),
+        (BertPretrainer, MaskedLMServing),
     )
     for model_class, serving_class in serving_classes:
         if isinstance(model, model_class):

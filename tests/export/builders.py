@@ -11,7 +11,6 @@ import tempfile
 from pathlib import Path
 
 import keras
-from keras import ops
 
 from keras_bert import BertConfig, BertEncoder
 from keras_bert.export import (
@@ -24,24 +23,13 @@ from keras_bert.export import (
     write_server_config,
 )
 from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
+from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.text import BertPreprocessor
 
 SEQ_LENGTH = 32
 NER_LABELS = ["O", "B-person", "I-person", "B-location", "I-location"]
 SENTIMENT_LABELS = ["negative", "positive", "neutral"]
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
-
-
-class GatherDenseHead(keras.layers.Layer):
-    """A stand-in masked-LM head: the vectors at `masked_positions` through a dense layer."""
-
-    def __init__(self, vocabulary_size: int, **kwargs):
-        super().__init__(**kwargs)
-        self.dense = keras.layers.Dense(vocabulary_size, name="decoder")
-
-    def call(self, sequence_output, masked_positions):
-        positions = ops.cast(masked_positions, "int32")[:, :, None]
-        return self.dense(ops.take_along_axis(sequence_output, positions, axis=1))
 
 
 @functools.cache
@@ -51,7 +39,6 @@ def serving_modules(vocabulary_path: str) -> dict:
     preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
     vocabulary_size = len(preprocessor.tokenizer.vocabulary)
     encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=vocabulary_size))
-    masked_lm_head = GatherDenseHead(vocabulary_size)
     return {
         "classifier": ClassifierServing(
             BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor
@@ -63,7 +50,7 @@ def serving_modules(vocabulary_path: str) -> dict:
             BertQuestionAnswerer(encoder), preprocessor, max_question_length=8
         ),
         "encoder": EncoderServing(encoder, preprocessor),
-        "masked_lm": MaskedLMServing(encoder, masked_lm_head, preprocessor, top_k=3, max_masks=2),
+        "masked_lm": MaskedLMServing(BertPretrainer(encoder), preprocessor, top_k=3, max_masks=2),
     }
 
 

@@ -221,14 +221,16 @@ def test_question_answerer_matches_brute_force(served, serving_modules):
 
 def _reference_fillers(module, inputs: dict) -> tuple[list, list, list]:
     word_ids = inputs["input_word_ids"].numpy()
-    sequence_output = module.model(inputs)["sequence_output"]
     tokens, probabilities, counts = [], [], []
     for row in range(len(word_ids)):
         positions = np.flatnonzero(word_ids[row] == module.mask_id)[: module.max_masks]
         counts.append(len(positions))
         padded = np.zeros([1, module.max_masks], np.int32)
         padded[0, : len(positions)] = positions
-        logits = module.masked_lm_head(sequence_output[row : row + 1], padded).numpy()[0]
+        row_inputs = {name: value[row : row + 1] for name, value in inputs.items()}
+        row_inputs["masked_lm_positions"] = tf.constant(padded)
+        logits = module.model(row_inputs)["masked_lm"]
+        logits = logits.numpy()[0]
         row_tokens, row_probabilities = [], []
         for slot in range(module.max_masks):
             if slot >= len(positions):
