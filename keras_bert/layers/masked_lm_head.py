@@ -32,7 +32,7 @@ class MaskedLMHead(keras.layers.Layer):
     >>> embedding = keras.layers.Embedding(50, 8)
     >>> embedding.build((None,))
     >>> head = MaskedLMHead(embedding)
-    >>> head(np.ones((2, 6, 8)), np.array([[1, 4], [0, 0]])).shape
+    >>> tuple(head(np.ones((2, 6, 8)), np.array([[1, 4], [0, 0]])).shape)
     (2, 2, 50)
     """
 

@@ -18,7 +18,7 @@ class NextSentenceHead(keras.layers.Layer):
 
     Example:
     >>> import numpy as np
-    >>> NextSentenceHead()(np.ones((3, 8))).shape
+    >>> tuple(NextSentenceHead()(np.ones((3, 8))).shape)
     (3, 2)
     """
 

@@ -54,7 +54,7 @@ class BertPretrainer(keras.Model):
     ...     "input_type_ids": np.array([[0, 0, 0, 0]]),
     ...     "masked_lm_positions": np.array([[2, 0]]),
     ... })
-    >>> outputs["masked_lm"].shape, outputs["next_sentence"].shape
+    >>> tuple(outputs["masked_lm"].shape), tuple(outputs["next_sentence"].shape)
     ((1, 2, 100), (1, 2))
     """
 

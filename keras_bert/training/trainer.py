@@ -113,6 +113,11 @@ class PretrainingConfig:
         sources = [bool(self.input_files), bool(self.tfds_name), bool(self.tfrecord_pattern)]
         if sum(sources) != 1:
             raise ValueError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
+        if self.strategy == "tpu" and not self.tfrecord_pattern:
+            raise ValueError(
+                "TPU workers cannot run the Python pair generator of text input: write static "
+                "examples with pipelines/create_pretraining_data.py and pass tfrecord_pattern."
+            )
         if not self.tfrecord_pattern and not self.vocabulary_file and not self.init_checkpoint:
             raise ValueError("Text input needs a vocabulary_file (or an init_checkpoint's).")
 

@@ -25,6 +25,8 @@ def test_config_is_validated(tmp_path):
         PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", total_steps=15)
     with pytest.raises(ValueError, match="exactly one of"):
         PretrainingConfig(str(tmp_path), vocabulary_file="v")
+    with pytest.raises(ValueError, match="tfrecord_pattern"):
+        PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", strategy="tpu")
     with pytest.raises(ValueError, match="precision"):
         PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", precision="fp8")
 
