@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
 from keras_bert.data.classification import (
@@ -12,7 +9,12 @@ from keras_bert.data.classification import (
     classification_dataset,
     encode_labels,
 )
-from keras_bert.finetuning.recipe import FinetuningConfig, fit_task_model, load_preprocessor
+from keras_bert.finetuning.recipe import (
+    FinetuningConfig,
+    fit_task_model,
+    load_preprocessor,
+    save_run,
+)
 from keras_bert.metrics import classification_scores, regression_scores
 from keras_bert.models import BertClassifier
 
@@ -83,7 +85,5 @@ def finetune_classifier(
     model, summary = fit_task_model(build, config, train_dataset, len(train))
     if evaluation is not None:
         summary["evaluation"] = evaluate_classifier(model, preprocessor, evaluation)
-    output_dir = Path(config.output_dir)
-    model.save(output_dir / "model.keras")
-    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    save_run(model, summary, config)
     return model, summary

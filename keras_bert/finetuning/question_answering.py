@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
-from keras_bert.finetuning.recipe import FinetuningConfig, fit_task_model, load_preprocessor
+from keras_bert.finetuning.recipe import (
+    FinetuningConfig,
+    fit_task_model,
+    load_preprocessor,
+    save_run,
+)
 from keras_bert.metrics import squad_scores
 from keras_bert.models import BertQuestionAnswerer
 from keras_bert.models.span_decoding import Answer, decode_answers
@@ -86,7 +89,5 @@ def finetune_question_answerer(
             max_query_length=max_query_length,
             null_score_threshold=null_score_threshold,
         )
-    output_dir = Path(config.output_dir)
-    model.save(output_dir / "model.keras")
-    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    save_run(model, summary, config)
     return model, summary

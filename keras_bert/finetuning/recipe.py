@@ -133,6 +133,13 @@ def fit_task_model(
     return model, summary
 
 
+def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> None:
+    """Writes `<output_dir>/model.keras` and `<output_dir>/metrics.json`."""
+    output_dir = Path(config.output_dir)
+    model.save(output_dir / "model.keras")
+    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+
+
 def _is_batch_job() -> bool:
     """Whether output goes to a log rather than a terminal (one line per epoch then)."""
     import sys

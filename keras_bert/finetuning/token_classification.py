@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import tensorflow as tf
 
@@ -14,7 +11,12 @@ from keras_bert.data.token_classification import (
     tag_names_of,
     token_classification_dataset,
 )
-from keras_bert.finetuning.recipe import FinetuningConfig, fit_task_model, load_preprocessor
+from keras_bert.finetuning.recipe import (
+    FinetuningConfig,
+    fit_task_model,
+    load_preprocessor,
+    save_run,
+)
 from keras_bert.metrics import entity_scores
 from keras_bert.models import BertTokenClassifier
 from keras_bert.models.token_classifier import IGNORED_LABEL
@@ -96,7 +98,5 @@ def finetune_token_classifier(
     model, summary = fit_task_model(build, config, train_dataset, len(train))
     if evaluation is not None:
         summary["evaluation"] = evaluate_token_classifier(model, preprocessor, evaluation)
-    output_dir = Path(config.output_dir)
-    model.save(output_dir / "model.keras")
-    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    save_run(model, summary, config)
     return model, summary

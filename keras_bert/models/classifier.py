@@ -8,7 +8,7 @@ from typing import Any
 import keras
 
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask
+from keras_bert.models.task import BertTask, head_dense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -52,14 +52,7 @@ class BertClassifier(BertTask):
             raise ValueError(f"{len(label_names)} label_names given for {num_classes} classes.")
         # Layers
         dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
-        head = keras.layers.Dense(
-            num_classes,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=encoder.bert_config.initializer_range
-            ),
-            dtype="float32",
-            name="logits",
-        )
+        head = head_dense(encoder, num_classes, name="logits")
 
         # Functional model
         pooled_output = encoder(encoder.input)["pooled_output"]

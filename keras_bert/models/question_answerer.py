@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask
+from keras_bert.models.task import BertTask, head_dense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -36,14 +36,7 @@ class BertQuestionAnswerer(BertTask):
 
     def __init__(self, encoder: BertEncoder, **kwargs):
         # Layers
-        head = keras.layers.Dense(
-            2,
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=encoder.bert_config.initializer_range
-            ),
-            dtype="float32",
-            name="span_logits",
-        )
+        head = head_dense(encoder, 2, name="span_logits")
 
         # Functional model
         sequence_output = encoder(encoder.input)["sequence_output"]

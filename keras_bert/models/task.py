@@ -12,6 +12,19 @@ from keras_bert.models.encoder import BertEncoder
 DEFAULT_LEARNING_RATE = 5e-5
 
 
+def head_dense(encoder: BertEncoder, units: int, name: str) -> keras.layers.Dense:
+    """A task head's output layer: initialised like the encoder, computed in float32 (so that
+    logits stay float32 under mixed precision)."""
+    return keras.layers.Dense(
+        units,
+        kernel_initializer=keras.initializers.TruncatedNormal(
+            stddev=encoder.bert_config.initializer_range
+        ),
+        dtype="float32",
+        name=name,
+    )
+
+
 class BertTask(keras.Model):
     """A functional model made of a `BertEncoder` and a head, with fine-tuning defaults.
 

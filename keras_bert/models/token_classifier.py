@@ -8,7 +8,7 @@ from typing import Any
 import keras
 
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask
+from keras_bert.models.task import BertTask, head_dense
 
 # Label id of positions that take no part in the loss: special tokens, padding and word pieces
 # after the first of each word.
@@ -53,14 +53,7 @@ class BertTokenClassifier(BertTask):
             raise ValueError(f"Need at least two labels, got {list(label_names)}.")
         # Layers
         dropout = keras.layers.Dropout(dropout_rate, name="token_dropout")
-        head = keras.layers.Dense(
-            len(label_names),
-            kernel_initializer=keras.initializers.TruncatedNormal(
-                stddev=encoder.bert_config.initializer_range
-            ),
-            dtype="float32",
-            name="token_logits",
-        )
+        head = head_dense(encoder, len(label_names), name="token_logits")
 
         # Functional model
         sequence_output = encoder(encoder.input)["sequence_output"]
