@@ -22,7 +22,7 @@ class BertEmbeddings(keras.layers.Layer):
     >>> layer = BertEmbeddings(vocabulary_size=100, type_vocabulary_size=2,
     ...                        max_sequence_length=16, hidden_size=8)
     >>> ids = np.array([[2, 5, 7, 3]])
-    >>> layer(ids, np.zeros_like(ids)).shape
+    >>> tuple(layer(ids, np.zeros_like(ids)).shape)
     (1, 4, 8)
     """
 

@@ -26,7 +26,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
     Example:
     >>> import numpy as np
     >>> block = TransformerEncoderBlock(hidden_size=8, num_heads=2, intermediate_size=32)
-    >>> block(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape
+    >>> tuple(block(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape)
     (1, 3, 8)
     """
 

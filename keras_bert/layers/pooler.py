@@ -13,7 +13,7 @@ class BertPooler(keras.layers.Layer):
 
     Example:
     >>> import numpy as np
-    >>> BertPooler(hidden_size=8)(np.ones((2, 5, 8))).shape
+    >>> tuple(BertPooler(hidden_size=8)(np.ones((2, 5, 8))).shape)
     (2, 8)
     """
 

@@ -28,7 +28,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     Example:
     >>> import numpy as np
     >>> attention = MultiHeadSelfAttention(hidden_size=8, num_heads=2)
-    >>> attention(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape
+    >>> tuple(attention(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape)
     (1, 3, 8)
     """
 

@@ -34,7 +34,7 @@ class BertClassifier(BertTask):
     ...     "input_mask": np.ones((1, 4), "int32"),
     ...     "input_type_ids": np.zeros((1, 4), "int32"),
     ... }
-    >>> classifier(inputs).shape
+    >>> tuple(classifier(inputs).shape)
     (1, 2)
     """
 

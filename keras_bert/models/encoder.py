@@ -43,7 +43,7 @@ class BertEncoder(keras.Model):
     ...     "input_mask": np.array([[1, 1, 1, 1]]),
     ...     "input_type_ids": np.array([[0, 0, 0, 0]]),
     ... })
-    >>> outputs["sequence_output"].shape, outputs["pooled_output"].shape
+    >>> tuple(outputs["sequence_output"].shape), tuple(outputs["pooled_output"].shape)
     ((1, 4, 128), (1, 128))
 
     With real weights: `BertEncoder.from_checkpoint("path/to/checkpoint_dir")`.

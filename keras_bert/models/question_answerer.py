@@ -30,7 +30,7 @@ class BertQuestionAnswerer(BertTask):
     ...     "input_mask": np.ones((1, 6), "int32"),
     ...     "input_type_ids": np.array([[0, 0, 0, 1, 1, 1]]),
     ... }
-    >>> reader(inputs)["start_logits"].shape
+    >>> tuple(reader(inputs)["start_logits"].shape)
     (1, 6)
     """
 

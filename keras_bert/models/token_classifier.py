@@ -38,7 +38,7 @@ class BertTokenClassifier(BertTask):
     ...     "input_mask": np.ones((1, 4), "int32"),
     ...     "input_type_ids": np.zeros((1, 4), "int32"),
     ... }
-    >>> tagger(inputs).shape
+    >>> tuple(tagger(inputs).shape)
     (1, 4, 3)
     """
 
