@@ -20,16 +20,40 @@ def completed_epochs(backup_dir: str | os.PathLike) -> int:
     return int(json.loads(path.read_text("utf-8"))["epoch"])
 
 
+class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
+    """`BackupAndRestore` whose files are replaced atomically.
+
+    Keras writes `latest.weights.h5` in place: a process killed during that write leaves a
+    truncated file, and the restart fails to load it (found by the kill-and-resume test). Here
+    each file is written beside its target and renamed over it (`os.replace`, atomic on POSIX
+    and Windows), weights first, then the epoch metadata, so a restart finds the previous or
+    the new backup, whole. (A kill in the microseconds between the two renames would resume
+    with the new weights at the old epoch.)
+    """
+
+    def _save_model(self):
+        os.makedirs(self.backup_dir, exist_ok=True)
+        # Keras requires the ".weights.h5" suffix.
+        temporary_weights = os.path.join(self.backup_dir, "incomplete.weights.h5")
+        self.model.save_weights(filepath=temporary_weights, overwrite=True)
+        os.replace(temporary_weights, self._weights_path)
+        temporary_metadata = f"{self._training_metadata_path}.incomplete"
+        with open(temporary_metadata, "w", encoding="utf-8") as file:
+            json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, file)
+        os.replace(temporary_metadata, self._training_metadata_path)
+
+
 def training_callbacks(
     output_dir: str | os.PathLike, tensorboard: bool = True
 ) -> list[keras.callbacks.Callback]:
     """Backup every epoch (resumed automatically on restart), TensorBoard logs, a metrics CSV.
 
-    Keras 3.15's `BackupAndRestore` restores weights, optimizer state and the epoch, and
-    restarts the interrupted epoch from its first batch; with `save_freq=N` batches inside an
-    epoch those batches would be trained twice after a restart. So the trainer makes an epoch
-    as long as the checkpoint interval and backs up at every epoch end: a run killed at any
-    point loses at most one interval and ends at exactly the planned step count.
+    Keras 3.15's `BackupAndRestore` (here `AtomicBackupAndRestore`) restores weights,
+    optimizer state and the epoch, and restarts the interrupted epoch from its first batch;
+    with `save_freq=N` batches inside an epoch, those batches would be trained twice after a
+    restart. So the trainer makes an epoch as long as the checkpoint interval and backs up at
+    every epoch end: a run killed at any point loses at most one interval and ends at exactly
+    the planned step count.
 
     Args:
         output_dir: `backup/`, `logs/` and `metrics.csv` go here.
@@ -37,7 +61,7 @@ def training_callbacks(
     """
     output_dir = Path(output_dir)
     callbacks: list[keras.callbacks.Callback] = [
-        keras.callbacks.BackupAndRestore(
+        AtomicBackupAndRestore(
             str(output_dir / "backup"), save_freq="epoch", delete_checkpoint=False
         ),
         keras.callbacks.CSVLogger(str(output_dir / "metrics.csv"), append=True),
