@@ -1,12 +1,22 @@
-"""Training glue: distribution strategies, optimizers and learning-rate schedules."""
+"""Training glue: distribution strategies, optimizers and schedules, callbacks, the pretrainer."""
 
+from keras_bert.training.callbacks import (
+    AtomicBackupAndRestore,
+    completed_epochs,
+    training_callbacks,
+)
 from keras_bert.training.optimization import WarmupLinearDecay, create_optimizer
 from keras_bert.training.strategy import STRATEGY_NAMES, jit_compile_supported, resolve_strategy
+from keras_bert.training.workarounds import enable_multi_worker_fit
 
 __all__ = [
     "STRATEGY_NAMES",
+    "AtomicBackupAndRestore",
     "WarmupLinearDecay",
+    "completed_epochs",
     "create_optimizer",
+    "enable_multi_worker_fit",
     "jit_compile_supported",
     "resolve_strategy",
+    "training_callbacks",
 ]
