@@ -4,6 +4,7 @@ from keras_bert.config import BertConfig, ConfigError
 from keras_bert.models import (
     BertClassifier,
     BertEncoder,
+    BertPretrainer,
     BertQuestionAnswerer,
     BertTokenClassifier,
 )
@@ -14,6 +15,7 @@ __all__ = [
     "BertConfig",
     "BertEncoder",
     "BertPreprocessor",
+    "BertPretrainer",
     "BertQuestionAnswerer",
     "BertTokenClassifier",
     "ConfigError",

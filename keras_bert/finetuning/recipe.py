@@ -13,7 +13,12 @@ import tensorflow as tf
 
 from keras_bert.models import BertEncoder
 from keras_bert.text import BertPreprocessor
-from keras_bert.training import create_optimizer, jit_compile_supported, resolve_strategy
+from keras_bert.training import (
+    create_optimizer,
+    jit_compile_supported,
+    resolve_strategy,
+    training_callbacks,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -108,11 +113,8 @@ def fit_task_model(
             ),
             jit_compile=jit_compile_supported(strategy, config.jit_compile),
         )
-    callbacks = [
-        # A killed run restarts from its last finished epoch.
-        keras.callbacks.BackupAndRestore(str(output_dir / "backup")),
-        keras.callbacks.TensorBoard(str(output_dir / "logs"), update_freq=50),
-    ]
+    # A killed run restarts from its last finished epoch.
+    callbacks = training_callbacks(output_dir)
     started = time.perf_counter()
     history = model.fit(
         train_dataset.repeat().take(total_steps),

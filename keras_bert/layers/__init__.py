@@ -1,8 +1,17 @@
-"""Keras layers of BERT: embeddings, self-attention, encoder block, pooler."""
+"""Keras layers of BERT: embeddings, self-attention, encoder block, pooler, pretraining heads."""
 
 from keras_bert.layers.embeddings import BertEmbeddings
 from keras_bert.layers.encoder_block import TransformerEncoderBlock
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 
-__all__ = ["BertEmbeddings", "BertPooler", "MultiHeadSelfAttention", "TransformerEncoderBlock"]
+__all__ = [
+    "BertEmbeddings",
+    "BertPooler",
+    "MaskedLMHead",
+    "MultiHeadSelfAttention",
+    "NextSentenceHead",
+    "TransformerEncoderBlock",
+]

@@ -2,6 +2,7 @@
 
 from keras_bert.models.classifier import BertClassifier
 from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.pretrainer import BertPretrainer, pretrainer_variables
 from keras_bert.models.question_answerer import BertQuestionAnswerer
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import BertTokenClassifier
@@ -9,7 +10,9 @@ from keras_bert.models.token_classifier import BertTokenClassifier
 __all__ = [
     "BertClassifier",
     "BertEncoder",
+    "BertPretrainer",
     "BertQuestionAnswerer",
     "BertTask",
     "BertTokenClassifier",
+    "pretrainer_variables",
 ]
