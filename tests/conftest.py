@@ -51,3 +51,19 @@ def reference() -> dict:
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def serving_modules(minilm_dir: Path) -> dict:
+    """Serving modules of tiny task models (tests/export/builders.py)."""
+    from tests.export import builders
+
+    return builders.serving_modules(str(minilm_dir / "vocab.txt"))
+
+
+@pytest.fixture(scope="session")
+def exported_base(minilm_dir: Path) -> Path:
+    """A TF Serving base directory holding an export of every task model."""
+    from tests.export import builders
+
+    return builders.exported_base(str(minilm_dir / "vocab.txt"))

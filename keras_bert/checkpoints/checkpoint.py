@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
 
-from keras_bert.config import BertConfig
+from keras_bert.config import BertConfig, ConfigError
 
 
 class CheckpointError(ValueError):
@@ -37,6 +38,18 @@ class Checkpoint:
     @property
     def vocabulary_file(self) -> Path:
         return self.directory / "vocab.txt"
+
+
+def read_original_config(config_file: Path) -> BertConfig:
+    """The config of a checkpoint: `bert_config.json` (Google) or `config.json` (Hugging Face)."""
+    if not config_file.is_file():
+        raise CheckpointError(
+            f"No {config_file.name} beside the checkpoint in {config_file.parent}."
+        )
+    try:
+        return BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
+    except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"Unusable config {config_file}: {error}") from None
 
 
 def load_checkpoint(path: str | Path) -> Checkpoint:

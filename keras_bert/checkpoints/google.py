@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
-from keras_bert.config import BertConfig, ConfigError
+from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, read_original_config
+from keras_bert.config import BertConfig
 
 CONFIG_FILE = "bert_config.json"
 CHECKPOINT_PREFIX = "bert_model.ckpt"
@@ -45,13 +45,7 @@ def read_google_checkpoint(prefix: Path) -> Checkpoint:
     import tensorflow as tf
 
     directory = prefix.parent
-    config_file = directory / CONFIG_FILE
-    if not config_file.is_file():
-        raise CheckpointError(f"No {CONFIG_FILE} beside the checkpoint {prefix}.")
-    try:
-        config = BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
-    except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"Unusable config {config_file}: {error}") from None
+    config = read_original_config(directory / CONFIG_FILE)
     try:
         reader = tf.train.load_checkpoint(str(prefix))
         names = [

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
-from keras_bert.config import BertConfig, ConfigError
+from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, read_original_config
 
 WEIGHTS_FILE = "model.safetensors"
 SHARDED_INDEX_FILE = "model.safetensors.index.json"
@@ -72,13 +71,7 @@ def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
 
 def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = None) -> Checkpoint:
     """Reads `config.json` and the safetensors weights (single file or sharded) of a directory."""
-    config_file = directory / "config.json"
-    if not config_file.is_file():
-        raise CheckpointError(f"{directory} has weights but no config.json.")
-    try:
-        config = BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
-    except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"Unusable config {config_file}: {error}") from None
+    config = read_original_config(directory / "config.json")
 
     if weights_file is None and not (directory / WEIGHTS_FILE).is_file():
         index = json.loads((directory / SHARDED_INDEX_FILE).read_text("utf-8"))
