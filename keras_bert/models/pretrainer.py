@@ -12,6 +12,7 @@ from keras_bert.config import BertConfig
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
+from keras_bert.models.task import BertTask
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def pretraining_losses() -> dict[str, keras.losses.Loss]:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertPretrainer(keras.Model):
+class BertPretrainer(BertTask):
     """A `BertEncoder` with the masked-LM head (tied decoder) and the next-sentence head.
 
     Inputs: the encoder's `input_word_ids`, `input_mask`, `input_type_ids`, and
@@ -90,10 +91,9 @@ class BertPretrainer(keras.Model):
             ),
             "next_sentence": next_sentence_head(encoder_outputs["pooled_output"]),
         }
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        super().__init__(encoder, outputs, inputs=inputs, **kwargs)
 
         # Config
-        self.encoder = encoder
         self.masked_lm_head = masked_lm_head
         self.next_sentence_head = next_sentence_head
 
@@ -125,23 +125,6 @@ class BertPretrainer(keras.Model):
             weighted_metrics=weighted_metrics,
             **kwargs,
         )
-
-    def compile_from_config(self, config: dict[str, Any]) -> None:
-        # `compile` is overridden only to add defaults, so Keras' own restore applies as is.
-        super().compile_from_config(config)
-
-    def get_config(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "trainable": self.trainable,
-            "encoder": keras.layers.serialize(self.encoder),
-        }
-
-    @classmethod
-    def from_config(cls, config: dict[str, Any]) -> BertPretrainer:
-        config = dict(config)
-        config["encoder"] = keras.layers.deserialize(config["encoder"])
-        return cls(**config)
 
     @classmethod
     def from_preset(cls, name: str, **config_changes: Any) -> BertPretrainer:

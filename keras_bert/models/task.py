@@ -28,14 +28,16 @@ def head_dense(encoder: BertEncoder, units: int, name: str) -> keras.layers.Dens
 class BertTask(keras.Model):
     """A functional model made of a `BertEncoder` and a head, with fine-tuning defaults.
 
-    Subclasses build `outputs` from `encoder_outputs` in their `__init__`, pass them to
-    `super().__init__`, and define `default_loss` / `default_metrics`.
+    Subclasses build `outputs` from the encoder's outputs in their `__init__`, pass them (and
+    `inputs` if they take more than the encoder's) to `super().__init__`, and define
+    `default_loss` / `default_metrics` or their own `compile`.
     `compile()` without arguments uses AdamW (5e-5, weight decay 0.01 except on biases and
     LayerNorm); pass `keras_bert.training.create_optimizer(...)` for warm-up and linear decay.
     """
 
-    def __init__(self, encoder: BertEncoder, outputs, **kwargs):
-        super().__init__(inputs=encoder.input, outputs=outputs, **kwargs)
+    def __init__(self, encoder: BertEncoder, outputs, inputs=None, **kwargs):
+        inputs = encoder.input if inputs is None else inputs
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.encoder = encoder
 
     def default_loss(self):
