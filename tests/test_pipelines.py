@@ -1,0 +1,65 @@
+"""The fine-tuning command-line jobs parse their flags and run end to end (tiny checkpoint)."""
+
+import pytest
+
+from pipelines import finetune_classifier, finetune_ner, finetune_qa
+
+pytestmark = pytest.mark.slow
+
+
+def common_flags(checkpoint, output_dir, epochs: str = "1") -> list[str]:
+    return [
+        "--checkpoint", str(checkpoint), "--output-dir", str(output_dir),
+        "--epochs", epochs, "--batch-size", "8",
+    ]  # fmt: skip
+
+
+def test_finetune_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path, capsys):
+    sentiment = data_dir / "sentiment"
+    summary = finetune_classifier.main(
+        [
+            "--train",
+            str(sentiment / "movie_snippets.train.jsonl"),
+            "--eval",
+            str(sentiment / "movie_snippets.dev.jsonl"),
+            "--seq-length",
+            "32",
+            "--max-train-examples",
+            "16",
+            *common_flags(tiny_checkpoint_dir, tmp_path),
+        ]  # fmt: skip
+    )
+    assert summary["train_steps"] == 2
+    assert '"train_steps": 2' in capsys.readouterr().out
+    assert (tmp_path / "model.keras").is_file() and (tmp_path / "metrics.json").is_file()
+
+
+def test_finetune_ner_and_qa_jobs(tiny_checkpoint_dir, data_dir, tmp_path):
+    ner = data_dir / "ner"
+    summary = finetune_ner.main(
+        [
+            "--train",
+            str(ner / "wnut16.train.jsonl"),
+            "--eval",
+            str(ner / "wnut16.dev.jsonl"),
+            "--seq-length",
+            "48",
+            *common_flags(tiny_checkpoint_dir, tmp_path / "ner", "0.01"),
+        ]  # fmt: skip
+    )
+    assert "f1" in summary["evaluation"]
+    squad = str(data_dir / "qa" / "squad_v1_sample.json")
+    summary = finetune_qa.main(
+        [
+            "--train",
+            squad,
+            "--eval",
+            squad,
+            "--seq-length",
+            "96",
+            "--doc-stride",
+            "48",
+            *common_flags(tiny_checkpoint_dir, tmp_path / "qa"),
+        ]  # fmt: skip
+    )
+    assert summary["evaluation"]["count"] == 5
