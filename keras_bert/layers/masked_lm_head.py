@@ -71,20 +71,27 @@ class MaskedLMHead(keras.layers.Layer):
         self.dense.build((None, hidden_size))
         self.layer_norm.build((None, hidden_size))
         self.output_bias = self.add_weight(
-            shape=(self.vocabulary_size,), initializer="zeros", name="output_bias"
+            shape=(self.vocabulary_size,),
+            initializer="zeros",
+            # Read in float32: it is added after the logits are cast to float32.
+            autocast=False,
+            name="output_bias",
         )
         self.built = True
 
     def call(self, sequence_output, masked_positions):
         masked_positions = ops.cast(masked_positions, "int32")
+        batch_size, predictions = ops.shape(masked_positions)[0], ops.shape(masked_positions)[1]
         # [batch, predictions, hidden]: the vectors at the masked positions only.
         gathered = ops.take_along_axis(sequence_output, masked_positions[:, :, None], axis=1)
         hidden = self.layer_norm(self.dense(gathered))
+        # One 2-D matmul against the transposed table: a batched einsum would broadcast the
+        # table and reduce a [batch, vocabulary, hidden] gradient over the batch.
+        hidden = ops.reshape(hidden, (-1, ops.shape(hidden)[-1]))
         table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
-        logits = ops.einsum("bph,vh->bpv", hidden, table)
-        logits = logits + ops.cast(self.output_bias, logits.dtype)
         # Softmax over a large vocabulary is computed in float32 under mixed precision.
-        return ops.cast(logits, "float32")
+        logits = ops.cast(ops.matmul(hidden, ops.transpose(table)), "float32") + self.output_bias
+        return ops.reshape(logits, (batch_size, predictions, self.vocabulary_size))
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
         return tuple(masked_positions_shape) + (self.vocabulary_size,)

@@ -12,6 +12,7 @@ from keras_bert.config import BertConfig
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
+from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
 
 logger = logging.getLogger(__name__)
@@ -24,9 +25,7 @@ def pretraining_losses() -> dict[str, keras.losses.Loss]:
     """Masked-LM cross-entropy averaged over real predictions (the `masked_lm_weights` given as
     sample weights), and next-sentence cross-entropy averaged over the batch."""
     return {
-        "masked_lm": keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True, reduction="mean_with_sample_weight", name="masked_lm_loss"
-        ),
+        "masked_lm": MaskedLMLoss(),
         "next_sentence": keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, name="next_sentence_loss"
         ),
@@ -115,7 +114,7 @@ class BertPretrainer(BertTask):
             loss = pretraining_losses()
         if weighted_metrics == "auto":
             weighted_metrics = {
-                "masked_lm": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+                "masked_lm": [MaskedLMAccuracy(name="accuracy")],
                 "next_sentence": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
             }
         super().compile(

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert.layers import (
     BertEmbeddings,
@@ -7,6 +8,7 @@ from keras_bert.layers import (
     MultiHeadSelfAttention,
     TransformerEncoderBlock,
 )
+from keras_bert.layers.activations import gelu
 from tests.layer_checks import check_layer
 
 HIDDEN_STATES = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
@@ -64,3 +66,19 @@ def test_pooler_reads_the_first_position(tmp_path):
     altered[:, 1:] = 0.0
     np.testing.assert_array_equal(np.asarray(layer(altered)), outputs)
     assert np.all(np.abs(outputs) <= 1.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gelu_and_its_gradient_match_tensorflow(dtype):
+    """Values and gradients equal TF's exact GELU in float32, rounded once to `dtype`."""
+    x = tf.cast(tf.linspace(-8.0, 8.0, 1001), dtype)
+    x32 = tf.cast(x, "float32")
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch((x, x32))
+        ours, reference = gelu(x), tf.nn.gelu(x32, approximate=False)
+    assert ours.dtype == dtype
+    # float32 is exact to rounding; bfloat16 to half a unit in its 8-bit mantissa.
+    rtol = 1e-6 if dtype == "float32" else 2.0**-8
+    gradients = (tape.gradient(ours, x), tape.gradient(reference, x32))
+    for actual, expected in ((ours, reference), gradients):
+        np.testing.assert_allclose(tf.cast(actual, "float32"), expected, rtol=rtol, atol=1e-6)
