@@ -3,11 +3,12 @@
 Both models get the same architecture (random init), the same batch of valid fake data and the
 same optimizer (AdamW, global-norm clipping), and train with `train_on_batch`; keras_bert also
 trains its NSP head. Each oneDNN setting runs in its own process (TF_ENABLE_ONEDNN_OPTS is read
-when TensorFlow starts); inside it, every (size, model, XLA) case is timed per step after
-warm-up and the median is reported.
+when TensorFlow starts); inside it, every (size, precision, model, XLA) case is timed per step
+after warm-up and the median is reported. `mixed_bfloat16` runs only with oneDNN, which sends
+bfloat16 matmuls to AMX/AVX-512-BF16; without it TF emulates bfloat16 in slow Eigen kernels.
 
     python -m bench.bench_pretraining                # both sizes, both oneDNN settings
-    python -m bench.bench_pretraining --sizes mini --steps 5
+    python -m bench.bench_pretraining --sizes mini --steps 5 --precisions float32
 
 MFU is against 2 cores x 32 flop/cycle x 2.0 GHz = 128 GFLOP/s, with a train step counted as
 6 x (non-embedding parameters x tokens + masked-LM head parameters x predictions) plus
@@ -31,6 +32,7 @@ SIZES = {
 }
 SEQUENCE_LENGTH = 128
 PREDICTIONS = 20
+PRECISIONS = ("float32", "mixed_bfloat16")
 
 
 def train_step_flops(config, batch_size: int) -> float:
@@ -139,39 +141,43 @@ def time_case(build, config, batch_size, jit_compile, warmup, steps) -> list[flo
     return times, cpu_times
 
 
-def child(sizes, warmup, steps) -> None:
+def child(sizes, precisions, warmup, steps) -> None:
+    import itertools
+
     import keras
 
     from keras_bert import BertConfig
 
     results = []
-    for size in sizes:
+    implementations = (("keras_bert", _ours), ("keras_hub", _keras_hub))
+    for size, precision in itertools.product(sizes, precisions):
         config = BertConfig.from_preset(SIZES[size]["preset"])
         batch_size = SIZES[size]["batch_size"]
-        for implementation, build in (("keras_bert", _ours), ("keras_hub", _keras_hub)):
-            for jit_compile in (False, True):
-                case_steps = steps if size != "base" else max(2, steps // 2)
-                times, cpu_times = time_case(
-                    build, config, batch_size, jit_compile, warmup, case_steps
-                )
-                median = statistics.median(times)
-                results.append(
-                    {
-                        "size": size,
-                        "implementation": implementation,
-                        "xla": jit_compile,
-                        "batch_size": batch_size,
-                        "median_step_s": median,
-                        "sequences_per_s": batch_size / median,
-                        "mfu": train_step_flops(config, batch_size) / median / PEAK_FLOPS,
-                        "step_times_s": times,
-                        # CPU seconds of this process per step: on a shared machine, wall time
-                        # also counts the time other processes held the cores.
-                        "median_step_cpu_s": statistics.median(cpu_times),
-                    }
-                )
-                print(json.dumps(results[-1]), file=sys.stderr, flush=True)
-                keras.backend.clear_session()
+        for (implementation, build), jit_compile in itertools.product(implementations, (0, 1)):
+            keras.mixed_precision.set_global_policy(precision)
+            case_steps = steps if size != "base" else max(2, steps // 2)
+            times, cpu_times = time_case(
+                build, config, batch_size, bool(jit_compile), warmup, case_steps
+            )
+            median = statistics.median(times)
+            results.append(
+                {
+                    "size": size,
+                    "precision": precision,
+                    "implementation": implementation,
+                    "xla": bool(jit_compile),
+                    "batch_size": batch_size,
+                    "median_step_s": median,
+                    "sequences_per_s": batch_size / median,
+                    "mfu": train_step_flops(config, batch_size) / median / PEAK_FLOPS,
+                    "step_times_s": times,
+                    # CPU seconds of this process per step: on a shared machine, wall time
+                    # also counts the time other processes held the cores.
+                    "median_step_cpu_s": statistics.median(cpu_times),
+                }
+            )
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+            keras.backend.clear_session()
     print(json.dumps(results))
 
 
@@ -179,63 +185,67 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", default=list(SIZES), choices=list(SIZES))
     parser.add_argument("--onednn", nargs="+", default=["0", "1"], choices=["0", "1"])
+    parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--output", help="write all results as JSON here")
     arguments = parser.parse_args()
     if arguments.child:
-        child(arguments.sizes, arguments.warmup, arguments.steps)
+        child(arguments.sizes, arguments.precisions, arguments.warmup, arguments.steps)
         return
 
     results = []
     for onednn in arguments.onednn:
+        precisions = [p for p in arguments.precisions if onednn == "1" or p == "float32"]
+        if not precisions:
+            continue
         environment = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn, "TF_CPP_MIN_LOG_LEVEL": "2"}
         command = [sys.executable, "-m", "bench.bench_pretraining", "--child", "--sizes"]
-        command += arguments.sizes + ["--warmup", str(arguments.warmup)]
-        command += ["--steps", str(arguments.steps)]
+        command += arguments.sizes + ["--precisions"] + precisions
+        command += ["--warmup", str(arguments.warmup), "--steps", str(arguments.steps)]
         output = subprocess.run(
             command, env=environment, capture_output=True, text=True, check=True
         ).stdout
         for result in json.loads(output.strip().splitlines()[-1]):
             results.append({**result, "onednn": onednn == "1"})
-
-    print(
-        "| size | oneDNN | XLA | keras_bert seq/s | keras-hub seq/s | ratio | MFU ours | MFU hub |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    for size in arguments.sizes:
-        for onednn in (False, True):
-            for xla in (False, True):
-                cases = {
-                    r["implementation"]: r
-                    for r in results
-                    if r["size"] == size and r["onednn"] == onednn and r["xla"] == xla
-                }
-                if len(cases) < 2:
-                    continue
-                ours, hub = cases["keras_bert"], cases["keras_hub"]
-                print(
-                    f"| {size} | {'on' if onednn else 'off'} | {'on' if xla else 'off'} "
-                    f"| {ours['sequences_per_s']:.2f} | {hub['sequences_per_s']:.2f} "
-                    f"| {ours['sequences_per_s'] / hub['sequences_per_s']:.2f} "
-                    f"| {ours['mfu']:.1%} | {hub['mfu']:.1%} |"
-                )
-        best = {
-            name: max(
-                r["sequences_per_s"]
-                for r in results
-                if r["size"] == size and r["implementation"] == name
-            )
-            for name in ("keras_bert", "keras_hub")
-        }
-        print(
-            f"{size}: best keras_bert {best['keras_bert']:.2f} seq/s vs best keras-hub "
-            f"{best['keras_hub']:.2f} seq/s = {best['keras_bert'] / best['keras_hub']:.2f}x"
-        )
+    print_table(results, arguments.sizes)
     if arguments.output:
         with open(arguments.output, "w", encoding="utf-8") as file:
             json.dump(results, file, indent=2)
+
+
+def print_table(results: list[dict], sizes: list[str]) -> None:
+    """One Markdown row per (size, oneDNN, precision, XLA), then best against best per size."""
+    print("| size | oneDNN | precision | XLA | keras_bert seq/s | keras-hub seq/s | ratio |")
+    print("|---|---|---|---|---:|---:|---:|")
+    cases: dict[tuple, dict[str, dict]] = {}
+    for result in results:
+        key = (result["size"], result["onednn"], result["precision"], result["xla"])
+        cases.setdefault(key, {})[result["implementation"]] = result
+    for (size, onednn, precision, xla), pair in cases.items():
+        if len(pair) < 2:
+            continue
+        ours, hub = pair["keras_bert"]["sequences_per_s"], pair["keras_hub"]["sequences_per_s"]
+        print(
+            f"| {size} | {'on' if onednn else 'off'} | {precision} | {'on' if xla else 'off'} "
+            f"| {ours:.2f} | {hub:.2f} | {ours / hub:.2f} |"
+        )
+    for size in sizes:
+        best = {
+            name: max(
+                (r for r in results if r["size"] == size and r["implementation"] == name),
+                key=lambda r: r["sequences_per_s"],
+            )
+            for name in ("keras_bert", "keras_hub")
+        }
+        ours, hub = best["keras_bert"], best["keras_hub"]
+        print(
+            f"{size}: best keras_bert {ours['sequences_per_s']:.2f} seq/s "
+            f"({ours['precision']}, XLA {ours['xla']}, MFU {ours['mfu']:.0%}) vs best keras-hub "
+            f"{hub['sequences_per_s']:.2f} seq/s ({hub['precision']}, XLA {hub['xla']}, "
+            f"MFU {hub['mfu']:.0%}) = {ours['sequences_per_s'] / hub['sequences_per_s']:.2f}x"
+        )
 
 
 if __name__ == "__main__":
