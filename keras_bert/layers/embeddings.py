@@ -3,6 +3,9 @@
 import keras
 from keras import ops
 
+from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.layer_normalization import FastLayerNormalization
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertEmbeddings(keras.layers.Layer):
@@ -68,10 +71,10 @@ class BertEmbeddings(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="position_embedding",
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
-        self.dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
+        self.dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
 
     def build(self, word_ids_shape, type_ids_shape=None):
         self.token_embedding.build(word_ids_shape)

@@ -3,6 +3,8 @@
 import keras
 
 from keras_bert.layers.activations import activation_from_name
+from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 
 
@@ -61,8 +63,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="attention",
         )
-        self.attention_dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
-        self.attention_layer_norm = keras.layers.LayerNormalization(
+        self.attention_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
+        self.attention_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
         )
         self.intermediate_dense = keras.layers.Dense(
@@ -78,8 +80,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="output_dense",
         )
-        self.output_dropout = keras.layers.Dropout(dropout_rate, dtype=self.dtype_policy)
-        self.output_layer_norm = keras.layers.LayerNormalization(
+        self.output_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
+        self.output_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="output_layer_norm"
         )
 

@@ -1,9 +1,11 @@
 """BERT's masked-LM head: transform, LayerNorm and a decoder tied to the token embeddings."""
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from keras_bert.layers.activations import activation_from_name
+from keras_bert.layers.layer_normalization import FastLayerNormalization
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -56,7 +58,7 @@ class MaskedLMHead(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="dense",
         )
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
         )
 
@@ -85,12 +87,14 @@ class MaskedLMHead(keras.layers.Layer):
         # [batch, predictions, hidden]: the vectors at the masked positions only.
         gathered = ops.take_along_axis(sequence_output, masked_positions[:, :, None], axis=1)
         hidden = self.layer_norm(self.dense(gathered))
-        # One 2-D matmul against the transposed table: a batched einsum would broadcast the
-        # table and reduce a [batch, vocabulary, hidden] gradient over the batch.
+        # One 2-D matmul with the table as its transposed operand: its gradient comes out
+        # [vocabulary, hidden] directly, where a batched einsum would broadcast the table and
+        # reduce a [batch, vocabulary, hidden] gradient over the batch.
         hidden = ops.reshape(hidden, (-1, ops.shape(hidden)[-1]))
         table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
+        logits = tf.linalg.matmul(hidden, table, transpose_b=True)
         # Softmax over a large vocabulary is computed in float32 under mixed precision.
-        logits = ops.cast(ops.matmul(hidden, ops.transpose(table)), "float32") + self.output_bias
+        logits = tf.nn.bias_add(ops.cast(logits, "float32"), self.output_bias)
         return ops.reshape(logits, (batch_size, predictions, self.vocabulary_size))
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape):

@@ -5,6 +5,8 @@ import math
 import keras
 from keras import ops
 
+from keras_bert.layers.dropout import FastDropout
+
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
 MASKED_SCORE = -10000.0
@@ -63,7 +65,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.key = projection("key")
         self.value = projection("value")
         self.output_dense = projection("output")
-        self.dropout = keras.layers.Dropout(attention_dropout_rate, dtype=self.dtype_policy)
+        self.dropout = FastDropout(attention_dropout_rate, dtype=self.dtype_policy)
 
     def build(self, hidden_states_shape, padding_mask_shape=None):
         for projection in (self.query, self.key, self.value, self.output_dense):

@@ -60,7 +60,8 @@ def test_masked_lm_loss_is_averaged_over_real_predictions():
 def test_fit_reduces_the_loss_and_reports_both_accuracies():
     keras.utils.set_random_seed(0)
     model = BertPretrainer(TINY)
-    model.compile(optimizer=keras.optimizers.Adam(1e-2))
+    # 3e-3 converges smoothly; at 1e-2 the NSP loss oscillates on two examples.
+    model.compile(optimizer=keras.optimizers.Adam(3e-3))
     labels = {"masked_lm": np.array([[4, 0], [7, 13]]), "next_sentence": np.array([0, 1])}
     weights = {"masked_lm": np.array([[1.0, 0.0], [1.0, 1.0]]), "next_sentence": np.ones(2)}
     history = model.fit(INPUTS, labels, sample_weight=weights, epochs=30, verbose=0).history
