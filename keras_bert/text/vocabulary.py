@@ -69,7 +69,9 @@ def infer_lowercase(vocabulary: Iterable[str]) -> bool:
 
 
 def save_vocabulary(vocabulary: Sequence[str], path: str | os.PathLike) -> None:
-    """Writes `vocabulary` as a `vocab.txt`: one token per line, "\\n"-terminated."""
+    """Writes `vocabulary` as a `vocab.txt`: one token per line, "\\n"-terminated (creating
+    missing parent directories)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as file:
         file.writelines(token + "\n" for token in vocabulary)
 

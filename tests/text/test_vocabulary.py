@@ -47,7 +47,7 @@ def test_build_vocab_pipeline_writes_a_vocab_file(data_dir, tmp_path):
         (data_dir / "pretraining" / "wikipedia_sample.txt").read_text(encoding="utf-8").split("\n")
     )
     corpus.write_text("\n".join(lines[:4000]), encoding="utf-8")
-    output = tmp_path / "vocab.txt"
+    output = tmp_path / "new_directory" / "vocab.txt"  # created by the pipeline
     command = [sys.executable, "pipelines/build_vocab.py", str(corpus), "--output", str(output)]
     subprocess.run(command + ["--vocab-size", "3000"], check=True, capture_output=True)
     vocabulary = load_vocabulary(output)
