@@ -1,0 +1,150 @@
+"""Why is masked-LM accuracy where it is? Two checks behind BENCHMARKS.md's BERT-tiny run.
+
+# Held-out accuracy of a finished pretraining run, split by what the model saw at each
+# predicted position ([MASK], the original token, a random token).
+python -m bench.masked_lm_diagnostics breakdown runs/tiny/run
+
+# Can the model learn context at all? Counting sequences (each token is its left
+# neighbour + 1), masked as in pretraining; keras_bert vs keras-hub at the same size.
+python -m bench.masked_lm_diagnostics synthetic --steps 400
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+from pathlib import Path
+
+VOCABULARY_SIZE, SEQUENCE_LENGTH, BATCH_SIZE = 200, 32, 32
+
+
+def breakdown(run_dir: Path) -> None:
+    import keras
+    import numpy as np
+
+    from keras_bert.text import load_vocabulary
+    from keras_bert.training.trainer import PretrainingConfig, build_datasets
+
+    values = json.loads((run_dir / "config.json").read_text("utf-8"))
+    config = PretrainingConfig(**{**values, "output_dir": str(run_dir)})
+    _, evaluation = build_datasets(config)
+    if evaluation is None:
+        raise SystemExit(f"{run_dir} was trained without held-out documents.")
+    mask_id = load_vocabulary(config.vocabulary_file).index("[MASK]")
+    model = keras.saving.load_model(run_dir / "pretrainer.keras")
+    counts, correct = collections.Counter(), collections.Counter()
+    guesses_at_mask = collections.Counter()
+    for inputs, labels, weights in evaluation:
+        guesses = np.argmax(model.predict_on_batch(inputs)["masked_lm"], axis=-1)
+        positions = inputs["masked_lm_positions"].numpy()
+        shown = np.take_along_axis(inputs["input_word_ids"].numpy(), positions, axis=1)
+        labels, real = labels["masked_lm"].numpy(), weights["masked_lm"].numpy() > 0
+        kinds = np.where(
+            shown == mask_id, "[MASK]", np.where(shown == labels, "unchanged", "random")
+        )
+        for kind in ("[MASK]", "unchanged", "random"):
+            selected = real & (kinds == kind)
+            counts[kind] += int(selected.sum())
+            correct[kind] += int((guesses == labels)[selected].sum())
+        guesses_at_mask.update(guesses[real & (kinds == "[MASK]")].tolist())
+    total = sum(counts.values())
+    for kind, count in counts.items():
+        print(f"{kind:10s} share {count / total:.3f}  accuracy {correct[kind] / count:.3f}")
+    print(f"overall accuracy {sum(correct.values()) / total:.3f} over {total} predictions")
+    vocabulary = load_vocabulary(config.vocabulary_file)
+    top = [(vocabulary[i], n) for i, n in guesses_at_mask.most_common(5)]
+    print(f"{len(guesses_at_mask)} distinct guesses at [MASK]; most common: {top}")
+
+
+def synthetic_batches(steps: int):
+    """`(inputs, masked_ids, masked_weights)` of counting sequences, masked as in pretraining."""
+    import numpy as np
+    import tensorflow as tf
+
+    from keras_bert.data.masking import MaskingConfig, TokenMasker
+
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    vocabulary = specials + [f"w{i}" for i in range(VOCABULARY_SIZE - len(specials))]
+    masker = TokenMasker(vocabulary, MaskingConfig(max_predictions_per_seq=5))
+    rng = np.random.default_rng(0)
+    for step in range(steps):
+        starts = rng.integers(len(specials), VOCABULARY_SIZE - SEQUENCE_LENGTH, BATCH_SIZE)
+        counting = starts[:, None] + np.arange(SEQUENCE_LENGTH - 2)[None]
+        word_ids = np.concatenate(
+            [np.full((BATCH_SIZE, 1), 2), counting, np.full((BATCH_SIZE, 1), 3)], axis=1
+        ).astype("int32")
+        mask = np.ones_like(word_ids)
+        features = masker(tf.constant(word_ids), tf.constant(mask), tf.constant([step, 0]))
+        inputs = {
+            "input_word_ids": features["input_word_ids"],
+            "input_mask": mask,
+            "input_type_ids": np.zeros_like(word_ids),
+            "masked_lm_positions": features["masked_lm_positions"],
+        }
+        yield inputs, features["masked_lm_ids"], features["masked_lm_weights"]
+
+
+def synthetic(steps: int) -> None:
+    import keras
+    import keras_hub
+
+    from keras_bert import BertConfig
+    from keras_bert.models.pretrainer import BertPretrainer
+
+    config = BertConfig.from_preset("tiny", vocabulary_size=VOCABULARY_SIZE, max_sequence_length=64)
+    for implementation in ("keras_bert", "keras_hub"):
+        keras.utils.set_random_seed(0)
+        if implementation == "keras_bert":
+            model = BertPretrainer(config)
+            model.compile(optimizer=keras.optimizers.AdamW(1e-3))
+        else:
+            backbone = keras_hub.models.BertBackbone(
+                vocabulary_size=VOCABULARY_SIZE,
+                num_layers=config.num_layers,
+                num_heads=config.num_heads,
+                hidden_dim=config.hidden_size,
+                intermediate_dim=config.intermediate_size,
+                max_sequence_length=config.max_sequence_length,
+            )
+            model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+            model.compile(
+                optimizer=keras.optimizers.AdamW(1e-3),
+                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
+            )
+        for step, (inputs, masked_ids, weights) in enumerate(synthetic_batches(steps + 1)):
+            if implementation == "keras_bert":
+                labels = {"masked_lm": masked_ids, "next_sentence": [0] * BATCH_SIZE}
+                sample_weight = {"masked_lm": weights, "next_sentence": [1.0] * BATCH_SIZE}
+            else:
+                inputs = {
+                    "token_ids": inputs["input_word_ids"],
+                    "padding_mask": inputs["input_mask"],
+                    "segment_ids": inputs["input_type_ids"],
+                    "mask_positions": inputs["masked_lm_positions"],
+                }
+                labels, sample_weight = masked_ids, weights
+            logs = model.train_on_batch(
+                inputs, labels, sample_weight=sample_weight, return_dict=True
+            )
+            model.reset_metrics()
+            if step % 100 == 0:
+                accuracy = logs.get("masked_lm_accuracy", logs.get("accuracy"))
+                print(f"{implementation:10s} step {step:4d}  masked accuracy {accuracy:.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("breakdown").add_argument("run_dir", type=Path)
+    commands.add_parser("synthetic").add_argument("--steps", type=int, default=400)
+    arguments = parser.parse_args()
+    if arguments.command == "breakdown":
+        breakdown(arguments.run_dir)
+    else:
+        synthetic(arguments.steps)
+
+
+if __name__ == "__main__":
+    main()
