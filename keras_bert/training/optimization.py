@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import keras
 
+from keras_bert.training.fused_adamw import FusedAdamW
+
 # Weight decay does not apply to biases and LayerNorm parameters (as in the original BERT code);
 # Keras matches these names as regular expressions against each variable's name.
 NO_WEIGHT_DECAY_NAMES = ("bias", "gamma", "beta")
@@ -68,14 +70,15 @@ def create_optimizer(
             the rate constant (no warm-up, no decay).
         warmup_fraction: share of `total_steps` spent warming up.
         weight_decay: decoupled weight decay, not applied to biases and LayerNorm parameters.
-        optimizer: "adamw" or "lamb" (layer-wise adaptive, for large-batch pretraining).
+        optimizer: "adamw" (`FusedAdamW`) or "lamb" (layer-wise adaptive, for large-batch
+            pretraining).
         clip_global_norm: clip gradients to this global norm; None to disable.
         gradient_accumulation_steps: apply the summed gradient of this many batches at once.
 
     Example:
     >>> optimizer = create_optimizer(5e-5, total_steps=1000)
     >>> type(optimizer).__name__, float(optimizer.learning_rate)
-    ('AdamW', 0.0)
+    ('FusedAdamW', 0.0)
     """
     if total_steps is not None:
         learning_rate = WarmupLinearDecay(
@@ -88,7 +91,7 @@ def create_optimizer(
         "gradient_accumulation_steps": gradient_accumulation_steps,
     }
     if optimizer == "adamw":
-        result = keras.optimizers.AdamW(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
+        result = FusedAdamW(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
     elif optimizer == "lamb":
         result = keras.optimizers.Lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
     else:

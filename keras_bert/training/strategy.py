@@ -41,19 +41,28 @@ def resolve_strategy(name: str = "default", tpu: str | None = None) -> tf.distri
     raise ValueError(f"Unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}.")
 
 
-def jit_compile_supported(strategy: tf.distribute.Strategy, requested: bool) -> bool:
+def jit_compile_supported(
+    strategy: tf.distribute.Strategy, requested: bool, precision: str = "float32"
+) -> bool:
     """Whether to pass `jit_compile=True` to `model.compile` under this strategy.
 
     With Keras 3.15, XLA under a mirrored strategy on CPU fails at the first step (a replica's
     variable is placed on the wrong device), so there we fall back to plain graphs with a
-    warning. TPUs always compile with XLA.
+    warning. TPUs always compile with XLA. On CPU, XLA with bfloat16 works but is slow (its
+    matmuls skip oneDNN's AMX kernels), which gets a warning too.
     """
     if not requested:
         return False
+    on_cpu = not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
+    if on_cpu and precision == "mixed_bfloat16":
+        logger.warning(
+            "jit_compile=True with mixed_bfloat16 on CPU: XLA does not use oneDNN's bfloat16 "
+            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md: 1.7x)."
+        )
     mirrored = isinstance(
         strategy, tf.distribute.MirroredStrategy | tf.distribute.MultiWorkerMirroredStrategy
     )
-    if mirrored and not tf.config.list_logical_devices("GPU"):
+    if mirrored and on_cpu:
         logger.warning(
             "jit_compile=True is not supported under %s on CPU with Keras 3; training without XLA.",
             type(strategy).__name__,

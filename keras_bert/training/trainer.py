@@ -272,7 +272,7 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         model.compile(
             optimizer=optimizer,
-            jit_compile=jit_compile_supported(strategy, config.jit_compile),
+            jit_compile=jit_compile_supported(strategy, config.jit_compile, config.precision),
             steps_per_execution=config.steps_per_execution,
         )
 

@@ -111,3 +111,16 @@ def test_training_from_static_tfrecords(small_corpus, small_config, tmp_path):
         PretrainingConfig(**{**config, "total_steps": 4, "steps_per_checkpoint": 2})
     )
     assert int(history.model.optimizer.iterations.numpy()) == 4
+
+
+def test_xla_with_bfloat16_on_cpu_is_allowed_with_a_warning(caplog):
+    import tensorflow as tf
+
+    from keras_bert.training.strategy import jit_compile_supported
+
+    strategy = tf.distribute.get_strategy()
+    assert jit_compile_supported(strategy, True, "mixed_bfloat16")
+    assert "XLA does not use oneDNN's bfloat16" in caplog.text
+    caplog.clear()
+    assert jit_compile_supported(strategy, True, "float32") and not caplog.text
+    assert not jit_compile_supported(strategy, False, "mixed_bfloat16")
