@@ -2,12 +2,13 @@
 
 Both models get the same architecture (random init), the same batch of valid fake data and the
 same AdamW settings (warm-up/decay, weight decay, global-norm clipping), and train with
-`train_on_batch`; keras_bert also trains its NSP head. Each trains with its library's
-optimizer: keras_bert's `FusedAdamW`, Keras' `AdamW` for keras-hub (plus one keras-hub case
-with `FusedAdamW`, to separate model from optimizer). Each oneDNN setting runs in its own process (TF_ENABLE_ONEDNN_OPTS is read
-when TensorFlow starts); inside it, every (size, precision, model, XLA) case is timed per step
-after warm-up and the median is reported. `mixed_bfloat16` runs only with oneDNN, which sends
-bfloat16 matmuls to AMX/AVX-512-BF16; without it TF emulates bfloat16 in slow Eigen kernels.
+`train_on_batch`; keras_bert also trains its NSP head. Each trains with its library's optimizer:
+keras_bert's `FusedAdamW`, Keras' `AdamW` for keras-hub (plus one keras-hub case with
+`FusedAdamW`, to separate model from optimizer). Each oneDNN setting runs in its own process
+(TF_ENABLE_ONEDNN_OPTS is read when TensorFlow starts); inside it, every (size, precision,
+model, XLA) case is timed per step after warm-up and the median is reported. `mixed_bfloat16`
+runs only with oneDNN, which sends bfloat16 matmuls to AMX/AVX-512-BF16; without it TF emulates
+bfloat16 in slow Eigen kernels.
 
     python -m bench.bench_pretraining                # both sizes, both oneDNN settings
     python -m bench.bench_pretraining --sizes mini --steps 5 --precisions float32
