@@ -50,11 +50,14 @@ class BertEmbeddings(keras.layers.Layer):
         self.initializer_range = initializer_range
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
+        # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
+        # float32 and casts its output): this gathers rows instead of casting whole tables.
         self.token_embedding = keras.layers.Embedding(
             vocabulary_size,
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
+            autocast=False,
             name="token_embedding",
         )
         self.segment_embedding = keras.layers.Embedding(
@@ -62,6 +65,7 @@ class BertEmbeddings(keras.layers.Layer):
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
+            autocast=False,
             name="segment_embedding",
         )
         self.position_embedding = keras.layers.Embedding(
@@ -69,6 +73,7 @@ class BertEmbeddings(keras.layers.Layer):
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
+            autocast=False,
             name="position_embedding",
         )
         self.layer_norm = FastLayerNormalization(

@@ -75,7 +75,7 @@ def test_mixed_precision_with_gradient_accumulation(
         # scale starts high: steps with overflowing gradients are skipped while it adapts.)
         assert isinstance(inner, keras.optimizers.LossScaleOptimizer)
         inner = inner.inner_optimizer
-    assert type(inner).__name__ == {"lamb": "Lamb", "adamw": "AdamW"}[optimizer]
+    assert type(inner).__name__ == {"lamb": "Lamb", "adamw": "FusedAdamW"}[optimizer]
     assert inner.gradient_accumulation_steps == 2
     # Keras counts optimizer updates: 8 batches, accumulated 2 by 2. (Under loss scaling an
     # update with overflowing gradients would be skipped.)
