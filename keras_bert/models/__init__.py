@@ -2,6 +2,7 @@
 
 from keras_bert.models.classifier import BertClassifier
 from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.pretrainer import BertPretrainer, pretrainer_variables
 from keras_bert.models.question_answerer import BertQuestionAnswerer
 from keras_bert.models.task import BertTask
@@ -14,5 +15,7 @@ __all__ = [
     "BertQuestionAnswerer",
     "BertTask",
     "BertTokenClassifier",
+    "MaskedLMAccuracy",
+    "MaskedLMLoss",
     "pretrainer_variables",
 ]

@@ -5,6 +5,7 @@ from keras_bert.training.callbacks import (
     completed_epochs,
     training_callbacks,
 )
+from keras_bert.training.fused_adamw import FusedAdamW
 from keras_bert.training.optimization import WarmupLinearDecay, create_optimizer
 from keras_bert.training.strategy import STRATEGY_NAMES, jit_compile_supported, resolve_strategy
 from keras_bert.training.workarounds import enable_multi_worker_fit
@@ -12,6 +13,7 @@ from keras_bert.training.workarounds import enable_multi_worker_fit
 __all__ = [
     "STRATEGY_NAMES",
     "AtomicBackupAndRestore",
+    "FusedAdamW",
     "WarmupLinearDecay",
     "completed_epochs",
     "create_optimizer",
