@@ -14,14 +14,17 @@ def common_flags(checkpoint, output_dir, epochs: str = "1") -> list[str]:
     ]  # fmt: skip
 
 
+def split_flags(directory, name: str) -> list[str]:
+    """`--train` and `--eval` for the `<name>.train.jsonl` / `<name>.dev.jsonl` pair."""
+    return ["--train", str(directory / f"{name}.train.jsonl"),
+            "--eval", str(directory / f"{name}.dev.jsonl")]  # fmt: skip
+
+
 def test_finetune_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path, capsys):
     sentiment = data_dir / "sentiment"
     summary = finetune_classifier.main(
         [
-            "--train",
-            str(sentiment / "movie_snippets.train.jsonl"),
-            "--eval",
-            str(sentiment / "movie_snippets.dev.jsonl"),
+            *split_flags(sentiment, "movie_snippets"),
             "--seq-length",
             "32",
             "--max-train-examples",
@@ -38,10 +41,7 @@ def test_finetune_ner_and_qa_jobs(tiny_checkpoint_dir, data_dir, tmp_path):
     ner = data_dir / "ner"
     summary = finetune_ner.main(
         [
-            "--train",
-            str(ner / "wnut16.train.jsonl"),
-            "--eval",
-            str(ner / "wnut16.dev.jsonl"),
+            *split_flags(ner, "wnut16"),
             "--seq-length",
             "48",
             *common_flags(tiny_checkpoint_dir, tmp_path / "ner", "0.01"),
