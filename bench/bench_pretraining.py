@@ -113,11 +113,9 @@ def stock_adamw():
     return optimizer
 
 
-def _keras_hub(config, batch, jit_compile, fused_adamw=False):
-    import keras
+def keras_hub_masked_lm(config):
+    """keras-hub's `BertMaskedLM` (uncompiled, no preprocessor) of the size a `BertConfig` says."""
     import keras_hub
-
-    from keras_bert.training import create_optimizer
 
     backbone = keras_hub.models.BertBackbone(
         vocabulary_size=config.vocabulary_size,
@@ -129,7 +127,15 @@ def _keras_hub(config, batch, jit_compile, fused_adamw=False):
         max_sequence_length=config.max_sequence_length,
         num_segments=config.type_vocabulary_size,
     )
-    model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    return keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+
+
+def _keras_hub(config, batch, jit_compile, fused_adamw=False):
+    import keras
+
+    from keras_bert.training import create_optimizer
+
+    model = keras_hub_masked_lm(config)
     model.compile(
         optimizer=create_optimizer(1e-4, 10_000) if fused_adamw else stock_adamw(),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

@@ -87,8 +87,9 @@ def synthetic_batches(steps: int):
 
 def synthetic(steps: int) -> None:
     import keras
-    import keras_hub
+    import numpy as np
 
+    from bench.bench_pretraining import keras_hub_masked_lm
     from keras_bert import BertConfig
     from keras_bert.models.pretrainer import BertPretrainer
 
@@ -99,15 +100,7 @@ def synthetic(steps: int) -> None:
             model = BertPretrainer(config)
             model.compile(optimizer=keras.optimizers.AdamW(1e-3))
         else:
-            backbone = keras_hub.models.BertBackbone(
-                vocabulary_size=VOCABULARY_SIZE,
-                num_layers=config.num_layers,
-                num_heads=config.num_heads,
-                hidden_dim=config.hidden_size,
-                intermediate_dim=config.intermediate_size,
-                max_sequence_length=config.max_sequence_length,
-            )
-            model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+            model = keras_hub_masked_lm(config)
             model.compile(
                 optimizer=keras.optimizers.AdamW(1e-3),
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
@@ -115,8 +108,12 @@ def synthetic(steps: int) -> None:
             )
         for step, (inputs, masked_ids, weights) in enumerate(synthetic_batches(steps + 1)):
             if implementation == "keras_bert":
-                labels = {"masked_lm": masked_ids, "next_sentence": [0] * BATCH_SIZE}
-                sample_weight = {"masked_lm": weights, "next_sentence": [1.0] * BATCH_SIZE}
+                # Arrays, not lists: Keras reads a list as a structure of scalars.
+                labels = {"masked_lm": masked_ids, "next_sentence": np.zeros(BATCH_SIZE, "int32")}
+                sample_weight = {
+                    "masked_lm": weights,
+                    "next_sentence": np.ones(BATCH_SIZE, "float32"),
+                }
             else:
                 inputs = {
                     "token_ids": inputs["input_word_ids"],
