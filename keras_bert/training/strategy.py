@@ -54,11 +54,6 @@ def jit_compile_supported(
     if not requested:
         return False
     on_cpu = not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
-    if on_cpu and precision == "mixed_bfloat16":
-        logger.warning(
-            "jit_compile=True with mixed_bfloat16 on CPU: XLA does not use oneDNN's bfloat16 "
-            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md: 1.7x)."
-        )
     mirrored = isinstance(
         strategy, tf.distribute.MirroredStrategy | tf.distribute.MultiWorkerMirroredStrategy
     )
@@ -68,4 +63,9 @@ def jit_compile_supported(
             type(strategy).__name__,
         )
         return False
+    if on_cpu and precision == "mixed_bfloat16":
+        logger.warning(
+            "jit_compile=True with mixed_bfloat16 on CPU: XLA does not use oneDNN's bfloat16 "
+            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md: 1.7x)."
+        )
     return True
