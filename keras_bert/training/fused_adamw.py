@@ -23,6 +23,45 @@ def global_norm(gradients: list[tf.Tensor | tf.IndexedSlices | None]) -> tf.Tens
     return tf.sqrt(tf.add_n(squares))
 
 
+@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+def adamw_update(
+    variable: tf.Variable,
+    momentum: tf.Variable,
+    velocity: tf.Variable,
+    gradient: tf.Tensor,
+    gradient_scale: tf.Tensor,
+    learning_rate: tf.Tensor,
+    decay_rate: tf.Tensor,
+    beta_1: tf.Tensor,
+    beta_2: tf.Tensor,
+    epsilon: tf.Tensor,
+    step: tf.Tensor,
+) -> None:
+    """One AdamW update of `variable`, compiled by XLA into a single loop over its elements.
+
+    The arithmetic and its order are Keras': clipping (`gradient * gradient_scale`), decoupled
+    decay (`w -= w * decay_rate`, where `decay_rate` is weight decay times learning rate), then
+    Adam with bias correction folded into the step size. As separate kernels, each of the three
+    would read and write the whole variable; here every tensor is read once and written once.
+
+    Example:
+    >>> variable, m, v = tf.Variable([1.0]), tf.Variable([0.0]), tf.Variable([0.0])
+    >>> adamw_update(variable, m, v, tf.constant([4.0]), tf.constant(0.5), tf.constant(0.1),
+    ...              tf.constant(0.0), tf.constant(0.9), tf.constant(0.999), tf.constant(1e-6),
+    ...              tf.constant(1.0))
+    >>> round(float(variable[0]), 4), round(float(m[0]), 4)
+    (0.9, 0.2)
+    """
+    gradient = gradient * gradient_scale
+    weights = variable - variable * decay_rate
+    step_size = learning_rate * tf.sqrt(1 - beta_2**step) / (1 - beta_1**step)
+    new_momentum = momentum + (gradient - momentum) * (1 - beta_1)
+    new_velocity = velocity + (tf.square(gradient) - velocity) * (1 - beta_2)
+    momentum.assign(new_momentum)
+    velocity.assign(new_velocity)
+    variable.assign(weights - step_size * new_momentum / (tf.sqrt(new_velocity) + epsilon))
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class FusedAdamW(keras.optimizers.AdamW):
     """`keras.optimizers.AdamW` with the same arguments, state and arithmetic, updated in one
@@ -31,12 +70,12 @@ class FusedAdamW(keras.optimizers.AdamW):
     Keras' Adam updates a variable with about ten element-wise ops, each a full pass over the
     variable, its moments and the gradient, and adds three more for weight decay and two for
     global-norm clipping: for BERT-Base's 110M parameters on CPU that is a third of a
-    mixed-precision training step. Here a dense gradient goes to TensorFlow's fused
-    `ResourceApplyAdam` kernel (also compiled by XLA), which reads and writes each tensor once;
-    decoupled weight decay is one `ResourceApplyGradientDescent` pass (`w -= lr * decay * w`),
-    and `global_norm` sums `l2_loss`es instead of materialising squared gradients.
-    Accumulation and loss scaling stay Keras' own; sparse gradients and `amsgrad=True` take
-    Keras' Adam update.
+    mixed-precision training step. Here a dense gradient is clipped, decayed and applied by
+    `adamw_update`, one XLA-compiled pass that reads each tensor once and writes it once, and
+    `global_norm` sums `l2_loss`es instead of materialising squared gradients. On one replica
+    the clipping scale is handed to `adamw_update` instead of multiplying every gradient first;
+    across replicas gradients are clipped before they are summed, as Keras does. Accumulation
+    and loss scaling stay Keras' own; sparse gradients and `amsgrad=True` take Keras' update.
 
     Example:
     >>> optimizer = FusedAdamW(learning_rate=0.1, weight_decay=0.0)
@@ -46,16 +85,24 @@ class FusedAdamW(keras.optimizers.AdamW):
     [0.9, -0.9]
     """
 
+    # The clipping scale `update_step` still has to apply: set by `_clip_gradients`, which Keras
+    # calls just before the update steps of the same `apply`.
+    _pending_gradient_scale = None
+
     def _apply_weight_decay(self, variables):
         """Weight decay is applied by `update_step`, just before each variable's update."""
 
     def _clip_gradients(self, gradients):
+        self._pending_gradient_scale = None
         if not self.global_clipnorm or self.clipnorm:
             return super()._clip_gradients(gradients)
         norm = global_norm(gradients)
         # As Keras: no-op below the threshold, NaN scale (and gradients) for a non-finite norm.
         scale = self.global_clipnorm * tf.minimum(1.0 / norm, 1.0 / self.global_clipnorm)
         scale += norm - norm
+        if tf.distribute.get_strategy().num_replicas_in_sync == 1:
+            self._pending_gradient_scale = scale
+            return gradients
         return [
             None if gradient is None else gradient * tf.cast(scale, gradient.dtype)
             for gradient in gradients
@@ -63,26 +110,30 @@ class FusedAdamW(keras.optimizers.AdamW):
 
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
-        if self.weight_decay and self._use_weight_decay(variable):
-            tf.raw_ops.ResourceApplyGradientDescent(
-                var=variable.handle,
-                alpha=tf.cast(learning_rate, dtype) * tf.cast(self.weight_decay, dtype),
-                delta=tf.convert_to_tensor(variable),
-            )
+        scale = self._pending_gradient_scale
+        if scale is not None and isinstance(gradient, tf.IndexedSlices):
+            # Keras' clipping multiplies every gradient, which makes sparse ones dense.
+            gradient = tf.convert_to_tensor(gradient)
+        scale = tf.constant(1.0, dtype) if scale is None else tf.cast(scale, dtype)
+        decayed = self.weight_decay and self._use_weight_decay(variable)
+        decay_rate = tf.cast(learning_rate, dtype) * (self.weight_decay if decayed else 0.0)
         if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
+            if decayed:
+                variable.assign_sub(variable * decay_rate)
+            if not isinstance(gradient, tf.IndexedSlices):
+                gradient = gradient * tf.cast(scale, gradient.dtype)
             return super().update_step(gradient, variable, learning_rate)
-        step = tf.cast(self.iterations + 1, dtype)
-        beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
         index = self._get_variable_index(variable)
-        tf.raw_ops.ResourceApplyAdam(
-            var=variable.handle,
-            m=self._momentums[index].handle,
-            v=self._velocities[index].handle,
-            beta1_power=tf.pow(beta_1, step),
-            beta2_power=tf.pow(beta_2, step),
-            lr=tf.cast(learning_rate, dtype),
-            beta1=beta_1,
-            beta2=beta_2,
-            epsilon=tf.cast(self.epsilon, dtype),
-            grad=tf.cast(gradient, dtype),
+        adamw_update(
+            variable,
+            self._momentums[index].value,
+            self._velocities[index].value,
+            tf.cast(gradient, dtype),
+            scale,
+            tf.cast(learning_rate, dtype),
+            decay_rate,
+            tf.cast(self.beta_1, dtype),
+            tf.cast(self.beta_2, dtype),
+            tf.cast(self.epsilon, dtype),
+            tf.cast(self.iterations + 1, dtype),
         )
