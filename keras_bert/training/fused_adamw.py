@@ -23,11 +23,11 @@ def global_norm(gradients: list[tf.Tensor | tf.IndexedSlices | None]) -> tf.Tens
     return tf.sqrt(tf.add_n(squares))
 
 
-@tf.function(jit_compile=True, reduce_retracing=True, autograph=False)
+@tf.function(jit_compile=True, autograph=False)
 def adamw_update(
-    variable: tf.Variable,
-    momentum: tf.Variable,
-    velocity: tf.Variable,
+    variable: tf.Tensor,
+    momentum: tf.Tensor,
+    velocity: tf.Tensor,
     gradient: tf.Tensor,
     gradient_scale: tf.Tensor,
     learning_rate: tf.Tensor,
@@ -43,23 +43,29 @@ def adamw_update(
     decay (`w -= w * decay_rate`, where `decay_rate` is weight decay times learning rate), then
     Adam with bias correction folded into the step size. As separate kernels, each of the three
     would read and write the whole variable; here every tensor is read once and written once.
+    The variable and its moments are passed as resource handles (`variable.handle`): one trace
+    then serves every variable of a shape, and none is kept alive by the function's cache.
 
     Example:
     >>> variable, m, v = tf.Variable([1.0]), tf.Variable([0.0]), tf.Variable([0.0])
-    >>> adamw_update(variable, m, v, tf.constant([4.0]), tf.constant(0.5), tf.constant(0.1),
-    ...              tf.constant(0.0), tf.constant(0.9), tf.constant(0.999), tf.constant(1e-6),
-    ...              tf.constant(1.0))
+    >>> scalars = [tf.constant(x) for x in (0.5, 0.1, 0.0, 0.9, 0.999, 1e-6, 1.0)]
+    >>> adamw_update(variable.handle, m.handle, v.handle, tf.constant([4.0]), *scalars)
     >>> round(float(variable[0]), 4), round(float(m[0]), 4)
     (0.9, 0.2)
     """
+    weights, old_momentum, old_velocity = (
+        tf.raw_ops.ReadVariableOp(resource=handle, dtype=gradient.dtype)
+        for handle in (variable, momentum, velocity)
+    )
     gradient = gradient * gradient_scale
-    weights = variable - variable * decay_rate
+    weights = weights - weights * decay_rate
     step_size = learning_rate * tf.sqrt(1 - beta_2**step) / (1 - beta_1**step)
-    new_momentum = momentum + (gradient - momentum) * (1 - beta_1)
-    new_velocity = velocity + (tf.square(gradient) - velocity) * (1 - beta_2)
-    momentum.assign(new_momentum)
-    velocity.assign(new_velocity)
-    variable.assign(weights - step_size * new_momentum / (tf.sqrt(new_velocity) + epsilon))
+    new_momentum = old_momentum + (gradient - old_momentum) * (1 - beta_1)
+    new_velocity = old_velocity + (tf.square(gradient) - old_velocity) * (1 - beta_2)
+    tf.raw_ops.AssignVariableOp(resource=momentum, value=new_momentum)
+    tf.raw_ops.AssignVariableOp(resource=velocity, value=new_velocity)
+    update = step_size * new_momentum / (tf.sqrt(new_velocity) + epsilon)
+    tf.raw_ops.AssignVariableOp(resource=variable, value=weights - update)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -125,9 +131,9 @@ class FusedAdamW(keras.optimizers.AdamW):
             return super().update_step(gradient, variable, learning_rate)
         index = self._get_variable_index(variable)
         adamw_update(
-            variable,
-            self._momentums[index].value,
-            self._velocities[index].value,
+            variable.handle,
+            self._momentums[index].value.handle,
+            self._velocities[index].value.handle,
             tf.cast(gradient, dtype),
             scale,
             tf.cast(learning_rate, dtype),

@@ -1,3 +1,5 @@
+import gc
+
 import keras
 import numpy as np
 import pytest
@@ -42,3 +44,17 @@ def test_serializes_like_adamw():
     restored = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
     assert type(restored) is FusedAdamW
     assert restored.get_config() == optimizer.get_config()
+
+
+def test_trains_a_new_model_after_an_earlier_one_was_deleted():
+    # The compiled update is shared by all optimizers: it must not hold on to the variables of
+    # the model it was first traced with.
+    for seed in range(3):
+        keras.utils.set_random_seed(seed)
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+        model.compile(optimizer=FusedAdamW(learning_rate=0.1, global_clipnorm=1.0), loss="mse")
+        before = model.get_weights()[0].copy()
+        model.train_on_batch(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"))
+        assert not np.allclose(model.get_weights()[0], before)
+        del model
+        gc.collect()
