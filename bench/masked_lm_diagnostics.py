@@ -7,6 +7,11 @@ python -m bench.masked_lm_diagnostics breakdown runs/tiny/run
 # Can the model learn context at all? Counting sequences (each token is its left
 # neighbour + 1), masked as in pretraining; keras_bert vs keras-hub at the same size.
 python -m bench.masked_lm_diagnostics synthetic --steps 400
+
+# Is the plateau ours? keras_bert and keras-hub at the same size, optimizer and schedule on the
+# same real batches (BERT-tiny, shared/data/pretraining, 20 documents held out); held-out
+# masked accuracy every --every steps. --dropout_rate, --max_seq_length, --batch_size vary it.
+python -m bench.masked_lm_diagnostics corpus --steps 2000
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ import json
 from pathlib import Path
 
 VOCABULARY_SIZE, SEQUENCE_LENGTH, BATCH_SIZE = 200, 32, 32
+IMPLEMENTATIONS = ("keras_bert", "keras_hub")
+CORPUS_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pretraining"
+CORPUS_FILES = ("wikipedia_sample.txt", "austen_novels.txt")
 
 
 def breakdown(run_dir: Path) -> None:
@@ -85,50 +93,115 @@ def synthetic_batches(steps: int):
         yield inputs, features["masked_lm_ids"], features["masked_lm_weights"]
 
 
+def compiled_model(implementation: str, config, optimizer):
+    """keras_bert's `BertPretrainer` (MLM + NSP) or keras-hub's `BertMaskedLM` (MLM), compiled
+    with `optimizer`; both report masked accuracy as `masked_lm_accuracy`."""
+    import keras
+
+    from bench.bench_pretraining import keras_hub_masked_lm
+    from keras_bert.models.pretrainer import BertPretrainer
+
+    if implementation == "keras_bert":
+        model = BertPretrainer(config)
+        model.compile(optimizer=optimizer)
+        return model
+    model = keras_hub_masked_lm(config)
+    model.compile(
+        optimizer=optimizer,
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="masked_lm_accuracy")],
+    )
+    return model
+
+
+def keras_hub_example(inputs, labels, weights):
+    """A `BertPretrainer` example `(inputs, labels, weights)` as `BertMaskedLM` takes it."""
+    inputs = {
+        "token_ids": inputs["input_word_ids"],
+        "padding_mask": inputs["input_mask"],
+        "segment_ids": inputs["input_type_ids"],
+        "mask_positions": inputs["masked_lm_positions"],
+    }
+    return inputs, labels["masked_lm"], weights["masked_lm"]
+
+
 def synthetic(steps: int) -> None:
     import keras
     import numpy as np
 
-    from bench.bench_pretraining import keras_hub_masked_lm
     from keras_bert import BertConfig
-    from keras_bert.models.pretrainer import BertPretrainer
 
     config = BertConfig.from_preset("tiny", vocabulary_size=VOCABULARY_SIZE, max_sequence_length=64)
-    for implementation in ("keras_bert", "keras_hub"):
+    for implementation in IMPLEMENTATIONS:
         keras.utils.set_random_seed(0)
-        if implementation == "keras_bert":
-            model = BertPretrainer(config)
-            model.compile(optimizer=keras.optimizers.AdamW(1e-3))
-        else:
-            model = keras_hub_masked_lm(config)
-            model.compile(
-                optimizer=keras.optimizers.AdamW(1e-3),
-                loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-            )
+        model = compiled_model(implementation, config, keras.optimizers.AdamW(1e-3))
         for step, (inputs, masked_ids, weights) in enumerate(synthetic_batches(steps + 1)):
-            if implementation == "keras_bert":
-                # Arrays, not lists: Keras reads a list as a structure of scalars.
-                labels = {"masked_lm": masked_ids, "next_sentence": np.zeros(BATCH_SIZE, "int32")}
-                sample_weight = {
-                    "masked_lm": weights,
-                    "next_sentence": np.ones(BATCH_SIZE, "float32"),
-                }
-            else:
-                inputs = {
-                    "token_ids": inputs["input_word_ids"],
-                    "padding_mask": inputs["input_mask"],
-                    "segment_ids": inputs["input_type_ids"],
-                    "mask_positions": inputs["masked_lm_positions"],
-                }
-                labels, sample_weight = masked_ids, weights
+            # Arrays, not lists: Keras reads a list as a structure of scalars.
+            labels = {"masked_lm": masked_ids, "next_sentence": np.zeros(BATCH_SIZE, "int32")}
+            sample_weight = {"masked_lm": weights, "next_sentence": np.ones(BATCH_SIZE, "float32")}
+            if implementation == "keras_hub":
+                inputs, labels, sample_weight = keras_hub_example(inputs, labels, sample_weight)
             logs = model.train_on_batch(
                 inputs, labels, sample_weight=sample_weight, return_dict=True
             )
             model.reset_metrics()
             if step % 100 == 0:
-                accuracy = logs.get("masked_lm_accuracy", logs.get("accuracy"))
+                accuracy = logs["masked_lm_accuracy"]
                 print(f"{implementation:10s} step {step:4d}  masked accuracy {accuracy:.3f}")
+
+
+def corpus(arguments: argparse.Namespace) -> None:
+    import tempfile
+
+    import keras
+
+    from keras_bert import BertConfig
+    from keras_bert.training import create_optimizer
+    from keras_bert.training.trainer import PretrainingConfig, build_datasets
+    from pipelines.common import default_checkpoint
+
+    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    config = BertConfig.from_preset(
+        "tiny",
+        dropout_rate=arguments.dropout_rate,
+        attention_dropout_rate=arguments.dropout_rate,
+    )
+    for implementation in arguments.implementations:
+        keras.utils.set_random_seed(0)
+        run = PretrainingConfig(
+            output_dir=tempfile.mkdtemp(),
+            vocabulary_file=str(Path(default_checkpoint()) / "vocab.txt"),
+            input_files=[str(CORPUS_DIR / name) for name in CORPUS_FILES],
+            held_out_documents=20,
+            global_batch_size=arguments.batch_size,
+            total_steps=arguments.steps,
+            steps_per_checkpoint=arguments.every,
+            eval_steps=20,
+            data={
+                "max_seq_length": arguments.max_seq_length,
+                "masking": {"max_predictions_per_seq": round(0.15 * arguments.max_seq_length)},
+            },
+        )
+        train, evaluation = build_datasets(run)
+        if implementation == "keras_hub":
+            train, evaluation = train.map(keras_hub_example), evaluation.map(keras_hub_example)
+        optimizer = create_optimizer(arguments.learning_rate, arguments.steps)
+        model = compiled_model(implementation, config, optimizer)
+        for epoch in range(arguments.steps // arguments.every):
+            model.fit(
+                train,
+                initial_epoch=epoch,
+                epochs=epoch + 1,
+                steps_per_epoch=arguments.every,
+                verbose=0,
+            )
+            accuracy = model.evaluate(evaluation, verbose=0, return_dict=True)
+            step = (epoch + 1) * arguments.every
+            print(
+                f"{implementation:10s} step {step:5d}  held-out masked accuracy "
+                f"{accuracy['masked_lm_accuracy']:.4f}",
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -136,11 +209,21 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("breakdown").add_argument("run_dir", type=Path)
     commands.add_parser("synthetic").add_argument("--steps", type=int, default=400)
+    real = commands.add_parser("corpus")
+    real.add_argument("--implementations", nargs="+", default=IMPLEMENTATIONS)
+    real.add_argument("--steps", type=int, default=2000)
+    real.add_argument("--every", type=int, default=500)
+    real.add_argument("--learning_rate", type=float, default=2e-3)
+    real.add_argument("--batch_size", type=int, default=32)
+    real.add_argument("--max_seq_length", type=int, default=128)
+    real.add_argument("--dropout_rate", type=float, default=0.1)
     arguments = parser.parse_args()
     if arguments.command == "breakdown":
         breakdown(arguments.run_dir)
-    else:
+    elif arguments.command == "synthetic":
         synthetic(arguments.steps)
+    else:
+        corpus(arguments)
 
 
 if __name__ == "__main__":
