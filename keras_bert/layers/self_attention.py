@@ -77,12 +77,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return ops.reshape(tensor, (batch_size, sequence_length, self.num_heads, self.head_size))
 
     def call(self, hidden_states, padding_mask, training=None):
-        query = self._split_heads(self.query(hidden_states))
+        # Scaling the queries instead of the scores: the same product, on a tensor
+        # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
+        query = self.query(hidden_states)
+        query = self._split_heads(query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype))
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
 
         scores = ops.einsum("bqnh,bknh->bnqk", query, key)
-        scores = scores * ops.cast(1.0 / math.sqrt(self.head_size), scores.dtype)
         key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], scores.dtype)
         scores = scores + key_is_padding * ops.cast(MASKED_SCORE, scores.dtype)
         probabilities = ops.softmax(scores, axis=-1)
