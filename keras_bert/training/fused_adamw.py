@@ -1,4 +1,4 @@
-"""AdamW whose dense updates run as TensorFlow's fused `ResourceApplyAdam` kernel."""
+"""AdamW whose dense updates (clipping, decay, Adam) run as one XLA-compiled pass each."""
 
 import keras
 import tensorflow as tf
