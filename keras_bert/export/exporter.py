@@ -43,7 +43,12 @@ def export_for_serving(
         raise ValueError(f"A model name is one directory name, got {name!r}.")
 
     def write(export_dir: Path) -> None:
-        tf.saved_model.save(module, str(export_dir), signatures=module.signatures())
+        # Serving runs no gradients: leave out the layers' custom gradients (the GELU one is
+        # XLA-compiled, which TensorFlow Serving does not enable by default).
+        options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+        tf.saved_model.save(
+            module, str(export_dir), signatures=module.signatures(), options=options
+        )
         if check_ops:
             check_serving_ops(export_dir)
         examples = module.example_inputs()

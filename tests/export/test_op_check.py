@@ -18,6 +18,18 @@ def test_exports_use_only_tf_serving_ops(exported_base, task):
     assert {"MatMul", "Softmax"} & ops
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_exports_hold_no_xla_compiled_function(exported_base, task):
+    # TensorFlow Serving leaves XLA's JIT off by default. Training code is XLA-compiled in
+    # places (the GELU gradient): exports leave custom gradients out.
+    saved_model = saved_model_pb2.SavedModel()
+    saved_model.ParseFromString((exported_base / task / "1" / "saved_model.pb").read_bytes())
+    library = [f for graph in saved_model.meta_graphs for f in graph.graph_def.library.function]
+    assert library
+    assert [f.signature.name for f in library if f.attr["_XlaMustCompile"].b] == []
+
+
 def test_registry_holds_core_and_text_ops_but_not_python_ops():
     available = serving_ops()
     assert {"MatMul", "StringLower", "UnicodeTranscode", "NormalizeUTF8"} <= available
