@@ -113,8 +113,10 @@ def stock_adamw():
     return optimizer
 
 
-def keras_hub_masked_lm(config):
-    """keras-hub's `BertMaskedLM` (uncompiled, no preprocessor) of the size a `BertConfig` says."""
+def keras_hub_masked_lm(config, optimizer, jit_compile: bool = False):
+    """keras-hub's `BertMaskedLM` (no preprocessor) of the size a `BertConfig` says, compiled
+    with `optimizer`, its loss and masked accuracy (as `masked_lm_accuracy`)."""
+    import keras
     import keras_hub
 
     backbone = keras_hub.models.BertBackbone(
@@ -127,27 +129,32 @@ def keras_hub_masked_lm(config):
         max_sequence_length=config.max_sequence_length,
         num_segments=config.type_vocabulary_size,
     )
-    return keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    model.compile(
+        optimizer=optimizer,
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="masked_lm_accuracy")],
+        jit_compile=jit_compile,
+    )
+    return model
+
+
+def keras_hub_inputs(word_ids, mask, type_ids, positions) -> dict:
+    """`BertMaskedLM`'s input dictionary."""
+    return {
+        "token_ids": word_ids,
+        "padding_mask": mask,
+        "segment_ids": type_ids,
+        "mask_positions": positions,
+    }
 
 
 def _keras_hub(config, batch, jit_compile, fused_adamw=False):
-    import keras
-
     from keras_bert.training import create_optimizer
 
-    model = keras_hub_masked_lm(config)
-    model.compile(
-        optimizer=create_optimizer(1e-4, 10_000) if fused_adamw else stock_adamw(),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy()],
-        jit_compile=jit_compile,
-    )
-    x = {
-        "token_ids": batch["word_ids"],
-        "padding_mask": batch["mask"],
-        "segment_ids": batch["type_ids"],
-        "mask_positions": batch["positions"],
-    }
+    optimizer = create_optimizer(1e-4, 10_000) if fused_adamw else stock_adamw()
+    model = keras_hub_masked_lm(config, optimizer, jit_compile)
+    x = keras_hub_inputs(batch["word_ids"], batch["mask"], batch["type_ids"], batch["positions"])
     return model, x, batch["masked_ids"], batch["weights"]
 
 
