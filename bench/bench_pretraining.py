@@ -99,16 +99,11 @@ def stock_adamw():
     keras-hub user trains with (keras_bert's default is its `FusedAdamW`)."""
     import keras
 
-    from keras_bert.training.optimization import NO_WEIGHT_DECAY_NAMES, WarmupLinearDecay
+    from keras_bert.training import create_optimizer
+    from keras_bert.training.optimization import NO_WEIGHT_DECAY_NAMES
 
-    optimizer = keras.optimizers.AdamW(
-        WarmupLinearDecay(1e-4, 10_000, warmup_steps=1_000),
-        weight_decay=0.01,
-        beta_1=0.9,
-        beta_2=0.999,
-        epsilon=1e-6,
-        global_clipnorm=1.0,
-    )
+    # FusedAdamW takes AdamW's arguments; the weight-decay exclusions are not in the config.
+    optimizer = keras.optimizers.AdamW.from_config(create_optimizer(1e-4, 10_000).get_config())
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
     return optimizer
 
