@@ -34,6 +34,8 @@ class BertQuestionAnswerer(BertTask):
     (1, 6)
     """
 
+    uses_pooled_output = False
+
     def __init__(self, encoder: BertEncoder, **kwargs):
         # Layers
         head = head_dense(encoder, 2, name="span_logits")

@@ -35,10 +35,26 @@ class BertTask(keras.Model):
     LayerNorm); pass `keras_bert.training.create_optimizer(...)` for warm-up and linear decay.
     """
 
+    # Whether the head reads `pooled_output`. Heads on the sequence output leave the pooler out
+    # of `trainable_weights`: it gets no gradient (Keras would warn), and is still saved.
+    uses_pooled_output = True
+
     def __init__(self, encoder: BertEncoder, outputs, inputs=None, **kwargs):
         inputs = encoder.input if inputs is None else inputs
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.encoder = encoder
+
+    @property
+    def trainable_weights(self) -> list[keras.Variable]:
+        weights = super().trainable_weights
+        if self.uses_pooled_output:
+            return weights
+        pooler = {id(weight) for weight in self.encoder.pooler.weights}
+        return [weight for weight in weights if id(weight) not in pooler]
+
+    @property
+    def trainable_variables(self) -> list[keras.Variable]:
+        return self.trainable_weights
 
     def default_loss(self):
         raise NotImplementedError

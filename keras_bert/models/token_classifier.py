@@ -42,6 +42,8 @@ class BertTokenClassifier(BertTask):
     (1, 4, 3)
     """
 
+    uses_pooled_output = False
+
     def __init__(
         self,
         encoder: BertEncoder,

@@ -1,3 +1,5 @@
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -84,3 +86,32 @@ def test_question_answerer(tmp_path):
     labels = {"start_logits": np.array([1, 3]), "end_logits": np.array([2, 4])}
     history = model.fit(INPUTS, labels, epochs=2, batch_size=2, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
+
+
+@pytest.mark.parametrize(
+    "make_task",
+    [
+        lambda encoder: BertTokenClassifier(encoder, label_names=["O", "B-x"]),
+        lambda encoder: BertQuestionAnswerer(encoder),
+    ],
+    ids=["token_classifier", "question_answerer"],
+)
+def test_heads_on_the_sequence_output_train_without_the_pooler(make_task):
+    # The pooler gets no gradient from these heads: it is not trained, so Keras does not warn
+    # "Gradients do not exist for variables", and it is still saved.
+    shared_encoder = encoder()
+    model = make_task(shared_encoder)
+    pooler = [variable.path for variable in shared_encoder.pooler.weights]
+    assert not set(pooler) & {variable.path for variable in model.trainable_variables}
+    assert set(pooler) <= {variable.path for variable in model.weights}
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+    labels = np.zeros((2, 6), "int32") if model.output_names == ["token_logits"] else None
+    if labels is None:
+        labels = {"start_logits": np.array([1, 3]), "end_logits": np.array([2, 4])}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(INPUTS, labels, epochs=1, batch_size=2, verbose=0)
+    assert not [w for w in caught if "Gradients do not exist" in str(w.message)]
+    # The encoder itself is unchanged: a classifier on it still trains the pooler.
+    classifier = BertClassifier(shared_encoder, num_classes=2)
+    assert set(pooler) <= {variable.path for variable in classifier.trainable_variables}
