@@ -89,14 +89,20 @@ def test_question_answerer(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "make_task",
+    ("make_task", "labels"),
     [
-        lambda encoder: BertTokenClassifier(encoder, label_names=["O", "B-x"]),
-        lambda encoder: BertQuestionAnswerer(encoder),
+        (
+            lambda encoder: BertTokenClassifier(encoder, label_names=["O", "B-x"]),
+            np.zeros((2, 6), "int32"),
+        ),
+        (
+            BertQuestionAnswerer,
+            {"start_logits": np.array([1, 3]), "end_logits": np.array([2, 4])},
+        ),
     ],
     ids=["token_classifier", "question_answerer"],
 )
-def test_heads_on_the_sequence_output_train_without_the_pooler(make_task):
+def test_heads_on_the_sequence_output_train_without_the_pooler(make_task, labels):
     # The pooler gets no gradient from these heads: it is not trained, so Keras does not warn
     # "Gradients do not exist for variables", and it is still saved.
     shared_encoder = encoder()
@@ -105,9 +111,6 @@ def test_heads_on_the_sequence_output_train_without_the_pooler(make_task):
     assert not set(pooler) & {variable.path for variable in model.trainable_variables}
     assert set(pooler) <= {variable.path for variable in model.weights}
     model.compile(optimizer=keras.optimizers.Adam(1e-3))
-    labels = np.zeros((2, 6), "int32") if model.output_names == ["token_logits"] else None
-    if labels is None:
-        labels = {"start_logits": np.array([1, 3]), "end_logits": np.array([2, 4])}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model.fit(INPUTS, labels, epochs=1, batch_size=2, verbose=0)
