@@ -190,13 +190,14 @@ def left_neighbour_baseline(arguments: argparse.Namespace) -> None:
 
     train, evaluation = corpus_datasets(arguments)
     successors = collections.defaultdict(collections.Counter)
+    frequency = collections.Counter()
     for inputs, labels, _ in train.take(arguments.steps):
         masks = inputs["input_mask"].numpy()
         for ids, mask in zip(unmasked_ids(inputs, labels), masks, strict=True):
             row = ids[mask > 0].tolist()  # no padding
+            frequency.update(row[1:])
             for left, token in zip(row[:-1], row[1:], strict=True):
                 successors[left][token] += 1
-    frequency = sum(successors.values(), collections.Counter())
     most_frequent = frequency.most_common(1)[0][0]
     guess = {left: counts.most_common(1)[0][0] for left, counts in successors.items()}
     total = by_neighbour = by_frequency = 0
