@@ -39,7 +39,7 @@ PRECISIONS = ("float32", "mixed_bfloat16")
 
 
 def train_step_flops(config, batch_size: int) -> float:
-    hidden, layers, vocabulary = config.hidden_size, config.num_layers, config.vocabulary_size
+    hidden, layers, vocabulary = config.hidden_size, config.num_layers, config.vocab_size
     per_layer = 4 * hidden * hidden + 2 * hidden * config.intermediate_size
     tokens = batch_size * SEQUENCE_LENGTH
     predictions = batch_size * PREDICTIONS
@@ -54,7 +54,7 @@ def fake_batch(config, batch_size: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     lengths = rng.integers(SEQUENCE_LENGTH // 2, SEQUENCE_LENGTH + 1, batch_size)
     mask = (np.arange(SEQUENCE_LENGTH)[None] < lengths[:, None]).astype("int32")
-    word_ids = rng.integers(1000, config.vocabulary_size, (batch_size, SEQUENCE_LENGTH))
+    word_ids = rng.integers(1000, config.vocab_size, (batch_size, SEQUENCE_LENGTH))
     word_ids = (word_ids * mask).astype("int32")
     word_ids[:, 0] = 101
     word_ids[np.arange(batch_size), lengths - 1] = 102
@@ -115,14 +115,14 @@ def keras_hub_masked_lm(config, optimizer, jit_compile: bool = False):
     import keras_hub
 
     backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=config.vocabulary_size,
+        vocabulary_size=config.vocab_size,
         num_layers=config.num_layers,
         num_heads=config.num_heads,
         hidden_dim=config.hidden_size,
         intermediate_dim=config.intermediate_size,
         dropout=config.dropout_rate,
-        max_sequence_length=config.max_sequence_length,
-        num_segments=config.type_vocabulary_size,
+        max_sequence_length=config.max_position_embeddings,
+        num_segments=config.type_vocab_size,
     )
     model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
     model.compile(
@@ -188,7 +188,7 @@ def child(sizes, precisions, warmup, steps) -> None:
         ("keras_hub_fused_adamw", functools.partial(_keras_hub, fused_adamw=True)),
     )
     for size, precision in itertools.product(sizes, precisions):
-        config = BertConfig.from_preset(SIZES[size]["preset"])
+        config = BertConfig.preset(SIZES[size]["preset"])
         batch_size = SIZES[size]["batch_size"]
         for (implementation, build), jit_compile in itertools.product(implementations, (0, 1)):
             if implementation.endswith("fused_adamw") and (jit_compile or precision == "float32"):

@@ -129,7 +129,7 @@ def synthetic(steps: int) -> None:
 
     from keras_bert import BertConfig
 
-    config = BertConfig.from_preset("tiny", vocabulary_size=VOCABULARY_SIZE, max_sequence_length=64)
+    config = BertConfig.preset("tiny", vocab_size=VOCABULARY_SIZE, max_position_embeddings=64)
     for implementation in IMPLEMENTATIONS:
         keras.utils.set_random_seed(0)
         model = compiled_model(implementation, config, keras.optimizers.AdamW(1e-3))
@@ -224,7 +224,7 @@ def corpus(arguments: argparse.Namespace) -> None:
     from keras_bert.training import create_optimizer
 
     keras.mixed_precision.set_global_policy(arguments.precision)
-    config = BertConfig.from_preset(
+    config = BertConfig.preset(
         "tiny",
         dropout_rate=arguments.dropout_rate,
         attention_dropout_rate=arguments.dropout_rate,

@@ -5,7 +5,15 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from keras_bert.deprecation import (
+    accepts_deprecated_keywords,
+    add_deprecated_attributes,
+    rename_keywords,
+    warn_deprecated,
+)
+from keras_bert.errors import ConfigError
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
 
@@ -20,16 +28,12 @@ _HF_ACTIVATIONS = {
 }
 
 
-class ConfigError(ValueError):
-    """A BERT configuration that cannot describe a model."""
-
-
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
     """The hyper-parameters of a BERT encoder.
 
     Args:
-        vocabulary_size: number of WordPiece ids.
+        vocab_size: number of WordPiece ids.
         hidden_size: width of every layer (H).
         num_layers: number of encoder blocks (L).
         num_heads: attention heads per block (A); must divide `hidden_size`.
@@ -38,20 +42,20 @@ class BertConfig:
             or "relu".
         dropout_rate: dropout on embeddings and on every residual branch.
         attention_dropout_rate: dropout on attention probabilities.
-        max_sequence_length: number of learned positions.
-        type_vocabulary_size: number of segment ids.
+        max_position_embeddings: number of learned positions (the longest input it reads).
+        type_vocab_size: number of segment ids.
         initializer_range: standard deviation of the truncated-normal initializer.
         layer_norm_epsilon: epsilon of every LayerNormalization.
 
     Example:
-    >>> config = BertConfig.from_preset("tiny")
+    >>> config = BertConfig.preset("tiny")
     >>> config.num_layers, config.hidden_size, config.head_size
     (2, 128, 64)
     >>> BertConfig.from_json(config.to_json()) == config
     True
     """
 
-    vocabulary_size: int = 30522
+    vocab_size: int = 30522
     hidden_size: int = 768
     num_layers: int = 12
     num_heads: int = 12
@@ -59,20 +63,20 @@ class BertConfig:
     hidden_activation: str = "gelu"
     dropout_rate: float = 0.1
     attention_dropout_rate: float = 0.1
-    max_sequence_length: int = 512
-    type_vocabulary_size: int = 2
+    max_position_embeddings: int = 512
+    type_vocab_size: int = 2
     initializer_range: float = 0.02
     layer_norm_epsilon: float = 1e-12
 
     def __post_init__(self) -> None:
         for name in (
-            "vocabulary_size",
+            "vocab_size",
             "hidden_size",
             "num_layers",
             "num_heads",
             "intermediate_size",
-            "max_sequence_length",
-            "type_vocabulary_size",
+            "max_position_embeddings",
+            "type_vocab_size",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -101,6 +105,7 @@ class BertConfig:
 
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
+        changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")
         return dataclasses.replace(self, **changes)
 
     # Serialization -------------------------------------------------------------------------
@@ -110,6 +115,7 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> BertConfig:
+        values = rename_keywords(values, DEPRECATED_FIELDS, "BertConfig")
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -160,7 +166,7 @@ class BertConfig:
             )
         try:
             return cls(
-                vocabulary_size=values["vocab_size"],
+                vocab_size=values["vocab_size"],
                 hidden_size=values["hidden_size"],
                 num_layers=values["num_hidden_layers"],
                 num_heads=values["num_attention_heads"],
@@ -168,8 +174,8 @@ class BertConfig:
                 hidden_activation=_HF_ACTIVATIONS[activation],
                 dropout_rate=values.get("hidden_dropout_prob", 0.1),
                 attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-                max_sequence_length=values.get("max_position_embeddings", 512),
-                type_vocabulary_size=values.get("type_vocab_size", 2),
+                max_position_embeddings=values.get("max_position_embeddings", 512),
+                type_vocab_size=values.get("type_vocab_size", 2),
                 initializer_range=values.get("initializer_range", 0.02),
                 layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
             )
@@ -180,7 +186,7 @@ class BertConfig:
         """The field names of `bert_config.json` / Hugging Face `config.json`."""
         activation_names = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
         return {
-            "vocab_size": self.vocabulary_size,
+            "vocab_size": self.vocab_size,
             "hidden_size": self.hidden_size,
             "num_hidden_layers": self.num_layers,
             "num_attention_heads": self.num_heads,
@@ -188,38 +194,99 @@ class BertConfig:
             "hidden_act": activation_names[self.hidden_activation],
             "hidden_dropout_prob": self.dropout_rate,
             "attention_probs_dropout_prob": self.attention_dropout_rate,
-            "max_position_embeddings": self.max_sequence_length,
-            "type_vocab_size": self.type_vocabulary_size,
+            "max_position_embeddings": self.max_position_embeddings,
+            "type_vocab_size": self.type_vocab_size,
             "initializer_range": self.initializer_range,
             "layer_norm_eps": self.layer_norm_epsilon,
         }
 
+    def num_parameters(self) -> int:
+        """Weights of a `BertEncoder` of this config (embeddings, blocks and pooler)."""
+        hidden, intermediate = self.hidden_size, self.intermediate_size
+        embeddings = (
+            self.vocab_size + self.max_position_embeddings + self.type_vocab_size
+        ) * hidden
+        layer_norm = 2 * hidden
+        attention = 4 * (hidden * hidden + hidden) + layer_norm
+        feed_forward = hidden * intermediate + intermediate + intermediate * hidden + hidden
+        block = attention + feed_forward + layer_norm
+        pooler = hidden * hidden + hidden
+        return embeddings + layer_norm + self.num_layers * block + pooler
+
     # Presets -------------------------------------------------------------------------------
 
     @classmethod
-    def from_preset(cls, name: str, **changes: Any) -> BertConfig:
-        """One of the standard sizes: tiny, mini, small, medium, base, large."""
+    def preset(cls, name: str, **changes: Any) -> BertConfig:
+        """The config of a standard size (see `PRESETS`), for a randomly initialised model.
+
+        Pretrained weights come from `from_checkpoint`; a random model of a named size is
+        `BertEncoder(BertConfig.preset(name))`.
+
+        Example:
+        >>> config = BertConfig.preset("base")
+        >>> config.num_layers, config.hidden_size, round(config.num_parameters() / 1e6, 1)
+        (12, 768, 109.5)
+        """
         if name not in PRESETS:
             raise ConfigError(f"Unknown preset {name!r}; expected one of {', '.join(PRESETS)}.")
-        return cls(**{**PRESETS[name], **changes})
+        return cls(**{**PRESETS[name].sizes, **changes})
+
+    @classmethod
+    def from_preset(cls, name: str, **changes: Any) -> BertConfig:
+        """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
+        warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
+        return cls.preset(name, **changes)
 
 
-def _sizes(num_layers: int, hidden_size: int, num_heads: int) -> dict[str, int]:
-    return {
+# Old field names, still accepted as keywords and in JSON (and readable as attributes).
+DEPRECATED_FIELDS = {
+    "vocabulary_size": "vocab_size",
+    "max_sequence_length": "max_position_embeddings",
+    "type_vocabulary_size": "type_vocab_size",
+}
+BertConfig.__init__ = accepts_deprecated_keywords(DEPRECATED_FIELDS)(BertConfig.__init__)
+add_deprecated_attributes(BertConfig, DEPRECATED_FIELDS)
+
+
+class Preset(NamedTuple):
+    """A standard model size: its config fields and what it is."""
+
+    sizes: dict[str, int]
+    description: str
+
+
+def _preset(num_layers: int, hidden_size: int, num_heads: int, description: str) -> Preset:
+    sizes = {
         "num_layers": num_layers,
         "hidden_size": hidden_size,
         "num_heads": num_heads,
         "intermediate_size": 4 * hidden_size,
     }
+    return Preset(sizes, description)
 
 
 # The sizes of Google's released BERT models (the small ones from "Well-Read Students Learn
-# Better", Turc et al. 2019, with 64-dimensional heads).
-PRESETS: dict[str, dict[str, int]] = {
-    "tiny": _sizes(2, 128, 2),
-    "mini": _sizes(4, 256, 4),
-    "small": _sizes(4, 512, 8),
-    "medium": _sizes(8, 512, 8),
-    "base": _sizes(12, 768, 12),
-    "large": _sizes(24, 1024, 16),
+# Better", Turc et al. 2019, with 64-dimensional heads). Parameter counts (`describe_presets`)
+# are for the 30,522-piece uncased vocabulary.
+PRESETS: dict[str, Preset] = {
+    "tiny": _preset(2, 128, 2, "BERT-Tiny, L2/H128/A2: tests and quick experiments"),
+    "mini": _preset(4, 256, 4, "BERT-Mini, L4/H256/A4: pretraining on a CPU"),
+    "small": _preset(4, 512, 8, "BERT-Small, L4/H512/A8"),
+    "medium": _preset(8, 512, 8, "BERT-Medium, L8/H512/A8"),
+    "base": _preset(12, 768, 12, "BERT-Base, L12/H768/A12: the paper's main model"),
+    "large": _preset(24, 1024, 16, "BERT-Large, L24/H1024/A16"),
 }
+
+
+def describe_presets() -> dict[str, str]:
+    """Each preset's description with its parameter count.
+
+    Example:
+    >>> describe_presets()["tiny"]
+    'BERT-Tiny, L2/H128/A2: tests and quick experiments (4.4M parameters)'
+    """
+    return {
+        name: f"{preset.description} ({BertConfig.preset(name).num_parameters() / 1e6:.1f}M "
+        "parameters)"
+        for name, preset in PRESETS.items()
+    }

@@ -28,11 +28,11 @@ def tiny_checkpoint_dir(tmp_path_factory, minilm_dir) -> Path:
     vocabulary: for tests of training mechanics, where MiniLM would only be slower."""
     import keras
 
-    from keras_bert import BertEncoder
+    from keras_bert import BertConfig, BertEncoder
     from keras_bert.checkpoints import encoder_variables, save_google_checkpoint
 
     keras.utils.set_random_seed(0)
-    encoder = BertEncoder.from_preset("tiny", vocabulary_size=30522)
+    encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=30522))
     tensors = {name: variable.numpy() for name, variable in encoder_variables(encoder).items()}
     directory = tmp_path_factory.mktemp("bert_tiny")
     save_google_checkpoint(tensors, encoder.bert_config, directory, minilm_dir / "vocab.txt")

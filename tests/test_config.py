@@ -9,7 +9,7 @@ from keras_bert.config import PRESETS
 def test_presets_have_the_published_sizes():
     sizes = {
         name: (config.num_layers, config.hidden_size, config.num_heads, config.intermediate_size)
-        for name, config in ((name, BertConfig.from_preset(name)) for name in PRESETS)
+        for name, config in ((name, BertConfig.preset(name)) for name in PRESETS)
     }
     assert sizes == {
         "tiny": (2, 128, 2, 512),
@@ -22,7 +22,7 @@ def test_presets_have_the_published_sizes():
 
 
 def test_json_round_trip_and_replace():
-    config = BertConfig.from_preset("mini", hidden_activation="gelu_approximate")
+    config = BertConfig.preset("mini", hidden_activation="gelu_approximate")
     assert BertConfig.from_json(config.to_json()) == config
     assert config.replace(num_layers=2).num_layers == 2
 
@@ -32,7 +32,7 @@ def test_json_round_trip_and_replace():
     [
         ({"hidden_size": 100, "num_heads": 12}, "not divisible by num_heads"),
         ({"num_layers": 0}, "num_layers must be a positive integer"),
-        ({"vocabulary_size": -3}, "vocabulary_size must be a positive integer"),
+        ({"vocab_size": -3}, "vocab_size must be a positive integer"),
         ({"hidden_size": 7.5}, "hidden_size must be a positive integer"),
         ({"hidden_activation": "swish"}, "Unknown hidden_activation 'swish'"),
         ({"dropout_rate": 1.0}, "dropout_rate must be in"),
@@ -45,7 +45,7 @@ def test_invalid_configs_name_the_problem(changes, message):
 
 def test_unknown_preset_and_fields():
     with pytest.raises(ConfigError, match="Unknown preset 'huge'"):
-        BertConfig.from_preset("huge")
+        BertConfig.preset("huge")
     with pytest.raises(ConfigError, match="Unknown BertConfig fields: hiden_size"):
         BertConfig.from_dict({"hiden_size": 3})
 
@@ -53,7 +53,7 @@ def test_unknown_preset_and_fields():
 def test_reads_hugging_face_config(minilm_dir):
     config = BertConfig.from_json_file(minilm_dir / "config.json")
     assert config == BertConfig(
-        vocabulary_size=30522,
+        vocab_size=30522,
         hidden_size=384,
         num_layers=6,
         num_heads=12,
@@ -78,7 +78,7 @@ def test_reads_original_bert_config(tmp_path):
     }
     path = tmp_path / "bert_config.json"
     path.write_text(json.dumps(original))
-    assert BertConfig.from_json_file(path) == BertConfig.from_preset("base")
+    assert BertConfig.from_json_file(path) == BertConfig.preset("base")
     assert BertConfig.from_original_dict(BertConfig().to_original_dict()) == BertConfig()
 
 

@@ -1,12 +1,15 @@
 """Reading and writing pretrained BERT checkpoints (Hugging Face safetensors, Google TF1)."""
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, load_checkpoint
+from keras_bert.checkpoints.checkpoint import Checkpoint
 from keras_bert.checkpoints.google import save_google_checkpoint
+from keras_bert.checkpoints.loading import checkpoint_vocabulary_file, load_checkpoint
 from keras_bert.checkpoints.variables import encoder_variables, restore_encoder_weights
+from keras_bert.errors import CheckpointError
 
 __all__ = [
     "Checkpoint",
     "CheckpointError",
+    "checkpoint_vocabulary_file",
     "encoder_variables",
     "load_checkpoint",
     "restore_encoder_weights",

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, read_original_config
+from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
 from keras_bert.config import BertConfig
+from keras_bert.errors import CheckpointError
 
 CONFIG_FILE = "bert_config.json"
 CHECKPOINT_PREFIX = "bert_model.ckpt"
@@ -73,10 +74,10 @@ def save_google_checkpoint(
     what Google's BERT code and `BertEncoder.from_checkpoint` read.
 
     Example:
-    >>> from keras_bert import BertEncoder
+    >>> from keras_bert import BertConfig, BertEncoder
     >>> from keras_bert.checkpoints import encoder_variables
     >>> import tempfile
-    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
     >>> tensors = {n: v.numpy() for n, v in encoder_variables(encoder).items()}
     >>> prefix = save_google_checkpoint(tensors, encoder.bert_config, tempfile.mkdtemp())
     >>> prefix.name

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError, read_original_config
+from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
+from keras_bert.errors import CheckpointError
 
 WEIGHTS_FILE = "model.safetensors"
 SHARDED_INDEX_FILE = "model.safetensors.index.json"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
+from keras_bert.checkpoints.checkpoint import Checkpoint
+from keras_bert.errors import CheckpointError
 
 ENCODER_SCOPE = "bert/"
 _MAX_LISTED = 12
@@ -83,7 +84,7 @@ def restore_variables(
         raise CheckpointError(
             f"The checkpoint {checkpoint.source} does not fit the model (config: "
             f"L{config.num_layers}/H{config.hidden_size}/A{config.num_heads}, vocabulary "
-            f"{config.vocabulary_size}). " + "; ".join(problems) + "."
+            f"{config.vocab_size}). " + "; ".join(problems) + "."
         )
     for name, variable in variables.items():
         variable.assign(np.asarray(tensors[name], dtype=variable.dtype))

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.errors import DataError
+
 # Text and label features of common tfds classification datasets.
 TFDS_FEATURES = {
     "glue/sst2": ("sentence", None, "label"),
@@ -23,10 +25,6 @@ TFDS_FEATURES = {
     "glue/stsb": ("sentence1", "sentence2", "label"),
     "imdb_reviews": ("text", None, "label"),
 }
-
-
-class DataError(ValueError):
-    """Input data that cannot be used as asked, with where and why."""
 
 
 @dataclasses.dataclass

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.text.vocabulary import CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN
+from keras_bert.text.special_tokens import CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 
 @dataclasses.dataclass(frozen=True)

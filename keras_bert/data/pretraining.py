@@ -10,7 +10,7 @@ import tensorflow as tf
 from keras_bert.data.instances import TokenizedDocument, instance_dataset
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.text import BertPacker
-from keras_bert.text.vocabulary import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 FEATURE_NAMES = (
     "input_word_ids",

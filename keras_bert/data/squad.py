@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.classification import DataError
-from keras_bert.text.vocabulary import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+from keras_bert.errors import DataError
+from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 logger = logging.getLogger(__name__)
 

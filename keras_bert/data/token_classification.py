@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.classification import DataError
+from keras_bert.errors import DataError
 from keras_bert.models.token_classifier import IGNORED_LABEL
-from keras_bert.text.vocabulary import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 _DOCUMENT_START = "-DOCSTART-"
 

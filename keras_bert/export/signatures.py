@@ -25,7 +25,7 @@ import tensorflow as tf
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.preprocessor import BertPreprocessor
-from keras_bert.text.vocabulary import MASK_TOKEN
+from keras_bert.text.special_tokens import MASK_TOKEN
 
 DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from keras_bert.config import DEPRECATED_FIELDS
+from keras_bert.deprecation import accepts_deprecated_keywords
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 
@@ -12,9 +14,9 @@ class BertEmbeddings(keras.layers.Layer):
     """Sums token, segment and position embeddings, then normalizes and applies dropout.
 
     Args:
-        vocabulary_size: number of token ids.
-        type_vocabulary_size: number of segment ids.
-        max_sequence_length: number of learned positions.
+        vocab_size: number of token ids.
+        type_vocab_size: number of segment ids.
+        max_position_embeddings: number of learned positions.
         hidden_size: embedding width.
         dropout_rate: dropout after the LayerNorm.
         layer_norm_epsilon: LayerNorm epsilon.
@@ -22,18 +24,19 @@ class BertEmbeddings(keras.layers.Layer):
 
     Example:
     >>> import numpy as np
-    >>> layer = BertEmbeddings(vocabulary_size=100, type_vocabulary_size=2,
-    ...                        max_sequence_length=16, hidden_size=8)
+    >>> layer = BertEmbeddings(vocab_size=100, type_vocab_size=2,
+    ...                        max_position_embeddings=16, hidden_size=8)
     >>> ids = np.array([[2, 5, 7, 3]])
     >>> tuple(layer(ids, np.zeros_like(ids)).shape)
     (1, 4, 8)
     """
 
+    @accepts_deprecated_keywords(DEPRECATED_FIELDS)
     def __init__(
         self,
-        vocabulary_size: int,
-        type_vocabulary_size: int,
-        max_sequence_length: int,
+        vocab_size: int,
+        type_vocab_size: int,
+        max_position_embeddings: int,
         hidden_size: int,
         dropout_rate: float = 0.1,
         layer_norm_epsilon: float = 1e-12,
@@ -41,9 +44,9 @@ class BertEmbeddings(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.vocabulary_size = vocabulary_size
-        self.type_vocabulary_size = type_vocabulary_size
-        self.max_sequence_length = max_sequence_length
+        self.vocab_size = vocab_size
+        self.type_vocab_size = type_vocab_size
+        self.max_position_embeddings = max_position_embeddings
         self.hidden_size = hidden_size
         self.dropout_rate = dropout_rate
         self.layer_norm_epsilon = layer_norm_epsilon
@@ -53,7 +56,7 @@ class BertEmbeddings(keras.layers.Layer):
         # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
         # float32 and casts its output): this gathers rows instead of casting whole tables.
         self.token_embedding = keras.layers.Embedding(
-            vocabulary_size,
+            vocab_size,
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
@@ -61,7 +64,7 @@ class BertEmbeddings(keras.layers.Layer):
             name="token_embedding",
         )
         self.segment_embedding = keras.layers.Embedding(
-            type_vocabulary_size,
+            type_vocab_size,
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
@@ -69,7 +72,7 @@ class BertEmbeddings(keras.layers.Layer):
             name="segment_embedding",
         )
         self.position_embedding = keras.layers.Embedding(
-            max_sequence_length,
+            max_position_embeddings,
             hidden_size,
             embeddings_initializer=initializer,
             dtype=self.dtype_policy,
@@ -104,9 +107,9 @@ class BertEmbeddings(keras.layers.Layer):
     def get_config(self):
         return {
             **super().get_config(),
-            "vocabulary_size": self.vocabulary_size,
-            "type_vocabulary_size": self.type_vocabulary_size,
-            "max_sequence_length": self.max_sequence_length,
+            "vocab_size": self.vocab_size,
+            "type_vocab_size": self.type_vocab_size,
+            "max_position_embeddings": self.max_position_embeddings,
             "hidden_size": self.hidden_size,
             "dropout_rate": self.dropout_rate,
             "layer_norm_epsilon": self.layer_norm_epsilon,

@@ -26,8 +26,8 @@ class BertClassifier(BertTask):
 
     Example:
     >>> import numpy as np
-    >>> from keras_bert import BertEncoder
-    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
     >>> classifier = BertClassifier(encoder, num_classes=2, label_names=["neg", "pos"])
     >>> inputs = {
     ...     "input_word_ids": np.array([[2, 7, 9, 3]]),

@@ -8,6 +8,7 @@ from typing import Any
 import keras
 
 from keras_bert.config import BertConfig
+from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -37,7 +38,7 @@ class BertEncoder(keras.Model):
 
     Example:
     >>> import numpy as np
-    >>> encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=100))
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
     >>> outputs = encoder({
     ...     "input_word_ids": np.array([[2, 7, 9, 3]]),
     ...     "input_mask": np.array([[1, 1, 1, 1]]),
@@ -58,9 +59,9 @@ class BertEncoder(keras.Model):
 
         # Layers
         embeddings = BertEmbeddings(
-            vocabulary_size=config.vocabulary_size,
-            type_vocabulary_size=config.type_vocabulary_size,
-            max_sequence_length=config.max_sequence_length,
+            vocab_size=config.vocab_size,
+            type_vocab_size=config.type_vocab_size,
+            max_position_embeddings=config.max_position_embeddings,
             hidden_size=config.hidden_size,
             dropout_rate=config.dropout_rate,
             layer_norm_epsilon=config.layer_norm_epsilon,
@@ -131,8 +132,10 @@ class BertEncoder(keras.Model):
 
     @classmethod
     def from_preset(cls, name: str, **config_changes: Any) -> BertEncoder:
-        """A randomly initialised encoder of a standard size (tiny ... large)."""
-        return cls(BertConfig.from_preset(name, **config_changes))
+        """Deprecated: a random model of a standard size is `BertEncoder(BertConfig.preset(name))`
+        (in Keras, `from_preset` means pretrained weights: use `from_checkpoint` for those)."""
+        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
+        return cls(BertConfig.preset(name, **config_changes))
 
     @classmethod
     def from_checkpoint(

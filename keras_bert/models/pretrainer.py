@@ -9,6 +9,7 @@ from typing import Any
 import keras
 
 from keras_bert.config import BertConfig
+from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
@@ -47,7 +48,7 @@ class BertPretrainer(BertTask):
 
     Example:
     >>> import numpy as np
-    >>> model = BertPretrainer(BertConfig.from_preset("tiny", vocabulary_size=100))
+    >>> model = BertPretrainer(BertConfig.preset("tiny", vocab_size=100))
     >>> outputs = model({
     ...     "input_word_ids": np.array([[2, 7, 4, 3]]),
     ...     "input_mask": np.array([[1, 1, 1, 1]]),
@@ -127,8 +128,11 @@ class BertPretrainer(BertTask):
 
     @classmethod
     def from_preset(cls, name: str, **config_changes: Any) -> BertPretrainer:
-        """A randomly initialised pretrainer of a standard size (tiny ... large)."""
-        return cls(BertConfig.from_preset(name, **config_changes))
+        """Deprecated: a random model of a standard size is
+        `BertPretrainer(BertConfig.preset(name))` (in Keras, `from_preset` means pretrained
+        weights: use `from_checkpoint` for those)."""
+        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
+        return cls(BertConfig.preset(name, **config_changes))
 
     @classmethod
     def from_checkpoint(

@@ -22,8 +22,8 @@ class BertQuestionAnswerer(BertTask):
 
     Example:
     >>> import numpy as np
-    >>> from keras_bert import BertEncoder
-    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
     >>> reader = BertQuestionAnswerer(encoder)
     >>> inputs = {
     ...     "input_word_ids": np.array([[2, 7, 3, 9, 8, 3]]),

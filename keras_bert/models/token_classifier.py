@@ -30,8 +30,8 @@ class BertTokenClassifier(BertTask):
 
     Example:
     >>> import numpy as np
-    >>> from keras_bert import BertEncoder
-    >>> encoder = BertEncoder.from_preset("tiny", vocabulary_size=100)
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
     >>> tagger = BertTokenClassifier(encoder, label_names=["O", "B-loc", "I-loc"])
     >>> inputs = {
     ...     "input_word_ids": np.array([[2, 7, 9, 3]]),

@@ -25,7 +25,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert.text import unicode_tables
-from keras_bert.text.vocabulary import SPECIAL_TOKENS
+from keras_bert.text.special_tokens import SPECIAL_TOKENS
 
 
 def _char_class(*range_tables: Sequence[tuple[int, int]]) -> str:

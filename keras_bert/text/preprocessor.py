@@ -8,14 +8,9 @@ import keras
 import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
+from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 from keras_bert.text.tokenizer import WordPieceTokenizer
-from keras_bert.text.vocabulary import (
-    CLS_TOKEN,
-    PAD_TOKEN,
-    SEP_TOKEN,
-    infer_lowercase,
-    load_vocabulary,
-)
+from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

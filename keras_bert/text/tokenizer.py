@@ -9,7 +9,8 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert.text.normalization import split_words
-from keras_bert.text.vocabulary import UNK_TOKEN, check_vocabulary, load_vocabulary, save_vocabulary
+from keras_bert.text.special_tokens import UNK_TOKEN
+from keras_bert.text.vocabulary import check_vocabulary, load_vocabulary, save_vocabulary
 
 # `tokenizers`' WordPiece maps a word of more than 100 characters (not bytes) to [UNK].
 MAX_CHARS_PER_WORD = 100

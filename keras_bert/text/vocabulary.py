@@ -5,14 +5,8 @@ from collections.abc import Iterable, Sequence
 
 import tensorflow as tf
 
-PAD_TOKEN = "[PAD]"
-UNK_TOKEN = "[UNK]"
-CLS_TOKEN = "[CLS]"
-SEP_TOKEN = "[SEP]"
-MASK_TOKEN = "[MASK]"
-# In the order (and so with the ids 0..4) that `build_vocabulary` writes them.
-SPECIAL_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN, MASK_TOKEN)
-REQUIRED_TOKENS = (PAD_TOKEN, UNK_TOKEN, CLS_TOKEN, SEP_TOKEN)
+from keras_bert.text.normalization import split_words
+from keras_bert.text.special_tokens import REQUIRED_TOKENS, SPECIAL_TOKENS
 
 
 def load_vocabulary(path: str | os.PathLike) -> list[str]:
@@ -101,9 +95,6 @@ def build_vocabulary(
     from tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset import (
         bert_vocab_from_dataset,
     )
-
-    # Imported here: normalization imports this module's token constants.
-    from keras_bert.text.normalization import split_words
 
     def normalized_text(text: tf.Tensor) -> tf.Tensor:
         words = split_words(tf.reshape(text, [-1]), lowercase)[0]

@@ -154,9 +154,9 @@ def _vocabulary(config: PretrainingConfig) -> tuple[list[str], str]:
 
     path = config.vocabulary_file
     if path is None:
-        from keras_bert.checkpoints import load_checkpoint
+        from keras_bert.checkpoints import checkpoint_vocabulary_file
 
-        path = str(load_checkpoint(config.init_checkpoint).vocabulary_file)
+        path = str(checkpoint_vocabulary_file(config.init_checkpoint))
     return load_vocabulary(path), path
 
 
@@ -230,7 +230,7 @@ def build_pretrainer(config: PretrainingConfig):
         return BertPretrainer.from_checkpoint(config.init_checkpoint)
     if config.model_config:
         return BertPretrainer(BertConfig.from_dict(config.model_config))
-    return BertPretrainer.from_preset(config.model_preset)
+    return BertPretrainer(BertConfig.preset(config.model_preset))
 
 
 def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from keras_bert.data.classification import DataError
 from keras_bert.data.squad import QuestionExample, build_question_windows, read_squad
+from keras_bert.errors import DataError
 from keras_bert.metrics import squad_scores
 from keras_bert.models.span_decoding import decode_answers
 from keras_bert.text import WordPieceTokenizer

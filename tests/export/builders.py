@@ -37,8 +37,8 @@ def serving_modules(vocabulary_path: str) -> dict:
     """One serving module per task, all on one randomly initialised tiny encoder (seeded)."""
     keras.utils.set_random_seed(1234)
     preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
-    vocabulary_size = len(preprocessor.tokenizer.vocabulary)
-    encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=vocabulary_size))
+    vocab_size = len(preprocessor.tokenizer.vocabulary)
+    encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=vocab_size))
     return {
         "classifier": ClassifierServing(
             BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor

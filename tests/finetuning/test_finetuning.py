@@ -5,9 +5,10 @@ import json
 import keras
 import pytest
 
-from keras_bert.data.classification import DataError, read_classification_file
+from keras_bert.data.classification import read_classification_file
 from keras_bert.data.squad import read_squad
 from keras_bert.data.token_classification import read_tagged_jsonl
+from keras_bert.errors import DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.finetuning.recipe import FinetuningConfig

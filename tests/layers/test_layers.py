@@ -19,9 +19,9 @@ def test_embeddings(tmp_path):
     word_ids = np.array([[2, 7, 9, 3, 0], [2, 5, 3, 0, 0]], "int32")
     type_ids = np.array([[0, 0, 0, 0, 0], [0, 0, 1, 0, 0]], "int32")
     layer = BertEmbeddings(
-        vocabulary_size=10,
-        type_vocabulary_size=2,
-        max_sequence_length=8,
+        vocab_size=10,
+        type_vocab_size=2,
+        max_position_embeddings=8,
         hidden_size=16,
         dropout_rate=0.0,
     )

@@ -9,8 +9,8 @@ SEQUENCE = np.random.default_rng(0).normal(size=(2, 6, 16)).astype("float32")
 POSITIONS = np.array([[1, 4, 0], [5, 2, 2]], "int32")
 
 
-def _embedding(vocabulary_size=30, hidden_size=16):
-    embedding = keras.layers.Embedding(vocabulary_size, hidden_size, name="token_embedding")
+def _embedding(vocab_size=30, hidden_size=16):
+    embedding = keras.layers.Embedding(vocab_size, hidden_size, name="token_embedding")
     embedding.build((None,))
     return embedding
 

@@ -3,7 +3,7 @@ import numpy as np
 from keras_bert import BertConfig, BertEncoder
 from tests.layer_checks import check_layer
 
-TINY = BertConfig.from_preset("tiny", vocabulary_size=50, max_sequence_length=16)
+TINY = BertConfig.preset("tiny", vocab_size=50, max_position_embeddings=16)
 INPUTS = {
     "input_word_ids": np.array([[2, 11, 12, 3, 0, 0], [2, 13, 3, 14, 15, 3]], "int32"),
     "input_mask": np.array([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]], "int32"),
@@ -42,5 +42,5 @@ def test_padding_does_not_change_real_tokens():
 
 def test_parameter_counts_match_published_models():
     # Hugging Face BertModel and keras-hub's bert_base_en count 109,482,240 with the pooler.
-    assert BertEncoder.from_preset("base").count_params() == 109_482_240
-    assert BertEncoder.from_preset("large").count_params() == 335_141_888
+    assert BertEncoder(BertConfig.preset("base")).count_params() == 109_482_240
+    assert BertEncoder(BertConfig.preset("large")).count_params() == 335_141_888

@@ -11,8 +11,8 @@ from keras_bert.models.pretrainer import (
 )
 from tests.layer_checks import check_layer
 
-TINY = BertConfig.from_preset(
-    "tiny", vocabulary_size=50, max_sequence_length=16, dropout_rate=0.0, attention_dropout_rate=0.0
+TINY = BertConfig.preset(
+    "tiny", vocab_size=50, max_position_embeddings=16, dropout_rate=0.0, attention_dropout_rate=0.0
 )
 INPUTS = {
     "input_word_ids": np.array([[2, 11, 4, 3, 0, 0], [2, 13, 3, 14, 4, 3]], "int32"),

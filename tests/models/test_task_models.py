@@ -10,10 +10,10 @@ from keras_bert.models.token_classifier import IGNORED_LABEL, MaskedTokenAccurac
 from tests.layer_checks import check_layer
 from tests.models.test_encoder import INPUTS
 
-CONFIG = BertConfig.from_preset(
+CONFIG = BertConfig.preset(
     "tiny",
-    vocabulary_size=50,
-    max_sequence_length=16,
+    vocab_size=50,
+    max_position_embeddings=16,
     dropout_rate=0.0,
     attention_dropout_rate=0.0,
 )

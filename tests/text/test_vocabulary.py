@@ -7,7 +7,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.text import WordPieceTokenizer, infer_lowercase, load_vocabulary
-from keras_bert.text.vocabulary import SPECIAL_TOKENS, build_vocabulary
+from keras_bert.text.special_tokens import SPECIAL_TOKENS
+from keras_bert.text.vocabulary import build_vocabulary
 from tests.text.conftest import read_corpus_sentences
 
 

@@ -13,12 +13,12 @@ from keras_bert.data import read_text_documents
 ROOT = Path(__file__).resolve().parents[2]
 # A model and data small enough for a few steps per second on two shared CPU cores.
 SMALL_MODEL = {
-    "vocabulary_size": 3000,
+    "vocab_size": 3000,
     "hidden_size": 32,
     "num_layers": 1,
     "num_heads": 2,
     "intermediate_size": 64,
-    "max_sequence_length": 64,
+    "max_position_embeddings": 64,
 }
 
 

@@ -1,0 +1,20 @@
+"""The errors keras_bert raises for faults of the user's input, each naming the bad value.
+
+Pipelines print them as one line (`error: <fault>`) and exit with status 2.
+"""
+
+
+class KerasBertError(ValueError):
+    """Base of the errors below: a fault in what the user gave, not a bug."""
+
+
+class ConfigError(KerasBertError):
+    """A configuration that cannot describe a model or a run."""
+
+
+class CheckpointError(KerasBertError):
+    """A checkpoint that cannot be read, or does not fit the model it is loaded into."""
+
+
+class DataError(KerasBertError):
+    """Input data that cannot be used as asked, with where and why."""
