@@ -10,7 +10,7 @@ python -m bench.masked_lm_diagnostics synthetic --steps 400
 
 # Is the plateau ours? keras_bert and keras-hub at the same size, optimizer and schedule on the
 # same real batches (BERT-tiny, shared/data/pretraining, 20 documents held out); held-out
-# masked accuracy every --every steps. --learning_rate, --dropout_rate, --max_seq_length,
+# masked accuracy every --every steps. --learning_rate, --dropout_rate, --seq_length,
 # --batch_size, --initializer_range and --precision vary it.
 python -m bench.masked_lm_diagnostics corpus --steps 2000
 
@@ -165,8 +165,8 @@ def corpus_datasets(arguments: argparse.Namespace):
         steps_per_checkpoint=arguments.every,
         eval_steps=20,
         data={
-            "max_seq_length": arguments.max_seq_length,
-            "masking": {"max_predictions_per_seq": round(0.15 * arguments.max_seq_length)},
+            "seq_length": arguments.seq_length,
+            "masking": {"max_predictions_per_seq": round(0.15 * arguments.seq_length)},
         },
     )
     return build_datasets(run)
@@ -263,7 +263,7 @@ def main() -> None:
     data.add_argument("--steps", type=int, default=2000)
     data.add_argument("--every", type=int, default=500)
     data.add_argument("--batch_size", type=int, default=32)
-    data.add_argument("--max_seq_length", type=int, default=128)
+    data.add_argument("--seq_length", type=int, default=128)
     commands.add_parser("left_neighbour", parents=[data])
     real = commands.add_parser("corpus", parents=[data])
     real.add_argument("--implementations", nargs="+", default=IMPLEMENTATIONS)

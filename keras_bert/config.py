@@ -7,12 +7,7 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from keras_bert.deprecation import (
-    accepts_deprecated_keywords,
-    add_deprecated_attributes,
-    rename_keywords,
-    warn_deprecated,
-)
+from keras_bert.deprecation import rename_keywords, renamed_fields, warn_deprecated
 from keras_bert.errors import ConfigError
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
@@ -28,6 +23,15 @@ _HF_ACTIVATIONS = {
 }
 
 
+# Old field names, still accepted as keywords and in JSON (and readable as attributes).
+DEPRECATED_FIELDS = {
+    "vocabulary_size": "vocab_size",
+    "max_sequence_length": "max_position_embeddings",
+    "type_vocabulary_size": "type_vocab_size",
+}
+
+
+@renamed_fields(DEPRECATED_FIELDS)
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
     """The hyper-parameters of a BERT encoder.
@@ -236,16 +240,6 @@ class BertConfig:
         """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
         warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
         return cls.preset(name, **changes)
-
-
-# Old field names, still accepted as keywords and in JSON (and readable as attributes).
-DEPRECATED_FIELDS = {
-    "vocabulary_size": "vocab_size",
-    "max_sequence_length": "max_position_embeddings",
-    "type_vocabulary_size": "type_vocab_size",
-}
-BertConfig.__init__ = accepts_deprecated_keywords(DEPRECATED_FIELDS)(BertConfig.__init__)
-add_deprecated_attributes(BertConfig, DEPRECATED_FIELDS)
 
 
 class Preset(NamedTuple):

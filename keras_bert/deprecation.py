@@ -8,6 +8,9 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+# The packed input length was also called `max_seq_length` (Google's flag name).
+SEQ_LENGTH_RENAMES = {"max_seq_length": "seq_length"}
+
 
 def warn_deprecated(old: str, new: str, stacklevel: int = 3) -> None:
     """Warns that `old` is deprecated in favour of `new` (at the caller's caller)."""
@@ -57,13 +60,19 @@ def accepts_deprecated_keywords(renames: Mapping[str, str]) -> Callable:
     return decorate
 
 
-def add_deprecated_attributes(cls: type, renames: Mapping[str, str]) -> type:
-    """Adds read-only properties under the old names in `renames` that warn and read the new."""
-    for old, new in renames.items():
+def renamed_fields(renames: Mapping[str, str]) -> Callable[[type], type]:
+    """Decorates a dataclass whose fields were renamed: the constructor takes the old names
+    too, and read-only properties under the old names read the new fields (each warns)."""
 
-        def read(self, old: str = old, new: str = new) -> Any:
-            warn_deprecated(f"{type(self).__name__}.{old}", f".{new}")
-            return getattr(self, new)
+    def decorate(cls: type) -> type:
+        cls.__init__ = accepts_deprecated_keywords(renames)(cls.__init__)
+        for old, new in renames.items():
 
-        setattr(cls, old, property(read, doc=f"Deprecated alias of `{new}`."))
-    return cls
+            def read(self, old: str = old, new: str = new) -> Any:
+                warn_deprecated(f"{type(self).__name__}.{old}", f".{new}")
+                return getattr(self, new)
+
+            setattr(cls, old, property(read, doc=f"Deprecated alias of `{new}`."))
+        return cls
+
+    return decorate

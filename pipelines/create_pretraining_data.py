@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vocabulary_file", required=True)
     parser.add_argument("--lowercase", type=lambda text: text.lower() == "true", default=True)
     parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--max_predictions_per_seq", type=int, default=20)
     parser.add_argument("--masked_lm_prob", type=float, default=0.15)
     parser.add_argument("--short_seq_prob", type=float, default=0.1)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     tokenizer = WordPieceTokenizer(arguments.vocabulary_file, lowercase=arguments.lowercase)
     config = PretrainingDataConfig(
-        max_seq_length=arguments.max_seq_length,
+        seq_length=arguments.seq_length,
         next_sentence_prediction=not arguments.no_next_sentence_prediction,
         short_seq_prob=arguments.short_seq_prob,
         masking=MaskingConfig(

@@ -1,7 +1,7 @@
 """Pretrains BERT: `python -m pipelines.pretrain --config run.json` or with flags.
 
 Every `PretrainingConfig` field is a flag (`--total_steps 2000`, `--input_files a.txt b.txt`,
-`--data '{"max_seq_length": 128}'`); flags override the JSON config file. Restarting the same
+`--data '{"seq_length": 128}'`); flags override the JSON config file. Restarting the same
 command resumes an interrupted run from its last checkpoint in `--output_dir`.
 """
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
+
 TokenizedDocument = list[np.ndarray]
 
 
@@ -65,13 +67,13 @@ def _truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: ran
 def _pair_instances(
     documents: Sequence[TokenizedDocument],
     document_index: int,
-    max_seq_length: int,
+    seq_length: int,
     short_seq_prob: float,
     rng: random.Random,
 ) -> Iterator[Instance]:
     """`create_instances_from_document` of the original code, for one document."""
     document = documents[document_index]
-    max_num_tokens = max_seq_length - 3
+    max_num_tokens = seq_length - 3
     # Usually fill the whole sequence; sometimes (short_seq_prob) aim shorter, so that the model
     # also sees the short sequences of fine-tuning.
     target_length = max_num_tokens
@@ -131,10 +133,10 @@ def _pair_instances(
         index += 1
 
 
-def _contiguous_instances(document: TokenizedDocument, max_seq_length: int) -> Iterator[Instance]:
-    """Full sentences packed up to `max_seq_length - 2` tokens, without NSP (RoBERTa's
+def _contiguous_instances(document: TokenizedDocument, seq_length: int) -> Iterator[Instance]:
+    """Full sentences packed up to `seq_length - 2` tokens, without NSP (RoBERTa's
     DOC-SENTENCES); a sentence longer than that is cut at its end."""
-    max_num_tokens = max_seq_length - 2
+    max_num_tokens = seq_length - 2
     chunk: list[int] = []
     for segment in document:
         if chunk and len(chunk) + len(segment) > max_num_tokens:
@@ -145,9 +147,10 @@ def _contiguous_instances(document: TokenizedDocument, max_seq_length: int) -> I
         yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
 
 
+@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def create_instances(
     documents: Sequence[TokenizedDocument],
-    max_seq_length: int,
+    seq_length: int,
     seed: int,
     epoch: int = 0,
     next_sentence_prediction: bool = True,
@@ -157,7 +160,7 @@ def create_instances(
 
     Args:
         documents: tokenized documents (lists of sentences' ids).
-        max_seq_length: length of the packed sequence, [CLS] and [SEP]s included.
+        seq_length: length of the packed sequence, [CLS] and [SEP]s included.
         seed: the run's seed.
         epoch: which pass; every pass draws new pairs (the original's `dupe_factor` passes).
         next_sentence_prediction: sentence pairs with 50% random B (BERT) or contiguous full
@@ -168,18 +171,17 @@ def create_instances(
     instances: list[Instance] = []
     for document_index in range(len(documents)):
         if next_sentence_prediction:
-            instances += _pair_instances(
-                documents, document_index, max_seq_length, short_seq_prob, rng
-            )
+            instances += _pair_instances(documents, document_index, seq_length, short_seq_prob, rng)
         else:
-            instances += _contiguous_instances(documents[document_index], max_seq_length)
+            instances += _contiguous_instances(documents[document_index], seq_length)
     rng.shuffle(instances)
     return instances
 
 
+@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def instance_dataset(
     documents: Sequence[TokenizedDocument],
-    max_seq_length: int,
+    seq_length: int,
     seed: int,
     num_epochs: int | None = None,
     next_sentence_prediction: bool = True,
@@ -193,7 +195,7 @@ def instance_dataset(
         while num_epochs is None or epoch < num_epochs:
             for instance in create_instances(
                 documents,
-                max_seq_length,
+                seq_length,
                 seed,
                 epoch,
                 next_sentence_prediction=next_sentence_prediction,

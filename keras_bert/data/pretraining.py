@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from keras_bert.data.instances import TokenizedDocument, instance_dataset
 from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, renamed_fields
 from keras_bert.text import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
@@ -24,26 +25,27 @@ FEATURE_NAMES = (
 MODEL_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
 
 
+@renamed_fields(SEQ_LENGTH_RENAMES)
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig:
     """The shape of pretraining examples.
 
     Args:
-        max_seq_length: packed sequence length.
+        seq_length: packed sequence length.
         next_sentence_prediction: BERT sentence pairs (50% random B) or, if False, contiguous
             full sentences (RoBERTa style; `next_sentence_labels` are then all 0).
         short_seq_prob: probability of a shorter target length (see `create_instances`).
         masking: a `MaskingConfig`.
     """
 
-    max_seq_length: int = 128
+    seq_length: int = 128
     next_sentence_prediction: bool = True
     short_seq_prob: float = 0.1
     masking: MaskingConfig = dataclasses.field(default_factory=MaskingConfig)
 
     def __post_init__(self):
-        if self.max_seq_length < 5:
-            raise ValueError(f"max_seq_length must be at least 5, got {self.max_seq_length}.")
+        if self.seq_length < 5:
+            raise ValueError(f"seq_length must be at least 5, got {self.seq_length}.")
         if isinstance(self.masking, dict):
             object.__setattr__(self, "masking", MaskingConfig(**self.masking))
 
@@ -51,9 +53,9 @@ class PretrainingDataConfig:
         return dataclasses.asdict(self)
 
 
-def _packer(vocabulary: Sequence[str], max_seq_length: int) -> BertPacker:
+def _packer(vocabulary: Sequence[str], seq_length: int) -> BertPacker:
     return BertPacker(
-        seq_length=max_seq_length,
+        seq_length=seq_length,
         cls_id=vocabulary.index(CLS_TOKEN),
         sep_id=vocabulary.index(SEP_TOKEN),
         pad_id=vocabulary.index(PAD_TOKEN),
@@ -88,12 +90,12 @@ def pretraining_dataset(
         drop_remainder: drop a last partial batch (fixed shapes).
 
     Returns:
-        A dataset of dicts with `FEATURE_NAMES`: int32 `[batch, max_seq_length]` inputs,
+        A dataset of dicts with `FEATURE_NAMES`: int32 `[batch, seq_length]` inputs,
         `[batch, max_predictions_per_seq]` masked-LM positions/ids (int32) and weights
         (float32), and int32 `[batch]` next-sentence labels (1: B is random).
     """
     config = config or PretrainingDataConfig()
-    packer = _packer(list(vocabulary), config.max_seq_length)
+    packer = _packer(list(vocabulary), config.seq_length)
     masker = TokenMasker(vocabulary, config.masking)
 
     def pack_and_mask(batch_index, instances):
@@ -109,7 +111,7 @@ def pretraining_dataset(
 
     dataset = instance_dataset(
         documents,
-        config.max_seq_length,
+        config.seq_length,
         seed,
         num_epochs=num_epochs,
         next_sentence_prediction=config.next_sentence_prediction,

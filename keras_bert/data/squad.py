@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.errors import DataError
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
@@ -156,10 +157,11 @@ def _window_spans(num_tokens: int, max_tokens: int, doc_stride: int) -> list[tup
         start += min(length, doc_stride)
 
 
+@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def build_question_windows(
     examples: Sequence[QuestionExample],
     tokenizer,
-    max_seq_length: int = 384,
+    seq_length: int = 384,
     doc_stride: int = 128,
     max_query_length: int = 64,
     for_training: bool = False,
@@ -169,7 +171,7 @@ def build_question_windows(
     Args:
         examples: the questions.
         tokenizer: a `WordPieceTokenizer`.
-        max_seq_length: packed length of a window.
+        seq_length: packed length of a window.
         doc_stride: tokens between the starts of consecutive windows.
         max_query_length: questions are cut to this many tokens.
         for_training: locate answers; an answerable example whose answer is not in its passage
@@ -177,9 +179,9 @@ def build_question_windows(
     """
     if not examples:
         raise DataError("No questions to build windows for.")
-    if max_seq_length - max_query_length - 3 < 1:
+    if seq_length - max_query_length - 3 < 1:
         raise DataError(
-            f"max_seq_length ({max_seq_length}) leaves no room for the passage after a question "
+            f"seq_length ({seq_length}) leaves no room for the passage after a question "
             f"of up to {max_query_length} tokens."
         )
     cls_id, sep_id, pad_id = (tokenizer.token_to_id(t) for t in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN))
@@ -198,13 +200,13 @@ def build_question_windows(
             if answer_span is None:
                 skipped += 1
                 continue
-        max_tokens = max_seq_length - len(query) - 3
+        max_tokens = seq_length - len(query) - 3
         spans = _window_spans(len(ids), max_tokens, doc_stride)
         best_window = _best_window_per_token(spans, len(ids))
         offset = len(query) + 2  # [CLS] query [SEP]
         for window_number, (window_start, length) in enumerate(spans):
             window = slice(window_start, window_start + length)
-            padding = max_seq_length - offset - length - 1
+            padding = seq_length - offset - length - 1
             rows["ids"].append([cls_id, *query, sep_id, *ids[window], sep_id] + [pad_id] * padding)
             rows["types"].append([0] * offset + [1] * (length + 1) + [0] * padding)
             rows["cs"].append([-1] * offset + starts[window] + [-1] * (padding + 1))

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
+
 # Our feature name → the original file feature name.
 _FILE_NAMES = {
     "input_word_ids": "input_ids",
@@ -71,10 +73,11 @@ def write_pretraining_tfrecords(
     return paths
 
 
+@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def read_pretraining_tfrecords(
     file_pattern: str | os.PathLike,
     batch_size: int,
-    max_seq_length: int,
+    seq_length: int,
     max_predictions_per_seq: int,
     shuffle: bool = True,
     seed: int = 0,
@@ -90,7 +93,7 @@ def read_pretraining_tfrecords(
         A dataset of dicts with `FEATURE_NAMES`, fixed shapes, `drop_remainder=True`.
     """
     files = tf.data.Dataset.list_files(str(file_pattern), shuffle=shuffle, seed=seed)
-    sequence = tf.io.FixedLenFeature([max_seq_length], tf.int64)
+    sequence = tf.io.FixedLenFeature([seq_length], tf.int64)
     predictions = tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64)
     spec = {
         "input_ids": sequence,

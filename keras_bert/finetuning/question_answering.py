@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     fit_task_model,
@@ -18,20 +19,19 @@ from keras_bert.models import BertQuestionAnswerer
 from keras_bert.models.span_decoding import Answer, decode_answers
 
 
+@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def predict_answers(
     model: BertQuestionAnswerer,
     tokenizer,
     examples: Sequence[QuestionExample],
-    max_seq_length: int = 384,
+    seq_length: int = 384,
     doc_stride: int = 128,
     max_query_length: int = 64,
     null_score_threshold: float | None = None,
     batch_size: int = 32,
 ) -> list[Answer]:
     """The best answer of every question, over all windows of its passage."""
-    windows = build_question_windows(
-        examples, tokenizer, max_seq_length, doc_stride, max_query_length
-    )
+    windows = build_question_windows(examples, tokenizer, seq_length, doc_stride, max_query_length)
     start_logits, end_logits = [], []
     for inputs, _ in windows.dataset(batch_size):
         outputs = model(inputs)
@@ -84,7 +84,7 @@ def finetune_question_answerer(
             model,
             preprocessor.tokenizer,
             evaluation,
-            max_seq_length=config.seq_length,
+            seq_length=config.seq_length,
             doc_stride=doc_stride,
             max_query_length=max_query_length,
             null_score_threshold=null_score_threshold,

@@ -14,11 +14,10 @@ from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBloc
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def encoder_inputs(sequence_length: int | None = None) -> dict[str, keras.KerasTensor]:
+def encoder_inputs(seq_length: int | None = None) -> dict[str, keras.KerasTensor]:
     """Symbolic int32 inputs named as the TensorFlow ecosystem names them."""
     return {
-        name: keras.Input(shape=(sequence_length,), dtype="int32", name=name)
-        for name in INPUT_NAMES
+        name: keras.Input(shape=(seq_length,), dtype="int32", name=name) for name in INPUT_NAMES
     }
 
 

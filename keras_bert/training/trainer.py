@@ -170,7 +170,7 @@ def build_datasets(
         train = read_pretraining_tfrecords(
             config.tfrecord_pattern,
             config.global_batch_size,
-            data.max_seq_length,
+            data.seq_length,
             data.masking.max_predictions_per_seq,
             seed=config.seed,
         ).skip(start_batch)

@@ -15,13 +15,13 @@ def _synthetic_documents(num_documents=20, num_sentences=30):
 
 
 def test_pairs_follow_the_original_rules():
-    max_seq_length = 32
-    instances = create_instances(_synthetic_documents(), max_seq_length, seed=3)
+    seq_length = 32
+    instances = create_instances(_synthetic_documents(), seq_length, seed=3)
     assert instances
     for instance in instances:
         a, b = instance.tokens_a, instance.tokens_b
         assert len(a) >= 1 and len(b) >= 1
-        assert len(a) + len(b) <= max_seq_length - 3
+        assert len(a) + len(b) <= seq_length - 3
         assert len(set(a // 10000)) == 1  # A is from one document
         if instance.next_sentence_label == 0:
             # The actual continuation: same document, every B sentence after every A sentence.

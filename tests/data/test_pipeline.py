@@ -10,7 +10,7 @@ from keras_bert.data import (
     write_pretraining_tfrecords,
 )
 
-CONFIG = PretrainingDataConfig(max_seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
+CONFIG = PretrainingDataConfig(seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
 
 
 def _documents(wikipedia_documents):
@@ -56,7 +56,7 @@ def test_deterministic_under_a_seed_and_resumable(wikipedia_documents, vocabular
 
 
 def test_without_next_sentence_prediction(wikipedia_documents, vocabulary):
-    config = PretrainingDataConfig(max_seq_length=64, next_sentence_prediction=False)
+    config = PretrainingDataConfig(seq_length=64, next_sentence_prediction=False)
     batch = next(iter(pretraining_dataset(_documents(wikipedia_documents), vocabulary, 8, config)))
     assert np.all(batch["next_sentence_labels"].numpy() == 0)
     assert np.all(batch["input_type_ids"].numpy() == 0)

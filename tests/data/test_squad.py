@@ -59,7 +59,7 @@ def test_sample_round_trips_through_windows_and_decoding(data_dir, tokenizer):
 def test_windows_cover_a_long_passage(long_passage, tokenizer):
     example = example_for(long_passage, "Anarchism")
     windows = build_question_windows(
-        [example], tokenizer, max_seq_length=128, doc_stride=48, max_query_length=16
+        [example], tokenizer, seq_length=128, doc_stride=48, max_query_length=16
     )
     assert len(windows) > 5
     assert windows.inputs["input_word_ids"].shape == (len(windows), 128)
@@ -89,7 +89,7 @@ def test_windows_cover_a_long_passage(long_passage, tokenizer):
 
 @pytest.mark.parametrize("where", ["across_window_boundary", "near_the_end", "accented_start"])
 def test_answers_anywhere_in_a_long_passage(long_passage, tokenizer, where):
-    settings = {"max_seq_length": 128, "doc_stride": 48, "max_query_length": 16}
+    settings = {"seq_length": 128, "doc_stride": 48, "max_query_length": 16}
     probe = build_question_windows([example_for(long_passage, "the")], tokenizer, **settings)
     if where == "across_window_boundary":
         # Five words centred on the last passage token of the first window.
@@ -120,7 +120,7 @@ def test_no_answer_needs_the_threshold(long_passage, tokenizer):
     windows = build_question_windows(
         [example],
         tokenizer,
-        max_seq_length=128,
+        seq_length=128,
         doc_stride=64,
         max_query_length=16,
         for_training=True,
@@ -141,7 +141,7 @@ def test_long_question_is_cut_and_empty_passage_has_no_answer(tokenizer):
         QuestionExample("a", question, "A short passage."),
         QuestionExample("b", "Why?", ""),
     ]
-    windows = build_question_windows(examples, tokenizer, max_seq_length=96, max_query_length=20)
+    windows = build_question_windows(examples, tokenizer, seq_length=96, max_query_length=20)
     first_sep = np.argmax(windows.inputs["input_word_ids"][0] == tokenizer.token_to_id("[SEP]"))
     assert first_sep == 21  # [CLS] + 20 question tokens
     assert list(windows.example_index) == [0, 1]
@@ -153,7 +153,7 @@ def test_long_question_is_cut_and_empty_passage_has_no_answer(tokenizer):
 def test_bad_windowing_settings(tokenizer):
     with pytest.raises(DataError, match="leaves no room for the passage"):
         build_question_windows(
-            [QuestionExample("a", "q", "c")], tokenizer, max_seq_length=60, max_query_length=64
+            [QuestionExample("a", "q", "c")], tokenizer, seq_length=60, max_query_length=64
         )
     with pytest.raises(DataError, match="No questions"):
         build_question_windows([], tokenizer)

@@ -42,7 +42,7 @@ def small_config(small_corpus, tmp_path):
         **small_corpus,
         "output_dir": str(tmp_path / "run"),
         "model_config": SMALL_MODEL,
-        "data": {"max_seq_length": 32, "masking": {"max_predictions_per_seq": 5}},
+        "data": {"seq_length": 32, "masking": {"max_predictions_per_seq": 5}},
         "global_batch_size": 8,
         "total_steps": 40,
         "steps_per_checkpoint": 10,

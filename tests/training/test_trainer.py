@@ -35,7 +35,7 @@ def test_flags_and_json_config_file(tmp_path):
     config_file = tmp_path / "run.json"
     config_file.write_text(
         '{"output_dir": "out", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
-        ' "total_steps": 200, "data": {"max_seq_length": 64}}'
+        ' "total_steps": 200, "data": {"seq_length": 64}}'
     )
     arguments = vars(
         _parser().parse_args(
@@ -45,7 +45,7 @@ def test_flags_and_json_config_file(tmp_path):
     overrides = {k: v for k, v in arguments.items() if v is not None and k != "config"}
     config = PretrainingConfig.from_json_file(config_file, **overrides)
     assert config.total_steps == 400 and config.jit_compile is True
-    assert config.data.max_seq_length == 64 and config.input_files == ["a.txt"]
+    assert config.data.seq_length == 64 and config.input_files == ["a.txt"]
 
 
 @pytest.mark.parametrize(
@@ -90,9 +90,7 @@ def test_training_from_static_tfrecords(small_corpus, small_config, tmp_path):
     documents = tokenize_documents(
         read_text_documents(small_corpus["input_files"]), WordPieceTokenizer(vocabulary_file)
     )
-    data = PretrainingDataConfig(
-        max_seq_length=32, masking=MaskingConfig(max_predictions_per_seq=5)
-    )
+    data = PretrainingDataConfig(seq_length=32, masking=MaskingConfig(max_predictions_per_seq=5))
     paths = create_pretraining_tfrecords(
         documents,
         load_vocabulary(vocabulary_file),
