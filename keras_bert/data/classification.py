@@ -54,7 +54,7 @@ class ClassificationExamples:
 
 def _read_rows(path: Path) -> list[dict]:
     if not path.is_file():
-        raise FileNotFoundError(f"No data file at {path}.")
+        raise FileNotFoundError(f"{path}: no such data file.")
     if path.suffix == ".jsonl":
         rows = []
         for line_number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
@@ -89,6 +89,8 @@ def read_classification_file(
     """
     path = Path(path)
     rows = _read_rows(path)
+    if not rows:
+        raise DataError(f"{path}: the file holds no examples.")
     columns = [text_column, label_column] + ([text_pair_column] if text_pair_column else [])
     for row_number, row in enumerate(rows, start=1):
         missing = [column for column in columns if row.get(column) is None]

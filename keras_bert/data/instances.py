@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
+from keras_bert.errors import DataError
 
 TokenizedDocument = list[np.ndarray]
 
@@ -52,6 +53,27 @@ def tokenize_documents(
         if pieces:
             tokenized.append(pieces)
     return tokenized
+
+
+def check_documents(documents: Sequence[TokenizedDocument], next_sentence_prediction: bool) -> None:
+    """Raises a `DataError` when the documents cannot make the instances asked for.
+
+    Next-sentence prediction draws its random B from another document and its true B from the
+    same one, so it needs two documents and a document of two sentences or more; without
+    that every label would be "random" (or none could be made) and NSP would teach nothing.
+    """
+    if not documents:
+        raise DataError("No text to pretrain on: the input has no non-empty sentence.")
+    if not next_sentence_prediction:
+        return
+    multi_sentence = sum(len(document) >= 2 for document in documents)
+    if len(documents) < 2 or not multi_sentence:
+        raise DataError(
+            "Next-sentence prediction needs at least two documents with two sentences (documents "
+            "are separated by blank lines); the input has "
+            f"{len(documents)} document(s), {multi_sentence} of them with two sentences or more. "
+            "Add text, or switch it off (--next-sentence-prediction false)."
+        )
 
 
 def _truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: random.Random):
@@ -167,6 +189,7 @@ def create_instances(
             sentences without pairs (RoBERTa).
         short_seq_prob: probability of a shorter target length for a document's pairs.
     """
+    check_documents(documents, next_sentence_prediction)
     rng = random.Random(f"{seed}/{epoch}")
     instances: list[Instance] = []
     for document_index in range(len(documents)):
@@ -189,6 +212,7 @@ def instance_dataset(
 ) -> tf.data.Dataset:
     """A dataset of `(tokens_a, tokens_b, next_sentence_label)`, pass after pass over the
     documents (`num_epochs` passes, or forever); each pass has new pairs and a new order."""
+    check_documents(documents, next_sentence_prediction)
 
     def generate():
         epoch = 0

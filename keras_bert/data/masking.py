@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
 from keras_bert.text.special_tokens import CLS_TOKEN, MASK_TOKEN, PAD_TOKEN, SEP_TOKEN, UNK_TOKEN
 
 
@@ -33,13 +34,13 @@ class MaskingConfig:
 
     def __post_init__(self):
         if not 0.0 < self.masked_lm_prob < 1.0:
-            raise ValueError(f"masked_lm_prob must be in (0, 1), got {self.masked_lm_prob}.")
+            raise ConfigError(f"masked_lm_prob must be in (0, 1), got {self.masked_lm_prob}.")
         if self.max_predictions_per_seq < 1:
-            raise ValueError("max_predictions_per_seq must be positive.")
+            raise ConfigError("max_predictions_per_seq must be positive.")
         if self.mask_token_rate < 0 or self.random_token_rate < 0:
-            raise ValueError("mask_token_rate and random_token_rate must not be negative.")
+            raise ConfigError("mask_token_rate and random_token_rate must not be negative.")
         if self.mask_token_rate + self.random_token_rate > 1.0:
-            raise ValueError("mask_token_rate + random_token_rate must be at most 1.")
+            raise ConfigError("mask_token_rate + random_token_rate must be at most 1.")
 
 
 class TokenMasker:
@@ -69,7 +70,7 @@ class TokenMasker:
             token for token in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN, MASK_TOKEN) if token not in index
         ]
         if missing:
-            raise ValueError(f"The vocabulary lacks {', '.join(missing)}, needed for masking.")
+            raise ConfigError(f"The vocabulary lacks {', '.join(missing)}, needed for masking.")
         self.mask_id = index[MASK_TOKEN]
         special = {
             index[token]

@@ -10,6 +10,7 @@ import tensorflow as tf
 from keras_bert.data.instances import TokenizedDocument, instance_dataset
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, renamed_fields
+from keras_bert.errors import ConfigError
 from keras_bert.text import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
@@ -45,7 +46,7 @@ class PretrainingDataConfig:
 
     def __post_init__(self):
         if self.seq_length < 5:
-            raise ValueError(f"seq_length must be at least 5, got {self.seq_length}.")
+            raise ConfigError(f"seq_length must be at least 5, got {self.seq_length}.")
         if isinstance(self.masking, dict):
             object.__setattr__(self, "masking", MaskingConfig(**self.masking))
 

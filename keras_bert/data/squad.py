@@ -56,6 +56,8 @@ def read_squad(path: str | Path) -> list[QuestionExample]:
                         answer_starts=[int(answer["answer_start"]) for answer in answers],
                     )
                 )
+    if not examples:
+        raise DataError(f"{path}: the file holds no questions.")
     return examples
 
 

@@ -71,6 +71,8 @@ def read_conll(path: str | Path, tag_column: int = -1) -> TaggedSentences:
             )
         words.append(columns[0])
         tags.append(columns[tag_column])
+    if not sentences.words:
+        raise DataError(f"{path}: the file holds no tagged sentences.")
     return sentences
 
 
@@ -83,7 +85,11 @@ def read_tagged_jsonl(
     for line_number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise DataError(f"{path}:{line_number}: not a JSON object: {error}") from None
+        record = record if isinstance(record, dict) else {}
         words, tags = record.get(words_key), record.get(tags_key)
         if not isinstance(words, list) or not isinstance(tags, list) or len(words) != len(tags):
             raise DataError(
@@ -91,6 +97,8 @@ def read_tagged_jsonl(
             )
         sentences.words.append([str(word) for word in words])
         sentences.tags.append([str(tag) for tag in tags])
+    if not sentences.words:
+        raise DataError(f"{path}: the file holds no tagged sentences.")
     return sentences
 
 

@@ -28,7 +28,8 @@ class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.
 
     Args:
-        checkpoint: a directory `BertEncoder.from_checkpoint` reads (Hugging Face or Google).
+        checkpoint: a directory `BertEncoder.from_checkpoint` reads (Hugging Face or Google;
+            the jobs default to the installed MiniLM-L6).
         output_dir: where the trained model, the backups for resuming and the logs go.
         seq_length: packed sequence length.
         batch_size: global batch size (split over replicas).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import keras
 
+from keras_bert.errors import ConfigError
 from keras_bert.training.fused_adamw import FusedAdamW
 
 # Weight decay does not apply to biases and LayerNorm parameters (as in the original BERT code);
@@ -28,7 +29,7 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     def __init__(self, peak_learning_rate: float, total_steps: int, warmup_steps: int = 0):
         if total_steps <= 0 or not 0 <= warmup_steps <= total_steps:
-            raise ValueError(
+            raise ConfigError(
                 f"Need 0 <= warmup_steps ({warmup_steps}) <= total_steps ({total_steps}) "
                 "and total_steps > 0."
             )
@@ -95,6 +96,6 @@ def create_optimizer(
     elif optimizer == "lamb":
         result = keras.optimizers.Lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
     else:
-        raise ValueError(f"Unknown optimizer {optimizer!r}; expected 'adamw' or 'lamb'.")
+        raise ConfigError(f"Unknown optimizer {optimizer!r}; expected 'adamw' or 'lamb'.")
     result.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
     return result

@@ -7,6 +7,8 @@ import os
 
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
+
 STRATEGY_NAMES = ("default", "mirrored", "multi_worker_mirrored", "tpu")
 
 logger = logging.getLogger(__name__)
@@ -38,7 +40,7 @@ def resolve_strategy(name: str = "default", tpu: str | None = None) -> tf.distri
         tf.config.experimental_connect_to_cluster(resolver)
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
-    raise ValueError(f"Unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}.")
+    raise ConfigError(f"Unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}.")
 
 
 def jit_compile_supported(

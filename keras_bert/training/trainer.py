@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import random
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from keras_bert.data import (
     split_features,
     tokenize_documents,
 )
+from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import completed_epochs, training_callbacks
 from keras_bert.training.optimization import create_optimizer
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
@@ -102,29 +102,24 @@ class PretrainingConfig:
         if isinstance(self.data, dict):
             self.data = PretrainingDataConfig(**self.data)
         if self.precision not in PRECISION_POLICIES:
-            raise ValueError(
+            raise ConfigError(
                 f"precision must be one of {', '.join(PRECISION_POLICIES)}, got {self.precision!r}."
             )
         if self.total_steps % self.steps_per_checkpoint:
-            raise ValueError(
+            raise ConfigError(
                 f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "
                 f"({self.steps_per_checkpoint}): a run resumes at checkpoint boundaries."
             )
         sources = [bool(self.input_files), bool(self.tfds_name), bool(self.tfrecord_pattern)]
         if sum(sources) != 1:
-            raise ValueError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
+            raise ConfigError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
         if self.strategy == "tpu" and not self.tfrecord_pattern:
-            raise ValueError(
+            raise ConfigError(
                 "TPU workers cannot run the Python pair generator of text input: write static "
                 "examples with pipelines/create_pretraining_data.py and pass tfrecord_pattern."
             )
         if not self.tfrecord_pattern and not self.vocabulary_file and not self.init_checkpoint:
-            raise ValueError("Text input needs a vocabulary_file (or an init_checkpoint's).")
-
-    @classmethod
-    def from_json_file(cls, path: str | os.PathLike, **overrides: Any) -> PretrainingConfig:
-        values = json.loads(Path(path).read_text("utf-8"))
-        return cls(**{**values, **overrides})
+            raise ConfigError("Text input needs a vocabulary_file (or an init_checkpoint's).")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,6 +1,9 @@
 import numpy as np
+import pytest
 
 from keras_bert.data import create_instances
+from keras_bert.data.instances import instance_dataset
+from keras_bert.errors import DataError
 
 
 def _synthetic_documents(num_documents=20, num_sentences=30):
@@ -72,3 +75,15 @@ def test_next_sentence_labels_are_balanced_on_the_real_corpus(wikipedia_document
     labels = np.array([instance.next_sentence_label for instance in instances])
     assert len(labels) > 4000
     assert abs(labels.mean() - 0.5) <= 0.02
+
+
+def test_next_sentence_prediction_refuses_a_corpus_without_pairs():
+    sentence = np.array([5, 6, 7], np.int32)
+    with pytest.raises(DataError, match="at least two documents with two sentences"):
+        create_instances([[sentence, sentence]], seq_length=16, seed=0)
+    with pytest.raises(DataError, match="2 document\\(s\\), 0 of them"):
+        instance_dataset([[sentence], [sentence]], seq_length=16, seed=0)
+    with pytest.raises(DataError, match="no non-empty sentence"):
+        create_instances([], seq_length=16, seed=0, next_sentence_prediction=False)
+    # Without NSP one sentence is enough.
+    assert len(create_instances([[sentence]], 16, 0, next_sentence_prediction=False)) == 1

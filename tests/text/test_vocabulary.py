@@ -49,7 +49,8 @@ def test_build_vocab_pipeline_writes_a_vocab_file(data_dir, tmp_path):
     )
     corpus.write_text("\n".join(lines[:4000]), encoding="utf-8")
     output = tmp_path / "new_directory" / "vocab.txt"  # created by the pipeline
-    command = [sys.executable, "pipelines/build_vocab.py", str(corpus), "--output", str(output)]
+    command = [sys.executable, "-m", "pipelines.build_vocab", "--input_files", str(corpus)]
+    command += ["--output", str(output)]
     subprocess.run(command + ["--vocab-size", "3000"], check=True, capture_output=True)
     vocabulary = load_vocabulary(output)
     assert vocabulary[:5] == list(SPECIAL_TOKENS) and 2000 < len(vocabulary) <= 3000

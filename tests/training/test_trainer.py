@@ -11,7 +11,7 @@ from keras_bert.data import (
 )
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
 from keras_bert.training.trainer import PretrainingConfig, run_pretraining
-from pipelines.pretrain import _parser
+from pipelines.pretrain import pretraining_config
 
 
 @pytest.fixture
@@ -37,15 +37,13 @@ def test_flags_and_json_config_file(tmp_path):
         '{"output_dir": "out", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
         ' "total_steps": 200, "data": {"seq_length": 64}}'
     )
-    arguments = vars(
-        _parser().parse_args(
-            ["--config", str(config_file), "--total_steps", "400", "--jit_compile", "true"]
-        )
-    )
-    overrides = {k: v for k, v in arguments.items() if v is not None and k != "config"}
-    config = PretrainingConfig.from_json_file(config_file, **overrides)
+    flags = ["--config", str(config_file), "--total_steps", "400", "--jit-compile", "true"]
+    config = pretraining_config([*flags, "--masked-lm-prob", "0.2", "--max_seq_length", "96"])
     assert config.total_steps == 400 and config.jit_compile is True
-    assert config.data.seq_length == 64 and config.input_files == ["a.txt"]
+    assert config.data.seq_length == 96 and config.input_files == ["a.txt"]
+    assert config.data.masking.masked_lm_prob == 0.2 and config.data.next_sentence_prediction
+    config = pretraining_config(["--config", str(config_file), "--train_batch_size", "8"])
+    assert config.global_batch_size == 8 and config.data.seq_length == 64
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,110 @@
+"""Every job speaks the same command line: kebab-case flags that also take underscores,
+booleans parsed one way, defaults in `--help`, and user errors as one line with status 2."""
+
+import importlib
+import re
+
+import pytest
+
+from keras_bert.errors import DataError
+from pipelines import finetune_classifier, pretrain
+from pipelines.common import JobParser, add_bool_argument, expand_files, parse_bool, run_job
+
+JOBS = (
+    "build_vocab",
+    "create_pretraining_data",
+    "demo",
+    "export",
+    "finetune_classifier",
+    "finetune_ner",
+    "finetune_qa",
+    "pretrain",
+)
+
+
+@pytest.mark.parametrize("job", JOBS)
+def test_help_lists_kebab_case_flags_with_defaults(job, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(f"pipelines.{job}").main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "--debug" in text and "(default: " in text
+    assert not re.findall(r"--[a-z]+_[a-z_]*", text), "flags are spelled kebab-case in --help"
+    if job not in ("build_vocab", "export"):
+        assert "--output-dir" in text
+
+
+def test_underscore_spellings_and_google_names_parse_alike(tmp_path):
+    config_file = tmp_path / "run.json"
+    config_file.write_text('{"vocabulary_file": "v.txt", "input_files": ["a.txt"]}')
+    base = ["--config", str(config_file)]
+    kebab = pretrain.pretraining_config(
+        [*base, "--output-dir", "o", "--seq-length", "64", "--total-steps", "200"]
+    )
+    snake = pretrain.pretraining_config(
+        [*base, "--output_dir", "o", "--seq_length", "64", "--total_steps", "200"]
+    )
+    google = pretrain.pretraining_config(
+        [*base, "--output_dir", "o", "--max_seq_length", "64", "--num_train_steps", "200"]
+    )
+    assert kebab == snake == google
+    assert kebab.data.seq_length == 64 and kebab.total_steps == 200
+
+
+def test_every_pretraining_field_is_a_flag():
+    flags = pretrain.pretraining_config(
+        ["--output-dir", "o", "--tfrecord-pattern", "x*", "--weight-decay", "0.05",
+         "--model-config", '{"dropout_rate": 0.0}', "--whole-word-masking",
+         "--next-sentence-prediction", "false", "--random-token-rate", "0.0"]
+    )  # fmt: skip
+    assert flags.weight_decay == 0.05 and flags.model_config == {"dropout_rate": 0.0}
+    assert flags.data.masking.whole_word_masking is True
+    assert flags.data.next_sentence_prediction is False
+    assert flags.data.masking.random_token_rate == 0.0
+
+
+def test_booleans_are_parsed_one_way():
+    parser = JobParser()
+    add_bool_argument(parser, "--lowercase", default=True)
+    assert [parse_bool(text) for text in ("1", "true", "Yes", "0", "FALSE", "no")] == [
+        True, True, True, False, False, False,
+    ]  # fmt: skip
+    assert parser.parse_args(["--lowercase", "1"]).lowercase is True
+    assert parser.parse_args(["--lowercase=0"]).lowercase is False
+    assert parser.parse_args([]).lowercase is True
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--lowercase", "maybe"])
+
+
+def test_expand_files_reads_globs_and_google_comma_lists(tmp_path):
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("x\n")
+    assert expand_files([f"{tmp_path}/*.txt"]) == [f"{tmp_path}/a.txt", f"{tmp_path}/b.txt"]
+    assert expand_files([f"{tmp_path}/b.txt,{tmp_path}/a.txt"])[0].endswith("b.txt")
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        expand_files([f"{tmp_path}/*.json"])
+
+
+def test_user_errors_end_a_job_in_one_line(tmp_path, capsys):
+    empty = tmp_path / "train.jsonl"
+    empty.write_text("")
+    argv = ["--train", str(empty), "--output-dir", str(tmp_path / "run")]
+    with pytest.raises(SystemExit) as exit_info:
+        run_job(finetune_classifier.main, argv)
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert error == f"error: {empty}: the file holds no examples.\n"
+    with pytest.raises(DataError):
+        run_job(finetune_classifier.main, [*argv, "--debug"])
+
+
+def test_export_refuses_a_file_that_is_not_a_keras_model(tmp_path, capsys):
+    from pipelines import export
+
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"text": "x"}\n')
+    argv = ["--task", "classifier", "--model", str(notes), "--name", "x"]
+    with pytest.raises(SystemExit):
+        run_job(export.main, [*argv, "--base-dir", str(tmp_path / "models")])
+    assert capsys.readouterr().err.startswith(f"error: {notes}: not a .keras model file")
+    assert not (tmp_path / "models").exists()
