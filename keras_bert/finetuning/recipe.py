@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import time
 from pathlib import Path
 
 import keras
@@ -13,12 +12,7 @@ import tensorflow as tf
 
 from keras_bert.models import BertEncoder
 from keras_bert.text import BertPreprocessor
-from keras_bert.training import (
-    create_optimizer,
-    jit_compile_supported,
-    resolve_strategy,
-    training_callbacks,
-)
+from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +34,7 @@ class FinetuningConfig:
         dropout_rate: dropout in the encoder and the head.
         seed: seeds shuffling and initialisation.
         strategy: "default", "mirrored", "multi_worker_mirrored" or "tpu".
+        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
         jit_compile: compile train steps with XLA (falls back where unsupported).
         max_train_examples: train on N examples drawn at random under `seed` (quick runs).
         length_bucketing: batch training texts of similar length (less padding, faster).
@@ -56,9 +51,13 @@ class FinetuningConfig:
     dropout_rate: float = 0.1
     seed: int = 0
     strategy: str = "default"
+    precision: str = "float32"
     jit_compile: bool = False
     max_train_examples: int | None = None
     length_bucketing: bool = True
+
+    def __post_init__(self):
+        check_precision(self.precision)
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)
@@ -95,45 +94,45 @@ def fit_task_model(
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
-    keras.utils.set_random_seed(config.seed)
-    output_dir = Path(config.output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    strategy = resolve_strategy(config.strategy)
     steps_per_epoch = config.steps_per_epoch(num_train_examples)
-    total_steps = max(1, round(config.epochs * steps_per_epoch))
-    # Whole epochs for Keras; a fractional last epoch is cut by steps_per_epoch.
-    epochs = -(-total_steps // steps_per_epoch)
-    with strategy.scope():
-        model = build_model(load_encoder(config))
-        model.compile(
-            optimizer=create_optimizer(
-                config.learning_rate,
-                total_steps,
-                warmup_fraction=config.warmup_fraction,
-                weight_decay=config.weight_decay,
-            ),
-            jit_compile=jit_compile_supported(strategy, config.jit_compile),
-        )
-    # A killed run restarts from its last finished epoch.
-    callbacks = training_callbacks(output_dir)
-    started = time.perf_counter()
-    history = model.fit(
-        train_dataset.repeat().take(total_steps),
-        epochs=epochs,
-        steps_per_epoch=min(steps_per_epoch, total_steps),
-        callbacks=callbacks,
-        shuffle=False,  # the dataset shuffles itself, deterministically under the seed
-        verbose=2 if _is_batch_job() else 1,
+    settings = RunSettings(
+        output_dir=config.output_dir,
+        total_steps=max(1, round(config.epochs * steps_per_epoch)),
+        steps_per_epoch=steps_per_epoch,
+        learning_rate=config.learning_rate,
+        warmup_fraction=config.warmup_fraction,
+        weight_decay=config.weight_decay,
+        precision=config.precision,
+        jit_compile=config.jit_compile,
+        strategy=config.strategy,
+        seed=config.seed,
     )
-    seconds = time.perf_counter() - started
+
+    def datasets(start_step: int):
+        # The same batches in the same order as an uninterrupted run, from `start_step` on.
+        remaining = settings.total_steps - start_step
+        return train_dataset.repeat().skip(start_step).take(remaining), None
+
+    result = fit_resumable(
+        lambda: build_model(load_encoder(config)),
+        settings,
+        datasets,
+        run_config=dataclasses.asdict(config),
+    )
     summary = {
-        "train_seconds": round(seconds, 1),
-        "train_steps": total_steps,
-        "sequences_per_second": round(total_steps * config.batch_size / seconds, 2),
-        "history": {name: [float(v) for v in values] for name, values in history.history.items()},
+        "train_seconds": round(result.train_seconds, 1),
+        "train_steps": settings.total_steps,
+        "sequences_per_second": round(
+            (settings.total_steps - result.initial_epoch * steps_per_epoch)
+            * config.batch_size
+            / result.train_seconds,
+            2,
+        ),
+        "history": {
+            name: [float(v) for v in values] for name, values in result.history.history.items()
+        },
     }
-    (output_dir / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
-    return model, summary
+    return result.model, summary
 
 
 def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> None:
@@ -141,10 +140,3 @@ def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> Non
     output_dir = Path(config.output_dir)
     model.save(output_dir / "model.keras")
     (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
-
-
-def _is_batch_job() -> bool:
-    """Whether output goes to a log rather than a terminal (one line per epoch then)."""
-    import sys
-
-    return not sys.stdout.isatty()

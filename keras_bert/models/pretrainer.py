@@ -18,6 +18,9 @@ from keras_bert.models.task import BertTask
 
 logger = logging.getLogger(__name__)
 
+# The BERT paper's pretraining learning rate.
+PRETRAINING_LEARNING_RATE = 1e-4
+
 MASKED_LM_SCOPE = "cls/predictions/"
 NEXT_SENTENCE_SCOPE = "cls/seq_relationship/"
 
@@ -103,14 +106,21 @@ class BertPretrainer(BertTask):
 
     def compile(
         self,
-        optimizer: str | keras.optimizers.Optimizer = "adamw",
+        optimizer: str | keras.optimizers.Optimizer = "auto",
         loss: Any = "auto",
         metrics: Any = None,
         weighted_metrics: Any = "auto",
         **kwargs,
     ):
         """`keras.Model.compile` with BERT's pretraining losses and accuracies by default:
-        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy`."""
+        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy`; the
+        optimizer defaults to `create_optimizer` at BERT's pretraining rate, 1e-4 (AdamW with
+        decoupled weight decay, clipping at global norm 1), as `BertTask.compile` does at 5e-5.
+        """
+        if optimizer == "auto":
+            from keras_bert.training import create_optimizer
+
+            optimizer = create_optimizer(PRETRAINING_LEARNING_RATE)
         if loss == "auto":
             loss = pretraining_losses()
         if weighted_metrics == "auto":

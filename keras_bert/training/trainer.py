@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import random
 from pathlib import Path
@@ -23,14 +22,9 @@ from keras_bert.data import (
     tokenize_documents,
 )
 from keras_bert.errors import ConfigError
-from keras_bert.training.callbacks import completed_epochs, training_callbacks
-from keras_bert.training.optimization import create_optimizer
-from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
-from keras_bert.training.workarounds import enable_multi_worker_fit
+from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
-
-PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 
 
 @dataclasses.dataclass
@@ -101,10 +95,7 @@ class PretrainingConfig:
     def __post_init__(self):
         if isinstance(self.data, dict):
             self.data = PretrainingDataConfig(**self.data)
-        if self.precision not in PRECISION_POLICIES:
-            raise ConfigError(
-                f"precision must be one of {', '.join(PRECISION_POLICIES)}, got {self.precision!r}."
-            )
+        check_precision(self.precision)
         if self.total_steps % self.steps_per_checkpoint:
             raise ConfigError(
                 f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "
@@ -123,25 +114,6 @@ class PretrainingConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def _worker_output_dir(output_dir: Path, strategy: tf.distribute.Strategy) -> Path:
-    """The chief writes to `output_dir`; other workers to their own sub-folders (Keras writes
-    files from every worker, and two writers of one file would clash)."""
-    resolver = getattr(strategy, "cluster_resolver", None)
-    if resolver is None or resolver.task_type in (None, "chief") or not resolver.cluster_spec():
-        return output_dir
-    if (
-        resolver.task_type == "worker"
-        and resolver.task_id == 0
-        and ("chief" not in resolver.cluster_spec().as_dict())
-    ):
-        return output_dir
-    return output_dir / "workers" / f"{resolver.task_type}_{resolver.task_id}"
-
-
-def _is_chief(output_dir: Path, worker_dir: Path) -> bool:
-    return output_dir == worker_dir
 
 
 def _vocabulary(config: PretrainingConfig) -> tuple[list[str], str]:
@@ -232,58 +204,33 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
     previous run of the same config was interrupted. Returns the `fit` history (of this
     process's part of the run)."""
-    output_dir = Path(config.output_dir)
-    keras.utils.set_random_seed(config.seed)
-    keras.mixed_precision.set_global_policy(config.precision)
-    strategy = resolve_strategy(config.strategy, config.tpu)
-    worker_dir = _worker_output_dir(output_dir, strategy)
-    worker_dir.mkdir(parents=True, exist_ok=True)
-    if _is_chief(output_dir, worker_dir):
-        (output_dir / "config.json").write_text(
-            json.dumps(config.to_dict(), indent=2, default=str) + "\n", "utf-8"
-        )
-
-    epochs = config.total_steps // config.steps_per_checkpoint
-    initial_epoch = completed_epochs(worker_dir / "backup")
-    if initial_epoch:
-        logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
-    train, evaluation = build_datasets(
-        config, start_batch=initial_epoch * config.steps_per_checkpoint
-    )
-
-    accumulation = config.gradient_accumulation_steps or 1
-    with strategy.scope():
-        model = build_pretrainer(config)
-        optimizer = create_optimizer(
-            config.learning_rate,
-            total_steps=max(config.total_steps // accumulation, 1),
-            warmup_fraction=config.warmup_fraction,
-            weight_decay=config.weight_decay,
-            optimizer=config.optimizer,
-            clip_global_norm=config.clip_global_norm,
-            gradient_accumulation_steps=config.gradient_accumulation_steps,
-        )
-        if config.precision == "mixed_float16":
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        model.compile(
-            optimizer=optimizer,
-            jit_compile=jit_compile_supported(strategy, config.jit_compile, config.precision),
-            steps_per_execution=config.steps_per_execution,
-        )
-
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        enable_multi_worker_fit(model)
-    history = model.fit(
-        train,
-        epochs=epochs,
+    settings = RunSettings(
+        output_dir=config.output_dir,
+        total_steps=config.total_steps,
         steps_per_epoch=config.steps_per_checkpoint,
-        validation_data=evaluation,
-        callbacks=training_callbacks(worker_dir),
+        learning_rate=config.learning_rate,
+        warmup_fraction=config.warmup_fraction,
+        weight_decay=config.weight_decay,
+        optimizer=config.optimizer,
+        clip_global_norm=config.clip_global_norm,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+        precision=config.precision,
+        jit_compile=config.jit_compile,
+        strategy=config.strategy,
+        tpu=config.tpu,
+        steps_per_execution=config.steps_per_execution,
+        seed=config.seed,
         verbose=config.verbose,
     )
-    if _is_chief(output_dir, worker_dir):
-        save_pretrained(model, output_dir, config)
-    return history
+    result = fit_resumable(
+        lambda: build_pretrainer(config),
+        settings,
+        lambda start_step: build_datasets(config, start_batch=start_step),
+        run_config=config.to_dict(),
+    )
+    if result.is_chief:
+        save_pretrained(result.model, Path(config.output_dir), config)
+    return result.history
 
 
 def save_pretrained(model, output_dir: Path, config: PretrainingConfig) -> None:

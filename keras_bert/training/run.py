@@ -1,0 +1,203 @@
+"""One training run, whatever the model: seed → precision → strategy → model and optimizer in
+its scope → XLA check → resumable callbacks → `fit` → `config.json`.
+
+Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.training.trainer`) and
+distillation all train through `fit_resumable`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import keras
+import tensorflow as tf
+
+from keras_bert.errors import ConfigError
+from keras_bert.training.callbacks import completed_epochs, training_callbacks
+from keras_bert.training.optimization import create_optimizer
+from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
+from keras_bert.training.workarounds import enable_multi_worker_fit
+
+logger = logging.getLogger(__name__)
+
+PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
+
+
+def check_precision(precision: str) -> None:
+    """Raises a `ConfigError` unless `precision` is a Keras dtype policy the runs support."""
+    if precision not in PRECISION_POLICIES:
+        raise ConfigError(
+            f"precision must be one of {', '.join(PRECISION_POLICIES)}, got {precision!r}."
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """How a run trains: schedule, optimizer, precision, distribution.
+
+    Args:
+        output_dir: `backup/`, `logs/`, `metrics.csv` and `config.json` go here.
+        total_steps: batches of the whole run.
+        steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary).
+        learning_rate, warmup_fraction, weight_decay, optimizer, clip_global_norm,
+            gradient_accumulation_steps: see `create_optimizer`.
+        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
+        jit_compile: compile train steps with XLA (falls back where unsupported).
+        strategy, tpu: see `resolve_strategy`.
+        steps_per_execution: train steps per `tf.function` call.
+        seed: seeds initialisation (and what the caller's data derives from it).
+        verbose: `fit` verbosity; "auto" is a progress bar on a terminal, a line per epoch in
+            a log.
+    """
+
+    output_dir: str
+    total_steps: int
+    steps_per_epoch: int
+    learning_rate: float
+    warmup_fraction: float = 0.1
+    weight_decay: float = 0.01
+    optimizer: str = "adamw"
+    clip_global_norm: float | None = 1.0
+    gradient_accumulation_steps: int | None = None
+    precision: str = "float32"
+    jit_compile: bool = False
+    strategy: str = "default"
+    tpu: str | None = None
+    steps_per_execution: int = 1
+    seed: int = 0
+    verbose: int | str = "auto"
+
+    def __post_init__(self):
+        check_precision(self.precision)
+        if self.total_steps < 1 or self.steps_per_epoch < 1:
+            raise ConfigError(
+                f"total_steps ({self.total_steps}) and steps_per_epoch ({self.steps_per_epoch}) "
+                "must be positive."
+            )
+
+    @property
+    def epochs(self) -> int:
+        """Keras epochs of the run; a shorter last epoch is cut by the data's `take`."""
+        return -(-self.total_steps // self.steps_per_epoch)
+
+    def create_optimizer(self) -> keras.optimizers.Optimizer:
+        """The optimizer and schedule of these settings (loss-scaled under float16)."""
+        accumulation = self.gradient_accumulation_steps or 1
+        optimizer = create_optimizer(
+            self.learning_rate,
+            total_steps=max(self.total_steps // accumulation, 1),
+            warmup_fraction=self.warmup_fraction,
+            weight_decay=self.weight_decay,
+            optimizer=self.optimizer,
+            clip_global_norm=self.clip_global_norm,
+            gradient_accumulation_steps=self.gradient_accumulation_steps,
+        )
+        if self.precision == "mixed_float16":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        return optimizer
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What `fit_resumable` returns: the trained model, its history and the timing."""
+
+    model: keras.Model
+    history: keras.callbacks.History
+    train_seconds: float
+    initial_epoch: int
+    is_chief: bool
+
+
+def _worker_output_dir(output_dir: Path, strategy: tf.distribute.Strategy) -> Path:
+    """The chief writes to `output_dir`; other workers to their own sub-folders (Keras writes
+    files from every worker, and two writers of one file would clash)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or resolver.task_type in (None, "chief") or not resolver.cluster_spec():
+        return output_dir
+    if (
+        resolver.task_type == "worker"
+        and resolver.task_id == 0
+        and ("chief" not in resolver.cluster_spec().as_dict())
+    ):
+        return output_dir
+    return output_dir / "workers" / f"{resolver.task_type}_{resolver.task_id}"
+
+
+def _fit_verbosity(verbose: int | str) -> int | str:
+    import sys
+
+    if verbose != "auto":
+        return verbose
+    # A progress bar on a terminal; one line per epoch in a log file.
+    return 1 if sys.stdout.isatty() else 2
+
+
+def fit_resumable(
+    build_model: Callable[[], keras.Model],
+    settings: RunSettings,
+    datasets: Callable[[int], tuple[tf.data.Dataset, tf.data.Dataset | None]],
+    run_config: dict[str, Any],
+    compile_options: dict[str, Any] | None = None,
+) -> RunResult:
+    """Builds, compiles and trains a model with `model.fit`; resumes an interrupted run.
+
+    A run killed at any point restarts, with the same `output_dir`, from its last finished
+    epoch (weights, optimizer state and epoch from `backup/`), and ends at exactly
+    `total_steps`.
+
+    Args:
+        build_model: makes the model; called in the strategy's scope.
+        settings: the run's `RunSettings`.
+        datasets: `start_step -> (train, validation or None)`; `train` yields batches from
+            `start_step` on (the step a resumed run continues at), at least to the run's end.
+        run_config: written to `output_dir/config.json` (the chief's), as JSON.
+        compile_options: more `compile` arguments (loss, metrics).
+
+    Returns:
+        A `RunResult`.
+    """
+    keras.utils.set_random_seed(settings.seed)
+    keras.mixed_precision.set_global_policy(settings.precision)
+    output_dir = Path(settings.output_dir)
+    strategy = resolve_strategy(settings.strategy, settings.tpu)
+    worker_dir = _worker_output_dir(output_dir, strategy)
+    worker_dir.mkdir(parents=True, exist_ok=True)
+    is_chief = worker_dir == output_dir
+    if is_chief:
+        (output_dir / "config.json").write_text(
+            json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
+        )
+
+    initial_epoch = completed_epochs(worker_dir / "backup")
+    if initial_epoch:
+        logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
+    train, validation = datasets(initial_epoch * settings.steps_per_epoch)
+
+    with strategy.scope():
+        model = build_model()
+        model.compile(
+            optimizer=settings.create_optimizer(),
+            jit_compile=jit_compile_supported(strategy, settings.jit_compile, settings.precision),
+            steps_per_execution=settings.steps_per_execution,
+            **(compile_options or {}),
+        )
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        enable_multi_worker_fit(model)
+    started = time.perf_counter()
+    history = model.fit(
+        train,
+        epochs=settings.epochs,
+        steps_per_epoch=min(settings.steps_per_epoch, settings.total_steps),
+        validation_data=validation,
+        callbacks=training_callbacks(worker_dir),
+        verbose=_fit_verbosity(settings.verbose),
+    )
+    return RunResult(
+        model, history, time.perf_counter() - started, initial_epoch, is_chief=is_chief
+    )
