@@ -95,17 +95,10 @@ def fit_task_model(
         The trained model and a summary: training time, sequences per second, final metrics.
     """
     steps_per_epoch = config.steps_per_epoch(num_train_examples)
-    settings = RunSettings(
-        output_dir=config.output_dir,
+    settings = RunSettings.from_config(
+        config,
         total_steps=max(1, round(config.epochs * steps_per_epoch)),
         steps_per_epoch=steps_per_epoch,
-        learning_rate=config.learning_rate,
-        warmup_fraction=config.warmup_fraction,
-        weight_decay=config.weight_decay,
-        precision=config.precision,
-        jit_compile=config.jit_compile,
-        strategy=config.strategy,
-        seed=config.seed,
     )
 
     def datasets(start_step: int):

@@ -81,6 +81,14 @@ class RunSettings:
                 "must be positive."
             )
 
+    @classmethod
+    def from_config(cls, config: Any, **values: Any) -> RunSettings:
+        """The settings of a run config (fields of the same names), with `values` added."""
+        names = {field.name for field in dataclasses.fields(cls)} - set(values)
+        return cls(
+            **{name: getattr(config, name) for name in names if hasattr(config, name)}, **values
+        )
+
     @property
     def epochs(self) -> int:
         """Keras epochs of the run; a shorter last epoch is cut by the data's `take`."""

@@ -204,24 +204,7 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
     previous run of the same config was interrupted. Returns the `fit` history (of this
     process's part of the run)."""
-    settings = RunSettings(
-        output_dir=config.output_dir,
-        total_steps=config.total_steps,
-        steps_per_epoch=config.steps_per_checkpoint,
-        learning_rate=config.learning_rate,
-        warmup_fraction=config.warmup_fraction,
-        weight_decay=config.weight_decay,
-        optimizer=config.optimizer,
-        clip_global_norm=config.clip_global_norm,
-        gradient_accumulation_steps=config.gradient_accumulation_steps,
-        precision=config.precision,
-        jit_compile=config.jit_compile,
-        strategy=config.strategy,
-        tpu=config.tpu,
-        steps_per_execution=config.steps_per_execution,
-        seed=config.seed,
-        verbose=config.verbose,
-    )
+    settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
     result = fit_resumable(
         lambda: build_pretrainer(config),
         settings,
