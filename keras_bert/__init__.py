@@ -1,24 +1,40 @@
-"""keras_bert: BERT for TensorFlow and Keras 3 — pretrain, fine-tune, serve with TF Serving."""
+"""keras_bert: BERT for TensorFlow and Keras 3 — pretrain, fine-tune, serve with TF Serving.
 
-from keras_bert.config import BertConfig, ConfigError
-from keras_bert.models import (
-    BertClassifier,
-    BertEncoder,
-    BertPretrainer,
-    BertQuestionAnswerer,
-    BertTokenClassifier,
-)
-from keras_bert.text import BertPreprocessor, WordPieceTokenizer
+The top-level names are loaded on first use, so `import keras_bert.serving` (the REST client)
+does not import TensorFlow or Keras. Importing a model class (or `keras_bert.models`) registers
+the Keras classes that `keras.saving.load_model` needs for keras_bert models.
+"""
 
-__all__ = [
-    "BertClassifier",
-    "BertConfig",
-    "BertEncoder",
-    "BertPreprocessor",
-    "BertPretrainer",
-    "BertQuestionAnswerer",
-    "BertTokenClassifier",
-    "ConfigError",
-    "WordPieceTokenizer",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY_NAMES = {
+    "BertClassifier": "keras_bert.models",
+    "BertConfig": "keras_bert.config",
+    "BertEncoder": "keras_bert.models",
+    "BertPreprocessor": "keras_bert.text",
+    "BertPretrainer": "keras_bert.models",
+    "BertQuestionAnswerer": "keras_bert.models",
+    "BertTokenClassifier": "keras_bert.models",
+    "CheckpointError": "keras_bert.errors",
+    "ConfigError": "keras_bert.errors",
+    "DataError": "keras_bert.errors",
+    "WordPieceTokenizer": "keras_bert.text",
+}
+
+__all__ = sorted(_LAZY_NAMES)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY_NAMES:
+        raise AttributeError(f"module 'keras_bert' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY_NAMES])

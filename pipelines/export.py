@@ -70,6 +70,8 @@ def load_trained_model(path: str):
     """The Keras model saved at `path` (a `.keras` file), or a one-line error saying why not."""
     import keras
 
+    import keras_bert.models  # noqa: F401  (registers the classes the file names)
+
     if Path(path).suffix != ".keras":
         raise ConfigError(
             f"{path}: not a .keras model file; export a model saved by a fine-tuning job "

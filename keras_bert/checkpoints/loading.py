@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from keras_bert.checkpoints import google, huggingface
 from keras_bert.checkpoints.checkpoint import Checkpoint
+from keras_bert.checkpoints.google import find_checkpoint_prefix, read_google_checkpoint
+from keras_bert.checkpoints.huggingface import is_huggingface_directory, read_huggingface_checkpoint
 from keras_bert.errors import CheckpointError
 
 
@@ -19,22 +20,20 @@ def _locate(path: str | Path) -> tuple[Path, Callable[[], Checkpoint]]:
     """
     path = Path(path)
     if path.is_dir():
-        if huggingface.is_huggingface_directory(path):
-            return path, lambda: huggingface.read_huggingface_checkpoint(path)
-        prefix = google.find_checkpoint_prefix(path)
+        if is_huggingface_directory(path):
+            return path, lambda: read_huggingface_checkpoint(path)
+        prefix = find_checkpoint_prefix(path)
         if prefix is not None:
-            return path, lambda: google.read_google_checkpoint(prefix)
+            return path, lambda: read_google_checkpoint(prefix)
         contents = ", ".join(sorted(child.name for child in path.iterdir())[:20]) or "nothing"
         raise CheckpointError(
             f"No BERT checkpoint in {path}: expected config.json + model.safetensors (Hugging "
             f"Face) or bert_config.json + bert_model.ckpt.index (Google); found {contents}."
         )
     if path.suffix == ".safetensors" and path.is_file():
-        return path.parent, lambda: huggingface.read_huggingface_checkpoint(
-            path.parent, weights_file=path
-        )
+        return path.parent, lambda: read_huggingface_checkpoint(path.parent, weights_file=path)
     if Path(f"{path}.index").is_file():
-        return path.parent, lambda: google.read_google_checkpoint(path)
+        return path.parent, lambda: read_google_checkpoint(path)
     raise FileNotFoundError(f"No checkpoint at {path}: it is neither a directory nor a file.")
 
 

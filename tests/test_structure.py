@@ -1,0 +1,88 @@
+"""The package's structure: no import circles, and a client that stays light."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "keras_bert"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Each keras_bert module → the keras_bert modules it imports at module level (not inside
+    functions, where an import runs late by design)."""
+    modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        imported = set()
+        for node in ast.parse(path.read_text("utf-8")).body:
+            if isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    imported.add(submodule if submodule in modules else node.module)
+        graph[name] = {module for module in imported if module in modules and module != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, str] = {}
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = "open"
+        for successor in sorted(graph[node]):
+            if state.get(successor) == "open":
+                return path[path.index(successor) :] + [successor] if successor in path else [node]
+            if successor not in state:
+                cycle = visit(successor, [*path, successor])
+                if cycle:
+                    return cycle
+        state[node] = "done"
+        return None
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = visit(node, [node])
+            if cycle:
+                return cycle
+    return None
+
+
+def test_no_import_circles():
+    graph = module_imports()
+    assert len(graph) > 50
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import keras_bert.serving",
+        "from keras_bert.serving import RestClient, row_request; RestClient('m').url",
+        "import keras_bert, keras_bert.errors; keras_bert.BertConfig.preset('tiny')",
+    ],
+)
+def test_client_and_config_import_without_tensorflow_or_keras(statement):
+    check = "import sys; assert not {'tensorflow', 'keras'} & set(sys.modules), sorted(sys.modules)"
+    subprocess.run([sys.executable, "-c", f"{statement}; {check}"], check=True, timeout=120)
+
+
+def test_top_level_names_load_on_first_use():
+    import keras_bert
+
+    assert "BertEncoder" in dir(keras_bert) and keras_bert.BertEncoder.__name__ == "BertEncoder"
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        keras_bert.Missing  # noqa: B018
