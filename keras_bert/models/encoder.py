@@ -10,6 +10,7 @@ import keras
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
+from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -104,6 +105,7 @@ class BertEncoder(keras.Model):
             outputs["embedding_output"] = embedding_output
             outputs["encoder_outputs"] = encoder_outputs
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        set_dtype_policy(self, dtype)
 
         # Config
         self.bert_config = config
@@ -119,8 +121,7 @@ class BertEncoder(keras.Model):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
+            **functional_base_config(self),
             "config": self.bert_config.to_dict(),
             "output_all_layers": self.output_all_layers,
         }

@@ -7,6 +7,7 @@ from typing import Any
 import keras
 
 from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
 # The fine-tuning recipe of the BERT paper: AdamW at 2e-5 ... 5e-5.
 DEFAULT_LEARNING_RATE = 5e-5
@@ -41,7 +42,9 @@ class BertTask(keras.Model):
 
     def __init__(self, encoder: BertEncoder, outputs, inputs=None, **kwargs):
         inputs = encoder.input if inputs is None else inputs
+        dtype = kwargs.pop("dtype", None) or encoder.dtype_policy
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        set_dtype_policy(self, dtype)
         self.encoder = encoder
 
     @property
@@ -82,8 +85,7 @@ class BertTask(keras.Model):
 
     def get_config(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "trainable": self.trainable,
+            **functional_base_config(self),
             "encoder": keras.layers.serialize(self.encoder),
         }
 
