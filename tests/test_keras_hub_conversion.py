@@ -17,6 +17,7 @@ import tensorflow as tf
 
 from keras_bert import BertClassifier, BertEncoder, BertMaskedLM, from_keras_hub
 from keras_bert.checkpoints import CheckpointError
+from keras_bert.export import serving_module
 from keras_bert.text.vocabulary import load_vocabulary
 from tests.export.fresh_process import run_signatures
 
@@ -135,6 +136,32 @@ def test_masked_lm_gives_the_same_logits_with_keras_hubs_head(hub_masked_lm, hub
     bert_head.masked_lm_head.set_weights(model.masked_lm_head.get_weights())
     differs = bert_head(our_inputs(hub_inputs, masked_lm_positions=positions))["masked_lm"]
     assert np.abs(np.asarray(differs) - np.asarray(theirs)).max() > 1e-4
+
+
+def test_masked_lm_serves_keras_hubs_fillers_for_mask_tokens_in_text(
+    hub_masked_lm, minilm_dir, dev
+):
+    model, preprocessor = from_keras_hub(
+        hub_masked_lm, vocabulary_file=minilm_dir / "vocab.txt", seq_length=SEQ_LENGTH
+    )
+    texts = [" ".join(text.split()[:4] + ["[MASK]"] + text.split()[5:]) for text in dev[0][:16]]
+    module = serving_module(model, preprocessor, top_k=3, max_masks=1)
+    served = module.serve_text(tf.constant(texts))
+    assert served["num_masks"].numpy().tolist() == [1] * len(texts)
+
+    # keras-hub's tokenizer reads "[MASK]" as three pieces: give it our ids.
+    inputs = preprocessor(texts)
+    mask_id = preprocessor.tokenizer.token_to_id("[MASK]")
+    positions = tf.argmax(tf.cast(inputs["input_word_ids"] == mask_id, tf.int32), axis=1)[:, None]
+    hub_inputs = {
+        "token_ids": inputs["input_word_ids"],
+        "segment_ids": inputs["input_type_ids"],
+        "padding_mask": inputs["input_mask"],
+        "mask_positions": tf.cast(positions, tf.int32),
+    }
+    probabilities, ids = tf.math.top_k(tf.nn.softmax(hub_masked_lm(hub_inputs)), k=3)
+    np.testing.assert_array_equal(served["top_ids"], ids)
+    np.testing.assert_allclose(served["top_probabilities"], probabilities, atol=1e-6)
 
 
 def test_classifier_gives_the_logits_before_keras_hubs_softmax(
