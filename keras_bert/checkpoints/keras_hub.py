@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import keras
 import numpy as np
 
 from keras_bert.checkpoints.checkpoint import Checkpoint, CheckpointError
@@ -39,8 +40,6 @@ def load_keras_hub_model(model_or_path: Any):
     """
     model = model_or_path
     if isinstance(model_or_path, (str, Path)):
-        import keras
-
         path = Path(model_or_path)
         if not path.is_file():
             raise FileNotFoundError(f"No keras-hub model file at {path}.")
@@ -67,8 +66,6 @@ def keras_hub_class(model: Any) -> str:
 
 def keras_hub_activation(activation: Any) -> str:
     """Our name of a keras-hub layer's activation function."""
-    import keras
-
     name = keras.activations.serialize(activation)
     # Registered functions serialize as a dict naming "package>function".
     name = name["config"] if isinstance(name, dict) else name
@@ -181,4 +178,5 @@ def read_keras_hub_model(model, source: str) -> Checkpoint:
                 "decoder to the token embeddings."
             )
         tensors |= masked_lm_head_tensors(model.masked_lm_head)
+    # A keras-hub model carries its vocabulary in its preprocessor, not in a folder beside it.
     return Checkpoint(backbone_config(backbone), tensors, Path.cwd(), source=source)
