@@ -29,6 +29,8 @@ logger = logging.getLogger(__name__)
 # keras-hub's packers truncate pairs round robin unless told otherwise.
 KERAS_HUB_TRUNCATION = "round_robin"
 DEFAULT_SEQ_LENGTH = 128
+# keras-hub `WordPieceTokenizer` settings that keras_bert's tokenizer has fixed.
+_BERT_TOKENIZER_SETTINGS = {"split": True, "suffix_indicator": "##", "oov_token": UNK_TOKEN}
 # Classifier output activations after which our logits (the values before it) serve the same
 # probabilities: keras-hub's default (none) and softmax.
 _CLASSIFIER_ACTIVATIONS = ("linear", "softmax")
@@ -142,17 +144,11 @@ def keras_hub_preprocessor(
     vocabulary = None
     if hub_preprocessor is not None:
         tokenizer = hub_preprocessor.tokenizer
-        unsupported = {
-            name: getattr(tokenizer, name)
-            for name, supported in (("split", True), ("suffix_indicator", "##"))
-            if getattr(tokenizer, name) != supported
-        }
-        if tokenizer.oov_token != UNK_TOKEN:
-            unsupported["oov_token"] = tokenizer.oov_token
-        if unsupported:
+        settings = {name: getattr(tokenizer, name) for name in _BERT_TOKENIZER_SETTINGS}
+        if settings != _BERT_TOKENIZER_SETTINGS:
             raise CheckpointError(
-                f"The keras-hub tokenizer's settings {unsupported} are not BERT's; keras_bert "
-                'tokenizes with split=True, suffix_indicator="##", oov_token="[UNK]".'
+                f"The keras-hub tokenizer's settings {settings} are not BERT's "
+                f"{_BERT_TOKENIZER_SETTINGS}, which keras_bert's tokenizer follows."
             )
         vocabulary = tokenizer.get_vocabulary()
         lowercase = tokenizer.lowercase if lowercase is None else lowercase

@@ -217,6 +217,14 @@ def test_unsupported_objects_and_mismatched_vocabularies_are_named(
     keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]).save(path)
     with pytest.raises(CheckpointError, match=f"Sequential: {supported}"):
         from_keras_hub(path)
+    tokenizer = keras_hub.models.BertTokenizer(
+        vocabulary=hub_preprocessor.tokenizer.get_vocabulary(), suffix_indicator="@@"
+    )
+    classifier = keras_hub.models.BertTextClassifier(
+        hub_masked_lm.backbone, 2, keras_hub.models.BertTextClassifierPreprocessor(tokenizer)
+    )
+    with pytest.raises(CheckpointError, match="'suffix_indicator': '@@'.* are not BERT's"):
+        from_keras_hub(classifier)
     too_long = tmp_path / "vocab.txt"
     too_long.write_text("\n".join(hub_preprocessor.tokenizer.get_vocabulary() + ["[EXTRA]"]))
     with pytest.raises(CheckpointError, match="30523 tokens but the model embeds only 30522"):
@@ -237,6 +245,10 @@ def test_export_pipeline_names_the_task_a_keras_hub_model_converts_to(
     assert "converts to a BertMaskedLM, which --task classifier does not export" in (
         capsys.readouterr().err
     )
+    monkeypatch.setattr(sys, "argv", [*sys.argv[:2], "masked_lm", *sys.argv[3:]])
+    with pytest.raises(SystemExit):
+        export.main()
+    assert "saved without a preprocessor: pass --vocabulary-file" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 
