@@ -14,6 +14,7 @@ _LAZY_NAMES = {
     "BertClassifier": "keras_bert.models",
     "BertConfig": "keras_bert.config",
     "BertEncoder": "keras_bert.models",
+    "BertMaskedLM": "keras_bert.models",
     "BertPreprocessor": "keras_bert.text",
     "BertPretrainer": "keras_bert.models",
     "BertQuestionAnswerer": "keras_bert.models",
@@ -22,6 +23,7 @@ _LAZY_NAMES = {
     "ConfigError": "keras_bert.errors",
     "DataError": "keras_bert.errors",
     "WordPieceTokenizer": "keras_bert.text",
+    "from_keras_hub": "keras_bert.keras_hub_conversion",
 }
 
 __all__ = sorted(_LAZY_NAMES)

@@ -3,6 +3,8 @@
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \\
         --name sentiment [--checkpoint DIR] [--seq-length 128] [--base-dir saved_models]
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
+    .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
+        --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
 
 Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` and
 `batching_parameters.txt`, and prints the command that serves them.
@@ -24,6 +26,13 @@ from pipelines.common import (
 )
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
+# What a keras-hub model converts to, by task.
+KERAS_HUB_TASK_MODELS = {
+    "classifier": "BertClassifier",
+    "encoder": "BertEncoder",
+    "masked_lm": "BertMaskedLM",
+}
+DEFAULT_SEQ_LENGTH = 128
 
 
 @dataclasses.dataclass
@@ -34,11 +43,16 @@ class ExportJob:
         task: classifier, token_classifier, question_answerer, encoder or masked_lm.
         name: the model's name under `base_dir` (TF Serving's model name).
         model: the `.keras` file of the trained model (optional for the encoder).
+        keras_hub_model: or the `.keras` file of a keras-hub BertTextClassifier, BertBackbone
+            or BertMaskedLM, converted on the way.
+        vocabulary_file: vocab.txt of a keras-hub model saved without its preprocessor.
+        label_names: comma-separated class names of a keras-hub classifier.
         checkpoint: checkpoint directory with the vocab.txt (default: MiniLM-L6); the encoder
             export reads its weights too when no model is given.
         base_dir: TF Serving's model base path.
         version: the version to write (default: the next free one; never overwritten).
-        seq_length: packed input length of the string signatures.
+        seq_length: packed input length of the string signatures (default: a keras-hub
+            model's preprocessor's, else 128).
         text_pairs: the classifier takes text pairs (`text`, `text_pair`).
         max_entities: entities returned per text by the token classifier.
         top_k: tokens returned per [MASK] by the masked LM.
@@ -49,10 +63,13 @@ class ExportJob:
     task: str
     name: str
     model: str | None = None
+    keras_hub_model: str | None = None
+    vocabulary_file: str | None = None
+    label_names: str | None = None
     checkpoint: str | None = None
     base_dir: str = "saved_models"
     version: int | None = None
-    seq_length: int = 128
+    seq_length: int | None = None
     text_pairs: bool = False
     max_entities: int = 32
     top_k: int = 5
@@ -62,8 +79,10 @@ class ExportJob:
     def __post_init__(self):
         if self.task not in TASKS:
             raise ConfigError(f"Unknown --task {self.task!r}; expected one of {', '.join(TASKS)}.")
-        if self.model is None and self.task != "encoder":
-            raise ConfigError(f"--model is required for --task {self.task}.")
+        if self.model and self.keras_hub_model:
+            raise ConfigError("Give --model or --keras-hub-model, not both.")
+        if not (self.model or self.keras_hub_model) and self.task != "encoder":
+            raise ConfigError(f"--model or --keras-hub-model is required for --task {self.task}.")
 
 
 def load_trained_model(path: str):
@@ -82,19 +101,50 @@ def load_trained_model(path: str):
     return keras.saving.load_model(path)
 
 
-def export(job: ExportJob) -> Path:
-    """Exports `job.model` (or the checkpoint's encoder) and rewrites the server config."""
+def converted_keras_hub_model(job: ExportJob):
+    """The keras_bert model and preprocessor of `job.keras_hub_model`."""
+    from keras_bert import from_keras_hub
+
+    label_names = job.label_names.split(",") if job.label_names else None
+    model, preprocessor = from_keras_hub(
+        job.keras_hub_model, job.vocabulary_file, job.seq_length, label_names=label_names
+    )
+    expected = KERAS_HUB_TASK_MODELS.get(job.task)
+    if type(model).__name__ != expected:
+        raise ConfigError(
+            f"{job.keras_hub_model} converts to a {type(model).__name__}, which --task "
+            f"{job.task} does not export; keras-hub models export as "
+            f"{', '.join(KERAS_HUB_TASK_MODELS)}."
+        )
+    if preprocessor is None:
+        raise ConfigError(
+            f"{job.keras_hub_model} was saved without a preprocessor: pass --vocabulary-file."
+        )
+    return model, preprocessor
+
+
+def trained_model(job: ExportJob):
+    """The model of `job.model` (or the checkpoint's encoder) and the checkpoint's preprocessor."""
     from keras_bert import BertEncoder
-    from keras_bert.export import export_for_serving, serving_module, write_server_config
-    from keras_bert.export.server_config import docker_command
     from keras_bert.text import BertPreprocessor
 
     checkpoint = job.checkpoint or default_checkpoint()
-    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=job.seq_length)
+    seq_length = job.seq_length or DEFAULT_SEQ_LENGTH
+    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=seq_length)
     if job.model:
-        model = load_trained_model(job.model)
+        return load_trained_model(job.model), preprocessor
+    return BertEncoder.from_checkpoint(checkpoint), preprocessor
+
+
+def export(job: ExportJob) -> Path:
+    """Exports the job's model with its preprocessor and rewrites the server config."""
+    from keras_bert.export import export_for_serving, serving_module, write_server_config
+    from keras_bert.export.server_config import docker_command
+
+    if job.keras_hub_model:
+        model, preprocessor = converted_keras_hub_model(job)
     else:
-        model = BertEncoder.from_checkpoint(checkpoint)
+        model, preprocessor = trained_model(job)
     options = {
         "classifier": {"text_pairs": job.text_pairs},
         "token_classifier": {"max_entities": job.max_entities},

@@ -394,7 +394,7 @@ class MaskedLMServing(_Serving):
     `serving_ids` returns the same outputs for the `[MASK]` ids in `input_word_ids`.
 
     Args:
-        model: a `BertPretrainer`, or any model that takes the encoder inputs plus
+        model: a `BertMaskedLM` or `BertPretrainer`, or any model that takes the encoder inputs plus
             `masked_lm_positions` `[batch, predictions]` and returns `{"masked_lm": logits}`.
         preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
         top_k: fillers per mask.
@@ -443,12 +443,13 @@ class MaskedLMServing(_Serving):
 def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options) -> _Serving:
     """The serving module of a task model (`options` go to its constructor).
 
-    `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder` and
-    `BertPretrainer` (masked LM) are recognised.
+    `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder`,
+    `BertMaskedLM` and `BertPretrainer` (masked LM) are recognised.
     """
     from keras_bert.models import (
         BertClassifier,
         BertEncoder,
+        BertMaskedLM,
         BertQuestionAnswerer,
         BertTokenClassifier,
     )
@@ -460,6 +461,7 @@ def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options
         (BertQuestionAnswerer, QuestionAnswererServing),
         (BertEncoder, EncoderServing),
         (BertPretrainer, MaskedLMServing),
+        (BertMaskedLM, MaskedLMServing),
     )
     for model_class, serving_class in serving_classes:
         if isinstance(model, model_class):

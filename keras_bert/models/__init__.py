@@ -2,6 +2,7 @@
 
 from keras_bert.models.classifier import BertClassifier
 from keras_bert.models.encoder import BertEncoder
+from keras_bert.models.masked_lm import BertMaskedLM
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.pretrainer import BertPretrainer, pretrainer_variables
 from keras_bert.models.question_answerer import BertQuestionAnswerer
@@ -11,6 +12,7 @@ from keras_bert.models.token_classifier import BertTokenClassifier
 __all__ = [
     "BertClassifier",
     "BertEncoder",
+    "BertMaskedLM",
     "BertPretrainer",
     "BertQuestionAnswerer",
     "BertTask",

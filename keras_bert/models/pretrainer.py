@@ -10,9 +10,13 @@ import keras
 
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
-from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
+from keras_bert.models.masked_lm import (
+    MASKED_LM_SCOPE,
+    masked_lm_head_variables,
+    tied_masked_lm_head,
+)
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
 
@@ -21,7 +25,6 @@ logger = logging.getLogger(__name__)
 # The BERT paper's pretraining learning rate.
 PRETRAINING_LEARNING_RATE = 1e-4
 
-MASKED_LM_SCOPE = "cls/predictions/"
 NEXT_SENTENCE_SCOPE = "cls/seq_relationship/"
 
 
@@ -70,14 +73,7 @@ class BertPretrainer(BertTask):
         config = encoder.bert_config
 
         # Layers
-        masked_lm_head = MaskedLMHead(
-            encoder.token_embedding,
-            hidden_activation=config.hidden_activation,
-            layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range,
-            dtype=dtype,
-            name="masked_lm_head",
-        )
+        masked_lm_head = tied_masked_lm_head(encoder, dtype=dtype)
         next_sentence_head = NextSentenceHead(
             initializer_range=config.initializer_range, dtype=dtype, name="next_sentence_head"
         )
@@ -173,16 +169,9 @@ class BertPretrainer(BertTask):
 
 def pretraining_head_variables(model: BertPretrainer) -> dict[str, dict[str, keras.Variable]]:
     """Canonical (Google TF1) names of the head variables, grouped by head scope."""
-    masked_lm = model.masked_lm_head
     next_sentence = model.next_sentence_head
     return {
-        MASKED_LM_SCOPE: {
-            "cls/predictions/transform/dense/kernel": masked_lm.dense.kernel,
-            "cls/predictions/transform/dense/bias": masked_lm.dense.bias,
-            "cls/predictions/transform/LayerNorm/gamma": masked_lm.layer_norm.gamma,
-            "cls/predictions/transform/LayerNorm/beta": masked_lm.layer_norm.beta,
-            "cls/predictions/output_bias": masked_lm.output_bias,
-        },
+        MASKED_LM_SCOPE: masked_lm_head_variables(model.masked_lm_head),
         NEXT_SENTENCE_SCOPE: {
             "cls/seq_relationship/output_weights": next_sentence.output_weights,
             "cls/seq_relationship/output_bias": next_sentence.output_bias,

@@ -1,0 +1,128 @@
+"""BertMaskedLM: the encoder with BERT's masked-LM head only (no next-sentence head)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+
+from keras_bert.layers.masked_lm_head import MaskedLMHead
+from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
+from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
+from keras_bert.models.task import BertTask
+
+MASKED_LM_SCOPE = "cls/predictions/"
+
+
+def tied_masked_lm_head(
+    encoder: BertEncoder,
+    hidden_activation: str | None = None,
+    layer_norm_epsilon: float | None = None,
+    dtype: Any = None,
+) -> MaskedLMHead:
+    """The masked-LM head tied to `encoder`'s token embeddings; its activation and LayerNorm
+    epsilon are the encoder's unless given."""
+    config = encoder.bert_config
+    if hidden_activation is None:
+        hidden_activation = config.hidden_activation
+    if layer_norm_epsilon is None:
+        layer_norm_epsilon = config.layer_norm_epsilon
+    return MaskedLMHead(
+        encoder.token_embedding,
+        hidden_activation=hidden_activation,
+        layer_norm_epsilon=layer_norm_epsilon,
+        initializer_range=config.initializer_range,
+        dtype=dtype,
+        name="masked_lm_head",
+    )
+
+
+def masked_lm_head_variables(head: MaskedLMHead) -> dict[str, keras.Variable]:
+    """Canonical (Google TF1) names of a masked-LM head's own variables."""
+    return {
+        "cls/predictions/transform/dense/kernel": head.dense.kernel,
+        "cls/predictions/transform/dense/bias": head.dense.bias,
+        "cls/predictions/transform/LayerNorm/gamma": head.layer_norm.gamma,
+        "cls/predictions/transform/LayerNorm/beta": head.layer_norm.beta,
+        "cls/predictions/output_bias": head.output_bias,
+    }
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertMaskedLM(BertTask):
+    """A `BertEncoder` with the masked-LM head (decoder tied to the token embeddings).
+
+    What Hugging Face's `BertForMaskedLM` and keras-hub's `BertMaskedLM` are: `BertPretrainer`
+    without the next-sentence head. Inputs: the encoder's `input_word_ids`, `input_mask`,
+    `input_type_ids`, and `masked_lm_positions` `[batch, predictions]`. Output:
+    `{"masked_lm": logits}`, float32 `[batch, predictions, vocabulary]`. `compile()` defaults
+    to the masked-LM loss and accuracy averaged over the `masked_lm_weights` given as sample
+    weights.
+
+    Args:
+        encoder: the `BertEncoder`.
+        head_activation: the head's transform activation; default the encoder's
+            `hidden_activation` (BERT's head). keras-hub's head computes exact "gelu" on an
+            encoder with "gelu_approximate".
+        head_layer_norm_epsilon: the head's LayerNorm epsilon; default the encoder's
+            (keras-hub's head uses 1e-5).
+
+    Example:
+    >>> import numpy as np
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> model = BertMaskedLM(BertEncoder(BertConfig.preset("tiny", vocab_size=100)))
+    >>> outputs = model({
+    ...     "input_word_ids": np.array([[2, 7, 4, 3]]),
+    ...     "input_mask": np.array([[1, 1, 1, 1]]),
+    ...     "input_type_ids": np.array([[0, 0, 0, 0]]),
+    ...     "masked_lm_positions": np.array([[2]]),
+    ... })
+    >>> tuple(outputs["masked_lm"].shape)
+    (1, 1, 100)
+    """
+
+    uses_pooled_output = False
+
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        head_activation: str | None = None,
+        head_layer_norm_epsilon: float | None = None,
+        **kwargs,
+    ):
+        dtype = kwargs.pop("dtype", None)
+        # Layers
+        masked_lm_head = tied_masked_lm_head(
+            encoder, head_activation, head_layer_norm_epsilon, dtype=dtype
+        )
+
+        # Functional model
+        inputs = encoder_inputs()
+        inputs["masked_lm_positions"] = keras.Input(
+            shape=(None,), dtype="int32", name="masked_lm_positions"
+        )
+        sequence_output = encoder({name: inputs[name] for name in INPUT_NAMES})["sequence_output"]
+        outputs = {"masked_lm": masked_lm_head(sequence_output, inputs["masked_lm_positions"])}
+        super().__init__(encoder, outputs, inputs=inputs, **kwargs)
+
+        # Config
+        self.masked_lm_head = masked_lm_head
+        self.head_activation = head_activation
+        self.head_layer_norm_epsilon = head_layer_norm_epsilon
+
+    def default_loss(self):
+        return {"masked_lm": MaskedLMLoss()}
+
+    def default_metrics(self):
+        return None
+
+    def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs) -> None:
+        kwargs.setdefault("weighted_metrics", {"masked_lm": [MaskedLMAccuracy(name="accuracy")]})
+        super().compile(optimizer, loss, metrics, **kwargs)
+
+    def get_config(self) -> dict[str, Any]:
+        return {
+            **super().get_config(),
+            "head_activation": self.head_activation,
+            "head_layer_norm_epsilon": self.head_layer_norm_epsilon,
+        }
