@@ -44,7 +44,9 @@ def breakdown(run_dir: Path) -> None:
     _, evaluation = build_datasets(config)
     if evaluation is None:
         raise SystemExit(f"{run_dir} was trained without held-out documents.")
-    mask_id = load_vocabulary(config.vocabulary_file).index("[MASK]")
+    # The run's own copy: runs started from --init_checkpoint name no vocabulary_file.
+    vocabulary = load_vocabulary(run_dir / "checkpoint" / "vocab.txt")
+    mask_id = vocabulary.index("[MASK]")
     model = keras.saving.load_model(run_dir / "pretrainer.keras")
     counts, correct = collections.Counter(), collections.Counter()
     guesses_at_mask = collections.Counter()
@@ -65,7 +67,6 @@ def breakdown(run_dir: Path) -> None:
     for kind, count in counts.items():
         print(f"{kind:10s} share {count / total:.3f}  accuracy {correct[kind] / count:.3f}")
     print(f"overall accuracy {sum(correct.values()) / total:.3f} over {total} predictions")
-    vocabulary = load_vocabulary(config.vocabulary_file)
     top = [(vocabulary[i], n) for i, n in guesses_at_mask.most_common(5)]
     print(f"{len(guesses_at_mask)} distinct guesses at [MASK]; most common: {top}")
 

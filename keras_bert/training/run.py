@@ -11,7 +11,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +152,7 @@ def fit_resumable(
     datasets: Callable[[int], tuple[tf.data.Dataset, tf.data.Dataset | None]],
     run_config: dict[str, Any],
     compile_options: dict[str, Any] | None = None,
+    callbacks: Sequence[keras.callbacks.Callback] = (),
 ) -> RunResult:
     """Builds, compiles and trains a model with `model.fit`; resumes an interrupted run.
 
@@ -166,6 +167,8 @@ def fit_resumable(
             `start_step` on (the step a resumed run continues at), at least to the run's end.
         run_config: written to `output_dir/config.json` (the chief's), as JSON.
         compile_options: more `compile` arguments (loss, metrics).
+        callbacks: called before the backup and log callbacks, so what they add to an epoch's
+            logs is recorded.
 
     Returns:
         A `RunResult`.
@@ -203,7 +206,7 @@ def fit_resumable(
         epochs=settings.epochs,
         steps_per_epoch=min(settings.steps_per_epoch, settings.total_steps),
         validation_data=validation,
-        callbacks=training_callbacks(worker_dir),
+        callbacks=[*callbacks, *training_callbacks(worker_dir)],
         verbose=_fit_verbosity(settings.verbose),
     )
     return RunResult(

@@ -22,6 +22,7 @@ from keras_bert.data import (
     tokenize_documents,
 )
 from keras_bert.errors import ConfigError
+from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
@@ -127,6 +128,29 @@ def _vocabulary(config: PretrainingConfig) -> tuple[list[str], str]:
     return load_vocabulary(path), path
 
 
+def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str]]:
+    """The training and held-out documents of a text or tfds run, tokenized, and the
+    vocabulary. The held-out documents are a seeded random choice, the same in every run with
+    this seed."""
+    from keras_bert.text import WordPieceTokenizer
+
+    if config.input_files:
+        documents = read_text_documents(config.input_files)
+    else:
+        documents = load_tfds_documents(
+            config.tfds_name,
+            config.tfds_split,
+            config.tfds_data_dir,
+            config.tfds_text_feature,
+        )
+    random.Random(config.seed).shuffle(documents)
+    vocabulary, vocabulary_path = _vocabulary(config)
+    tokenizer = WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase)
+    held_out = tokenize_documents(documents[: config.held_out_documents], tokenizer)
+    training = tokenize_documents(documents[config.held_out_documents :], tokenizer)
+    return training, held_out, vocabulary
+
+
 def build_datasets(
     config: PretrainingConfig, start_batch: int = 0
 ) -> tuple[tf.data.Dataset, tf.data.Dataset | None]:
@@ -143,25 +167,9 @@ def build_datasets(
         ).skip(start_batch)
         return train.map(split_features), None
 
-    from keras_bert.text import WordPieceTokenizer
-
-    if config.input_files:
-        documents = read_text_documents(config.input_files)
-    else:
-        documents = load_tfds_documents(
-            config.tfds_name,
-            config.tfds_split,
-            config.tfds_data_dir,
-            config.tfds_text_feature,
-        )
-    # Held-out documents: a seeded random choice, the same in every run with this seed.
-    random.Random(config.seed).shuffle(documents)
-    held_out = documents[: config.held_out_documents]
-    documents = documents[config.held_out_documents :]
-    vocabulary, vocabulary_path = _vocabulary(config)
-    tokenizer = WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase)
+    documents, held_out, vocabulary = tokenized_documents(config)
     train = pretraining_dataset(
-        tokenize_documents(documents, tokenizer),
+        documents,
         vocabulary,
         config.global_batch_size,
         data,
@@ -173,7 +181,7 @@ def build_datasets(
         # Fixed seed and no skipping: every evaluation sees the same pairs and masks.
         evaluation = (
             pretraining_dataset(
-                tokenize_documents(held_out, tokenizer),
+                held_out,
                 vocabulary,
                 config.global_batch_size,
                 data,
@@ -205,11 +213,20 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     previous run of the same config was interrupted. Returns the `fit` history (of this
     process's part of the run)."""
     settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
+    callbacks = []
+    if config.held_out_documents and not config.tfrecord_pattern:
+        # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs.
+        _, held_out, vocabulary = tokenized_documents(config)
+        evaluation = masked_lm_evaluation_dataset(
+            held_out, vocabulary, config.data.seq_length, seed=config.seed
+        )
+        callbacks.append(MaskedLMEvaluation(evaluation, vocabulary))
     result = fit_resumable(
         lambda: build_pretrainer(config),
         settings,
         lambda start_step: build_datasets(config, start_batch=start_step),
         run_config=config.to_dict(),
+        callbacks=callbacks,
     )
     if result.is_chief:
         save_pretrained(result.model, Path(config.output_dir), config)

@@ -1,3 +1,5 @@
+import random
+
 import keras
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ from keras_bert.data import (
     tokenize_documents,
 )
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+from keras_bert.training.trainer import PretrainingConfig, run_pretraining, tokenized_documents
 from pipelines.pretrain import pretraining_config
 
 
@@ -120,3 +122,27 @@ def test_xla_with_bfloat16_on_cpu_is_allowed_with_a_warning(caplog):
     caplog.clear()
     assert jit_compile_supported(strategy, True, "float32") and not caplog.text
     assert not jit_compile_supported(strategy, False, "mixed_bfloat16")
+
+
+def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_config, tmp_path):
+    from pipelines import evaluate_mlm
+
+    config = PretrainingConfig(
+        **{**small_config, "held_out_documents": 3, "total_steps": 20, "eval_steps": 2}
+    )
+    run_pretraining(config)
+    rows = (tmp_path / "run" / "metrics.csv").read_text().splitlines()
+    header, last = rows[0].split(","), rows[-1].split(",")
+    logged = float(last[header.index("heldout_accuracy_at_mask")])
+    assert {"heldout_accuracy", "heldout_loss", "val_loss"} <= set(header)
+    # The same documents and seed scored from the saved run give the logged number.
+    _, held_out, _ = tokenized_documents(config)
+    held_out_file = tmp_path / "held_out.txt"
+    documents = read_text_documents(config.input_files)
+    random.Random(config.seed).shuffle(documents)
+    held_out_file.write_text("\n\n".join("\n".join(d) for d in documents[:3]), "utf-8")
+    scores = evaluate_mlm.main(
+        ["--model", config.output_dir, "--input-files", str(held_out_file), "--seq-length", "32"]
+    )
+    assert scores["predictions"] > 0 and len(held_out) == 3
+    assert scores["accuracy_at_mask"] == pytest.approx(logged, abs=1e-6)

@@ -1,0 +1,101 @@
+"""Scores a pretrained masked LM on held-out text: accuracy at `[MASK]`, which copying cannot
+hide, beside overall accuracy and loss. Prints one JSON line.
+
+    python -m pipelines.evaluate_mlm --model runs/tiny \\
+        --input-files held_out.txt [--seq-length 128 --seed 0]
+
+`--model` is the output directory of a `pipelines.pretrain` run (its `pretrainer.keras` and
+`checkpoint/vocab.txt`) or a checkpoint directory (Hugging Face or Google; heads it lacks are
+random, which scores a checkpoint before masked-LM training). Every model is scored alike:
+each document's sentences packed as single segments of `--seq-length`, BERT's masking (15%,
+80/10/10) under `--seed`, whatever the run trained with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from keras_bert.errors import CheckpointError
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    expand_files,
+    run_job,
+)
+
+
+@dataclasses.dataclass
+class MaskedLMEvaluationJob:
+    """What to score, on what.
+
+    Args:
+        model: a `pipelines.pretrain` output directory or a checkpoint directory.
+        input_files: BERT-format text files (one sentence per line, blank line between
+            documents) the model has not trained on; globs and comma-separated lists work.
+        seq_length: packed sequence length.
+        seed: the seed of the masks.
+        batch_size: sequences per batch.
+        lowercase: uncased tokenization (default: the run's setting, else the vocabulary's).
+    """
+
+    model: str
+    input_files: list[str]
+    seq_length: int = 128
+    seed: int = 0
+    batch_size: int = 64
+    lowercase: bool | None = None
+
+
+def load_masked_lm(directory: Path):
+    """The model, vocabulary file and lower-casing of a run directory or a checkpoint."""
+    import keras
+
+    from keras_bert.models.pretrainer import BertPretrainer
+    from keras_bert.text import infer_lowercase, load_vocabulary
+
+    run_model = directory / "pretrainer.keras"
+    if run_model.is_file():
+        vocabulary_file = directory / "checkpoint" / "vocab.txt"
+        if not vocabulary_file.is_file():
+            raise CheckpointError(f"{directory}: the run saved no checkpoint/vocab.txt.")
+        run_config = json.loads((directory / "config.json").read_text("utf-8"))
+        model = keras.saving.load_model(run_model)
+        return model, vocabulary_file, run_config.get("lowercase", True)
+    from keras_bert.checkpoints import checkpoint_vocabulary_file
+
+    vocabulary_file = checkpoint_vocabulary_file(directory)
+    lowercase = infer_lowercase(load_vocabulary(vocabulary_file))
+    return BertPretrainer.from_checkpoint(directory), vocabulary_file, lowercase
+
+
+def evaluate(job: MaskedLMEvaluationJob) -> dict:
+    """`evaluate_masked_lm`'s scores of `job.model` on `job.input_files`."""
+    from keras_bert.data import read_text_documents, tokenize_documents
+    from keras_bert.metrics.masked_lm import evaluate_masked_lm, masked_lm_evaluation_dataset
+    from keras_bert.text import WordPieceTokenizer, load_vocabulary
+
+    model, vocabulary_file, lowercase = load_masked_lm(Path(job.model))
+    if job.lowercase is not None:
+        lowercase = job.lowercase
+    tokenizer = WordPieceTokenizer(str(vocabulary_file), lowercase=lowercase)
+    documents = tokenize_documents(read_text_documents(expand_files(job.input_files)), tokenizer)
+    vocabulary = load_vocabulary(vocabulary_file)
+    dataset = masked_lm_evaluation_dataset(
+        documents, vocabulary, job.seq_length, job.seed, job.batch_size
+    )
+    return evaluate_masked_lm(model, dataset, vocabulary)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = JobParser(description=__doc__.split("\n\n")[0])
+    add_config_arguments(parser, MaskedLMEvaluationJob, required=("model", "input_files"))
+    scores = evaluate(MaskedLMEvaluationJob(**config_overrides(parser.parse_args(argv))))
+    print(json.dumps(scores))
+    return scores
+
+
+if __name__ == "__main__":
+    run_job(main)
