@@ -9,10 +9,8 @@ from __future__ import annotations
 import dataclasses
 
 from pipelines.common import (
-    JobParser,
-    add_config_arguments,
-    config_overrides,
     expand_files,
+    parse_job,
     run_job,
 )
 
@@ -57,9 +55,7 @@ def build(job: VocabularyJob) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> list[str]:
-    parser = JobParser(description=__doc__.split("\n\n")[0])
-    add_config_arguments(parser, VocabularyJob, required=("input_files", "output"))
-    return build(VocabularyJob(**config_overrides(parser.parse_args(argv))))
+    return build(parse_job(__doc__, VocabularyJob, argv, required=("input_files", "output")))
 
 
 if __name__ == "__main__":

@@ -244,6 +244,14 @@ def _add_field_arguments(
     return paths
 
 
+def parse_job(description: str, job_class: type, argv: list[str] | None = None, **options: Any):
+    """The `job_class` instance of a job's command line: a `JobParser` with a flag for every
+    field (`options` go to `add_config_arguments`), parsed and built."""
+    parser = JobParser(description=description.split("\n\n")[0])
+    add_config_arguments(parser, job_class, **options)
+    return job_class(**config_overrides(parser.parse_args(argv)))
+
+
 def config_overrides(arguments: argparse.Namespace) -> dict[str, Any]:
     """The config fields given on the command line (and the `defaults` of
     `add_config_arguments`), as nested dicts keyed by field name."""

@@ -15,13 +15,7 @@ import logging
 
 from keras_bert.data import PretrainingDataConfig
 from keras_bert.errors import ConfigError
-from pipelines.common import (
-    JobParser,
-    add_config_arguments,
-    config_overrides,
-    expand_files,
-    run_job,
-)
+from pipelines.common import expand_files, parse_job, run_job
 
 # Google's create_pretraining_data.py flag names, where they differ from ours.
 GOOGLE_FLAGS = {
@@ -99,10 +93,9 @@ def create_static_examples(job: StaticExamplesJob) -> list:
 
 
 def main(argv: list[str] | None = None) -> list:
-    parser = JobParser(description=__doc__.splitlines()[0])
-    add_config_arguments(parser, StaticExamplesJob, aliases=GOOGLE_FLAGS)
+    job = parse_job(__doc__, StaticExamplesJob, argv, aliases=GOOGLE_FLAGS)
     logging.basicConfig(level=logging.INFO)
-    paths = create_static_examples(StaticExamplesJob(**config_overrides(parser.parse_args(argv))))
+    paths = create_static_examples(job)
     logging.info("Wrote %s", ", ".join(str(path) for path in paths))
     return paths
 

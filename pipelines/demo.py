@@ -27,13 +27,7 @@ from keras_bert.export import export_for_serving, serving_module, write_server_c
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.text import BertPreprocessor
-from pipelines.common import (
-    JobParser,
-    add_config_arguments,
-    config_overrides,
-    default_checkpoint,
-    run_job,
-)
+from pipelines.common import default_checkpoint, parse_job, run_job
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sentiment"
 SENTENCES = [
@@ -81,9 +75,7 @@ class DemoJob:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = JobParser(description=__doc__.splitlines()[0])
-    add_config_arguments(parser, DemoJob)
-    args = DemoJob(**config_overrides(parser.parse_args(argv)))
+    args = parse_job(__doc__, DemoJob, argv)
     checkpoint = args.checkpoint or default_checkpoint()
 
     print(f"1. Encoding with the checkpoint at {checkpoint}")

@@ -19,10 +19,8 @@ from pathlib import Path
 
 from keras_bert.errors import CheckpointError
 from pipelines.common import (
-    JobParser,
-    add_config_arguments,
-    config_overrides,
     expand_files,
+    parse_job,
     run_job,
 )
 
@@ -90,9 +88,9 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = JobParser(description=__doc__.split("\n\n")[0])
-    add_config_arguments(parser, MaskedLMEvaluationJob, required=("model", "input_files"))
-    scores = evaluate(MaskedLMEvaluationJob(**config_overrides(parser.parse_args(argv))))
+    scores = evaluate(
+        parse_job(__doc__, MaskedLMEvaluationJob, argv, required=("model", "input_files"))
+    )
     print(json.dumps(scores))
     return scores
 

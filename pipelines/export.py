@@ -18,10 +18,8 @@ from pathlib import Path
 from keras_bert.errors import ConfigError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
-    JobParser,
-    add_config_arguments,
-    config_overrides,
     default_checkpoint,
+    parse_job,
     run_job,
 )
 
@@ -162,9 +160,7 @@ def export(job: ExportJob) -> Path:
 
 
 def main(argv: list[str] | None = None) -> Path:
-    parser = JobParser(description=__doc__.split("\n\n")[0])
-    add_config_arguments(parser, ExportJob, required=("task", "name"))
-    return export(ExportJob(**config_overrides(parser.parse_args(argv))))
+    return export(parse_job(__doc__, ExportJob, argv, required=("task", "name")))
 
 
 if __name__ == "__main__":
