@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
-from keras_bert.errors import DataError
+from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords, rename_keywords
+from keras_bert.errors import ConfigError, DataError
 
 TokenizedDocument = list[np.ndarray]
 
@@ -55,18 +55,29 @@ def tokenize_documents(
     return tokenized
 
 
-def check_documents(documents: Sequence[TokenizedDocument], next_sentence_prediction: bool) -> None:
+def check_documents(
+    documents: Sequence[TokenizedDocument],
+    next_sentence_prediction: bool,
+    sentence_order_prediction: bool = False,
+) -> None:
     """Raises a `DataError` when the documents cannot make the instances asked for.
 
     Next-sentence prediction draws its random B from another document and its true B from the
     same one, so it needs two documents and a document of two sentences or more; without
     that every label would be "random" (or none could be made) and NSP would teach nothing.
+    Sentence-order prediction needs a document of two sentences or more.
     """
     if not documents:
         raise DataError("No text to pretrain on: the input has no non-empty sentence.")
+    multi_sentence = sum(len(document) >= 2 for document in documents)
+    if sentence_order_prediction and not multi_sentence:
+        raise DataError(
+            "Sentence-order prediction needs a document with two sentences or more; the input "
+            f"has {len(documents)} document(s) of one sentence. Add text, or switch it off "
+            "(--sentence-order-prediction false)."
+        )
     if not next_sentence_prediction:
         return
-    multi_sentence = sum(len(document) >= 2 for document in documents)
     if len(documents) < 2 or not multi_sentence:
         raise DataError(
             "Next-sentence prediction needs at least two documents with two sentences (documents "
@@ -92,8 +103,14 @@ def _pair_instances(
     seq_length: int,
     short_seq_prob: float,
     rng: random.Random,
+    sentence_order: bool = False,
 ) -> Iterator[Instance]:
-    """`create_instances_from_document` of the original code, for one document."""
+    """`create_instances_from_document` of the original code, for one document.
+
+    With `sentence_order` (ALBERT's SOP) B is always the segment that follows A, and the two
+    are swapped when the coin says so (label 1: swapped) instead of B coming from another
+    document.
+    """
     document = documents[document_index]
     max_num_tokens = seq_length - 3
     # Usually fill the whole sequence; sometimes (short_seq_prob) aim shorter, so that the model
@@ -118,7 +135,7 @@ def _pair_instances(
             # said "actual".
             if is_random_next is None:
                 is_random_next = rng.random() < 0.5
-            if len(chunk) == 1 and not is_random_next:
+            if len(chunk) == 1 and (sentence_order or not is_random_next):
                 if not at_document_end:
                     index += 1
                     continue
@@ -128,7 +145,7 @@ def _pair_instances(
             a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
             tokens_a = [int(token) for segment in chunk[:a_end] for token in segment]
             tokens_b: list[int] = []
-            if is_random_next:
+            if is_random_next and not sentence_order:
                 target_b_length = target_length - len(tokens_a)
                 # Ten tries to pick another document (a corpus of one document has no other).
                 for _ in range(10):
@@ -145,6 +162,8 @@ def _pair_instances(
             else:
                 tokens_b = [int(token) for segment in chunk[a_end:] for token in segment]
             _truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+            if sentence_order and is_random_next:
+                tokens_a, tokens_b = tokens_b, tokens_a
             if tokens_a and tokens_b:
                 yield Instance(
                     np.asarray(tokens_a, np.int32),
@@ -155,18 +174,44 @@ def _pair_instances(
         index += 1
 
 
-def _contiguous_instances(document: TokenizedDocument, seq_length: int) -> Iterator[Instance]:
-    """Full sentences packed up to `seq_length - 2` tokens, without NSP (RoBERTa's
-    DOC-SENTENCES); a sentence longer than that is cut at its end."""
+def _contiguous_instances(
+    documents: Sequence[TokenizedDocument], seq_length: int, document_separator: int | None
+) -> Iterator[Instance]:
+    """Full sentences packed up to `seq_length - 2` tokens, without sentence pairs; a sentence
+    longer than that is cut at its end.
+
+    With a `document_separator` id, packing runs on across documents with that token between
+    them (RoBERTa's FULL-SENTENCES); without, every document starts a new sequence (its
+    DOC-SENTENCES).
+    """
     max_num_tokens = seq_length - 2
     chunk: list[int] = []
-    for segment in document:
-        if chunk and len(chunk) + len(segment) > max_num_tokens:
+    for document in documents:
+        # A new document starts a new sequence, or (across documents) follows a separator if
+        # one more token fits in front of it.
+        if chunk and (document_separator is None or len(chunk) + 1 >= max_num_tokens):
             yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
             chunk = []
-        chunk += [int(token) for token in segment[: max_num_tokens - len(chunk)]]
+        elif chunk:
+            chunk.append(document_separator)
+        for segment in document:
+            if chunk and len(chunk) + len(segment) > max_num_tokens:
+                yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
+                chunk = []
+            chunk += [int(token) for token in segment[: max_num_tokens - len(chunk)]]
     if chunk:
         yield Instance(np.asarray(chunk, np.int32), np.zeros([0], np.int32), 0)
+
+
+def _check_pair_settings(
+    documents: Sequence[TokenizedDocument],
+    next_sentence_prediction: bool = True,
+    sentence_order_prediction: bool = False,
+    **other_options,
+) -> None:
+    if next_sentence_prediction and sentence_order_prediction:
+        raise ConfigError("Choose next-sentence or sentence-order prediction, not both.")
+    check_documents(documents, next_sentence_prediction, sentence_order_prediction)
 
 
 @accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
@@ -177,6 +222,8 @@ def create_instances(
     epoch: int = 0,
     next_sentence_prediction: bool = True,
     short_seq_prob: float = 0.1,
+    sentence_order_prediction: bool = False,
+    document_separator: int | None = None,
 ) -> list[Instance]:
     """All instances of one pass over the documents, shuffled; a function of (seed, epoch).
 
@@ -185,46 +232,55 @@ def create_instances(
         seq_length: length of the packed sequence, [CLS] and [SEP]s included.
         seed: the run's seed.
         epoch: which pass; every pass draws new pairs (the original's `dupe_factor` passes).
-        next_sentence_prediction: sentence pairs with 50% random B (BERT) or contiguous full
-            sentences without pairs (RoBERTa).
+        next_sentence_prediction: sentence pairs with 50% random B (BERT); if False (and no
+            `sentence_order_prediction`), contiguous full sentences without pairs (RoBERTa).
         short_seq_prob: probability of a shorter target length for a document's pairs.
+        sentence_order_prediction: pairs of two consecutive segments, swapped half the time
+            (ALBERT's SOP; label 1: swapped).
+        document_separator: without pairs, pack across documents with this token id between
+            them (FULL-SENTENCES); None starts every document afresh (DOC-SENTENCES).
     """
-    check_documents(documents, next_sentence_prediction)
+    _check_pair_settings(documents, next_sentence_prediction, sentence_order_prediction)
+    pairs = next_sentence_prediction or sentence_order_prediction
     rng = random.Random(f"{seed}/{epoch}")
     instances: list[Instance] = []
-    for document_index in range(len(documents)):
-        if next_sentence_prediction:
-            instances += _pair_instances(documents, document_index, seq_length, short_seq_prob, rng)
-        else:
-            instances += _contiguous_instances(documents[document_index], seq_length)
+    if pairs:
+        for document_index in range(len(documents)):
+            instances += _pair_instances(
+                documents,
+                document_index,
+                seq_length,
+                short_seq_prob,
+                rng,
+                sentence_order=sentence_order_prediction,
+            )
+    else:
+        order = list(range(len(documents)))
+        rng.shuffle(order)
+        ordered = [documents[index] for index in order]
+        instances += _contiguous_instances(ordered, seq_length, document_separator)
     rng.shuffle(instances)
     return instances
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def instance_dataset(
     documents: Sequence[TokenizedDocument],
     seq_length: int,
     seed: int,
     num_epochs: int | None = None,
-    next_sentence_prediction: bool = True,
-    short_seq_prob: float = 0.1,
+    **options,
 ) -> tf.data.Dataset:
     """A dataset of `(tokens_a, tokens_b, next_sentence_label)`, pass after pass over the
-    documents (`num_epochs` passes, or forever); each pass has new pairs and a new order."""
-    check_documents(documents, next_sentence_prediction)
+    documents (`num_epochs` passes, or forever); each pass has new pairs and a new order.
+    `options` are those of `create_instances` (pairs, packing)."""
+    options = rename_keywords(options, SEQ_LENGTH_RENAMES, "instance_dataset")
+    # Checked now, not when the generator first runs inside tf.data.
+    _check_pair_settings(documents, **options)
 
     def generate():
         epoch = 0
         while num_epochs is None or epoch < num_epochs:
-            for instance in create_instances(
-                documents,
-                seq_length,
-                seed,
-                epoch,
-                next_sentence_prediction=next_sentence_prediction,
-                short_seq_prob=short_seq_prob,
-            ):
+            for instance in create_instances(documents, seq_length, seed, epoch, **options):
                 yield instance.tokens_a, instance.tokens_b, instance.next_sentence_label
             epoch += 1
 

@@ -35,20 +35,37 @@ class PretrainingDataConfig:
         seq_length: packed sequence length.
         next_sentence_prediction: BERT sentence pairs (50% random B) or, if False, contiguous
             full sentences (RoBERTa style; `next_sentence_labels` are then all 0).
+        sentence_order_prediction: ALBERT's pairs instead: two consecutive segments, swapped
+            half the time (`next_sentence_labels` 1: swapped); needs next_sentence_prediction
+            off.
+        cross_documents: without pairs, pack sentences across documents with a [SEP] between
+            them (RoBERTa's FULL-SENTENCES); if False every document starts a new sequence.
         short_seq_prob: probability of a shorter target length (see `create_instances`).
         masking: a `MaskingConfig`.
     """
 
     seq_length: int = 128
     next_sentence_prediction: bool = True
+    sentence_order_prediction: bool = False
+    cross_documents: bool = True
     short_seq_prob: float = 0.1
     masking: MaskingConfig = dataclasses.field(default_factory=MaskingConfig)
 
     def __post_init__(self):
         if self.seq_length < 5:
             raise ConfigError(f"seq_length must be at least 5, got {self.seq_length}.")
+        if self.next_sentence_prediction and self.sentence_order_prediction:
+            raise ConfigError(
+                "Choose next-sentence or sentence-order prediction, not both "
+                "(--next-sentence-prediction false --sentence-order-prediction true)."
+            )
         if isinstance(self.masking, dict):
             object.__setattr__(self, "masking", MaskingConfig(**self.masking))
+
+    @property
+    def sentence_pairs(self) -> bool:
+        """Whether examples are sentence pairs (NSP or SOP) rather than single segments."""
+        return self.next_sentence_prediction or self.sentence_order_prediction
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -101,7 +118,7 @@ def pretraining_dataset(
 
     def pack_and_mask(batch_index, instances):
         tokens_a, tokens_b, next_sentence_labels = instances
-        segments = (tokens_a, tokens_b) if config.next_sentence_prediction else tokens_a
+        segments = (tokens_a, tokens_b) if config.sentence_pairs else tokens_a
         packed = packer(segments)
         masked = masker(packed["input_word_ids"], packed["input_mask"], seed=[seed, batch_index])
         return {
@@ -116,7 +133,9 @@ def pretraining_dataset(
         seed,
         num_epochs=num_epochs,
         next_sentence_prediction=config.next_sentence_prediction,
+        sentence_order_prediction=config.sentence_order_prediction,
         short_seq_prob=config.short_seq_prob,
+        document_separator=list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None,
     )
     dataset = dataset.ragged_batch(batch_size, drop_remainder=drop_remainder).enumerate()
     dataset = dataset.skip(start_batch).map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)

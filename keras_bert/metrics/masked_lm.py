@@ -43,6 +43,7 @@ def masked_lm_evaluation_dataset(
     config = PretrainingDataConfig(
         seq_length=seq_length,
         next_sentence_prediction=False,
+        cross_documents=False,
         short_seq_prob=0.0,
         masking=MaskingConfig(
             masked_lm_prob=EVALUATION_MASKING_RATE,

@@ -3,7 +3,7 @@ import pytest
 
 from keras_bert.data import create_instances
 from keras_bert.data.instances import instance_dataset
-from keras_bert.errors import DataError
+from keras_bert.errors import ConfigError, DataError
 
 
 def _synthetic_documents(num_documents=20, num_sentences=30):
@@ -61,7 +61,29 @@ def test_short_sequences_appear_at_short_seq_prob():
     assert short_share(0.0) + 0.1 < short_share(0.1) < short_share(0.5) - 0.2
 
 
-def test_without_next_sentence_prediction_sequences_are_contiguous_full_sentences():
+def test_without_pairs_documents_are_packed_one_by_one_or_across_at_a_separator():
+    documents = _synthetic_documents(num_sentences=7)  # 21 tokens: documents end mid-sequence
+    separator = 3
+    instances = create_instances(
+        documents, 32, seed=0, next_sentence_prediction=False, document_separator=separator
+    )
+    crossings = 0
+    for instance in instances:
+        tokens = instance.tokens_a
+        assert len(tokens) <= 30 and len(instance.tokens_b) == 0
+        # Each part between separators is whole sentences of one document, in order.
+        parts = np.split(tokens, np.flatnonzero(tokens == separator))
+        parts = [part[part != separator] for part in parts if len(part[part != separator])]
+        crossings += len(parts) - 1
+        for part in parts:
+            assert len(set(part // 10000)) == 1 and np.all(np.diff(part) > 0)
+        for before, after in zip(parts, parts[1:], strict=False):
+            assert before[0] // 10000 != after[0] // 10000  # a new document after a separator
+    assert crossings >= len(documents) // 2  # documents share sequences
+    # Every token of the corpus is used once.
+    used = np.concatenate([instance.tokens_a for instance in instances])
+    assert sorted(used[used != separator]) == sorted(np.concatenate(sum(documents, [])))
+
     instances = create_instances(_synthetic_documents(), 32, seed=0, next_sentence_prediction=False)
     for instance in instances:
         assert instance.next_sentence_label == 0 and len(instance.tokens_b) == 0
@@ -75,6 +97,30 @@ def test_next_sentence_labels_are_balanced_on_the_real_corpus(wikipedia_document
     labels = np.array([instance.next_sentence_label for instance in instances])
     assert len(labels) > 4000
     assert abs(labels.mean() - 0.5) <= 0.02
+
+
+def test_sentence_order_pairs_are_consecutive_and_swapped_half_the_time(wikipedia_documents):
+    instances = create_instances(
+        _synthetic_documents(), 32, seed=4, next_sentence_prediction=False,
+        sentence_order_prediction=True,
+    )  # fmt: skip
+    for instance in instances:
+        a, b = instance.tokens_a, instance.tokens_b
+        assert len(set(np.concatenate([a, b]) // 10000)) == 1  # one document
+        first, second = (b, a) if instance.next_sentence_label else (a, b)
+        assert (first % 10000 // 10).max() < (second % 10000 // 10).min()
+    real = create_instances(
+        wikipedia_documents, 128, seed=0, next_sentence_prediction=False,
+        sentence_order_prediction=True,
+    )  # fmt: skip
+    labels = np.array([instance.next_sentence_label for instance in real])
+    assert len(labels) > 4000 and abs(labels.mean() - 0.5) <= 0.01
+    with pytest.raises(ConfigError, match="not both"):
+        create_instances(_synthetic_documents(), 32, seed=0, sentence_order_prediction=True)
+    with pytest.raises(DataError, match="Sentence-order prediction needs a document"):
+        create_instances(
+            [[np.arange(3)]], 32, 0, next_sentence_prediction=False, sentence_order_prediction=True
+        )
 
 
 def test_next_sentence_prediction_refuses_a_corpus_without_pairs():
