@@ -1,6 +1,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert import BertConfig, BertEncoder
 from keras_bert.checkpoints import CheckpointError, save_google_checkpoint
@@ -99,3 +100,37 @@ def test_minilm_checkpoint_loads_the_encoder_and_initialises_the_heads(minilm_di
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(reference))
     np.testing.assert_array_equal(np.asarray(model.masked_lm_head.output_bias), 0.0)
     assert model.masked_lm_head.dense.kernel.shape == (384, 384)
+
+
+@pytest.mark.slow
+def test_pretrainer_overfits_one_fixed_batch_of_real_text(data_dir, minilm_dir):
+    """The whole objective can be learnt: one batch of real masked sentences, memorised."""
+    from keras_bert.data import (
+        PretrainingDataConfig,
+        pretraining_dataset,
+        read_text_documents,
+        split_features,
+        tokenize_documents,
+    )
+    from keras_bert.text import WordPieceTokenizer, load_vocabulary
+    from keras_bert.training import create_optimizer
+
+    keras.utils.set_random_seed(0)
+    tokenizer = WordPieceTokenizer(str(minilm_dir / "vocab.txt"))
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:10]
+    config = PretrainingDataConfig(seq_length=32, masking={"max_predictions_per_seq": 5})
+    dataset = pretraining_dataset(
+        tokenize_documents(documents, tokenizer),
+        load_vocabulary(minilm_dir / "vocab.txt"),
+        batch_size=16,
+        config=config,
+    )
+    batch = next(iter(dataset.map(split_features).take(1)))
+    model = BertPretrainer(
+        BertConfig.preset("tiny", hidden_size=64, dropout_rate=0.0, attention_dropout_rate=0.0)
+    )
+    model.compile(optimizer=create_optimizer(3e-3, total_steps=None, weight_decay=0.0))
+    fixed = tf.data.Dataset.from_tensors(batch)
+    model.fit(fixed.repeat(150), epochs=1, verbose=0)
+    final = model.evaluate(fixed, verbose=0, return_dict=True)
+    assert final["masked_lm_accuracy"] > 0.95 and final["next_sentence_accuracy"] == 1.0, final
