@@ -80,6 +80,43 @@ def test_whole_word_masking_masks_every_piece_of_a_word(wikipedia_documents, voc
     assert 0.13 <= share <= 0.155
 
 
+def test_span_masking_statistics_on_the_real_corpus(wikipedia_documents, vocabulary):
+    masking = MaskingConfig(span_masking=True, max_predictions_per_seq=20)
+    features = _features(wikipedia_documents, vocabulary, masking)
+    original = _original_ids(features)
+    real = features["masked_lm_weights"] > 0
+    candidates = (features["input_mask"] == 1).sum() - 3 * len(original)
+    assert abs(real.sum() / candidates - 0.15) <= 0.01  # the 15% budget
+
+    # Runs of consecutive predicted positions: spans (two spans may touch).
+    mask_id = vocabulary.index("[MASK]")
+    continuation = np.array([token.startswith("##") for token in vocabulary])
+    special = np.array([token.startswith("[") and token.endswith("]") for token in vocabulary])
+    run_lengths, run_words, homogeneous, kinds = [], [], [], []
+    for row in range(len(original)):
+        positions = features["masked_lm_positions"][row][real[row]]
+        shown = features["input_word_ids"][row, positions]
+        kind = np.where(shown == mask_id, 0, np.where(shown == original[row, positions], 1, 2))
+        for run in np.split(np.arange(len(positions)), np.flatnonzero(np.diff(positions) != 1) + 1):
+            run_lengths.append(len(run))
+            run_words.append(int((~continuation[original[row, positions[run]]]).sum()))
+            homogeneous.append(len(set(kind[run])) == 1)
+            kinds.append(kind[run[0]])
+            # A span is whole words: it neither starts nor stops inside a word (a word cut by
+            # truncation may start right after [CLS] or [SEP]).
+            first, after = positions[run[0]], min(positions[run[-1]] + 1, original.shape[1] - 1)
+            assert not continuation[original[row, first]] or special[original[row, first - 1]]
+            assert not continuation[original[row, after]]
+    # Geometric lengths (p = 0.2, at most 10 words; mean 3.8 words before the budget cuts
+    # long ones): runs are several words long, many longer than one.
+    assert 2.5 <= np.mean(run_words) <= 4.5 and np.mean(np.array(run_words) >= 3) > 0.35
+    assert max(run_words) <= 20  # two touching spans of 10 words at most
+    # One 80/10/10 decision per span: runs are all [MASK], all kept or all random, nearly
+    # always (touching spans can mix); per-token decisions would mix most long runs.
+    assert np.mean(homogeneous) > 0.9
+    assert abs(np.mean(np.array(kinds) == 0) - 0.8) <= 0.03
+
+
 def test_masks_change_with_the_seed_and_repeat_with_it(vocabulary):
     masker = TokenMasker(vocabulary)
     word_ids = tf.constant([[101] + list(range(2000, 2100)) + [102] + [0] * 26])
@@ -98,3 +135,5 @@ def test_masking_config_is_validated():
         MaskingConfig(masked_lm_prob=0.0)
     with pytest.raises(ValueError, match="at most 1"):
         MaskingConfig(mask_token_rate=0.9, random_token_rate=0.2)
+    with pytest.raises(ValueError, match="span_length_p"):
+        MaskingConfig(span_masking=True, span_length_p=0.0)
