@@ -142,19 +142,36 @@ class BertPretrainer(BertTask):
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, dtype: str | None = None, **config_changes: Any
+        cls,
+        path: str | Path,
+        dtype: str | None = None,
+        vocabulary_file: str | Path | None = None,
+        **config_changes: Any,
     ) -> BertPretrainer:
         """A pretrainer with the weights of a Google or Hugging Face checkpoint.
 
         The encoder must be complete. The heads (`cls/predictions/...`,
         `cls/seq_relationship/...`) are restored when the checkpoint has them, each checked
         name by name and shape by shape; a checkpoint without a head (e.g. a sentence-embedding
-        model) leaves that head freshly initialised, with a log message.
+        model) leaves that head freshly initialised, with a log message. A `vocabulary_file`
+        other than the checkpoint's moves the model onto it (`transfer_vocabulary`): pieces
+        both hold keep their embeddings, new pieces start fresh.
         """
-        from keras_bert.checkpoints import load_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints import (
+            checkpoint_vocabulary_file,
+            load_checkpoint,
+            restore_encoder_weights,
+        )
         from keras_bert.checkpoints.variables import restore_variables
+        from keras_bert.checkpoints.vocabulary_transfer import transfer_vocabulary
+        from keras_bert.text import load_vocabulary
 
         checkpoint = load_checkpoint(path)
+        if vocabulary_file is not None:
+            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(path))
+            new_vocabulary = load_vocabulary(vocabulary_file)
+            if new_vocabulary != old_vocabulary:
+                checkpoint = transfer_vocabulary(checkpoint, old_vocabulary, new_vocabulary)
         config = checkpoint.config.replace(**config_changes)
         encoder = BertEncoder(config, dtype=dtype, name="encoder")
         restore_encoder_weights(encoder, checkpoint)

@@ -35,7 +35,8 @@ class PretrainingConfig:
     Args:
         output_dir: backups (`backup/`), TensorBoard logs (`logs/`), `metrics.csv`, and at the
             end `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`).
-        vocabulary_file: the WordPiece `vocab.txt`.
+        vocabulary_file: the WordPiece `vocab.txt`; with `init_checkpoint`, a new vocabulary
+            the checkpoint moves onto (default: the checkpoint's own).
         lowercase: uncased tokenization.
         input_files: BERT-format text files (one sentence per line, blank line between docs).
         tfds_name: or a TensorFlow Datasets text dataset (see `load_tfds_documents`).
@@ -202,7 +203,10 @@ def build_pretrainer(config: PretrainingConfig):
     from keras_bert.models.pretrainer import BertPretrainer
 
     if config.init_checkpoint:
-        return BertPretrainer.from_checkpoint(config.init_checkpoint)
+        # Continued pretraining, on the checkpoint's vocabulary or a new one.
+        return BertPretrainer.from_checkpoint(
+            config.init_checkpoint, vocabulary_file=config.vocabulary_file
+        )
     if config.model_config:
         return BertPretrainer(BertConfig.from_dict(config.model_config))
     return BertPretrainer(BertConfig.preset(config.model_preset))

@@ -134,3 +134,26 @@ def test_pretrainer_overfits_one_fixed_batch_of_real_text(data_dir, minilm_dir):
     model.fit(fixed.repeat(150), epochs=1, verbose=0)
     final = model.evaluate(fixed, verbose=0, return_dict=True)
     assert final["masked_lm_accuracy"] > 0.95 and final["next_sentence_accuracy"] == 1.0, final
+
+
+def test_continued_pretraining_on_a_new_vocabulary_keeps_shared_pieces(minilm_dir, tmp_path):
+    from keras_bert.text import load_vocabulary
+
+    old_vocabulary = load_vocabulary(minilm_dir / "vocab.txt")
+    # A domain vocabulary: the first 5,000 pieces and 100 new words.
+    new_vocabulary = old_vocabulary[:5000] + [f"protein{index}" for index in range(100)]
+    vocabulary_file = tmp_path / "vocab.txt"
+    vocabulary_file.write_text("\n".join(new_vocabulary) + "\n", "utf-8")
+    model = BertPretrainer.from_checkpoint(minilm_dir, vocabulary_file=vocabulary_file)
+    original = BertEncoder.from_checkpoint(minilm_dir)
+
+    table = np.asarray(model.encoder.token_embedding.embeddings)
+    trained = np.asarray(original.token_embedding.embeddings)
+    assert table.shape == (5100, 384) and model.bert_config.vocab_size == 5100
+    np.testing.assert_array_equal(table[:5000], trained[:5000])
+    assert 0.005 < table[5000:].std() < 0.05  # fresh rows, initializer_range 0.02
+    # The rest of the encoder is the checkpoint's.
+    np.testing.assert_array_equal(
+        np.asarray(model.encoder.blocks[3].attention.query.kernel),
+        np.asarray(original.blocks[3].attention.query.kernel),
+    )
