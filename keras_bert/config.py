@@ -50,6 +50,8 @@ class BertConfig:
         type_vocab_size: number of segment ids.
         initializer_range: standard deviation of the truncated-normal initializer.
         layer_norm_epsilon: epsilon of every LayerNormalization.
+        pre_layer_norm: pre-LayerNorm blocks and a final LayerNorm (a budget-training switch;
+            BERT's blocks are post-LN).
 
     Example:
     >>> config = BertConfig.preset("tiny")
@@ -71,6 +73,7 @@ class BertConfig:
     type_vocab_size: int = 2
     initializer_range: float = 0.02
     layer_norm_epsilon: float = 1e-12
+    pre_layer_norm: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -182,6 +185,7 @@ class BertConfig:
                 type_vocab_size=values.get("type_vocab_size", 2),
                 initializer_range=values.get("initializer_range", 0.02),
                 layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
+                pre_layer_norm=values.get("pre_layer_norm", False),
             )
         except KeyError as error:
             raise ConfigError(f"BERT config is missing the field {error.args[0]!r}.") from None
@@ -202,6 +206,7 @@ class BertConfig:
             "type_vocab_size": self.type_vocab_size,
             "initializer_range": self.initializer_range,
             "layer_norm_eps": self.layer_norm_epsilon,
+            **({"pre_layer_norm": True} if self.pre_layer_norm else {}),
         }
 
     def num_parameters(self) -> int:

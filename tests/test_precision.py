@@ -55,6 +55,18 @@ LAYERS = {
         ),
         (HIDDEN, MASK),
     ),
+    "pre_layer_norm_block": (
+        lambda dtype: TransformerEncoderBlock(
+            16,
+            4,
+            32,
+            dropout_rate=0.0,
+            attention_dropout_rate=0.0,
+            pre_layer_norm=True,
+            dtype=dtype,
+        ),
+        (HIDDEN, MASK),
+    ),  # fmt: skip
     "pooler": (lambda dtype: BertPooler(16, dtype=dtype), (HIDDEN,)),
     "layer_normalization": (lambda dtype: FastLayerNormalization(dtype=dtype), (HIDDEN,)),
     "dropout": (lambda dtype: FastDropout(0.1, dtype=dtype), (HIDDEN,)),

@@ -41,6 +41,8 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
         variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
         variables |= _dense(f"{prefix}/output/dense", block.output_dense)
         variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+    if encoder.final_layer_norm is not None:
+        variables |= _layer_norm("bert/encoder/final_layer_norm", encoder.final_layer_norm)
     variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
     return variables
 

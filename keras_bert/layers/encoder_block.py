@@ -1,4 +1,4 @@
-"""A post-LayerNorm Transformer encoder block, as in BERT."""
+"""A Transformer encoder block: post-LayerNorm as in BERT, or pre-LayerNorm."""
 
 import keras
 
@@ -10,10 +10,15 @@ from keras_bert.layers.self_attention import MultiHeadSelfAttention
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class TransformerEncoderBlock(keras.layers.Layer):
-    """Self-attention and a feed-forward network, each with residual + LayerNorm (post-LN).
+    """Self-attention and a feed-forward network, each with residual + LayerNorm.
 
-    `x = LayerNorm(x + Dropout(Attention(x)))`, then
+    Post-LN (BERT): `x = LayerNorm(x + Dropout(Attention(x)))`, then
     `x = LayerNorm(x + Dropout(Dense(Activation(Dense(x)))))`.
+    Pre-LN (`pre_layer_norm=True`; Xiong et al. 2020, "On Layer Normalization in the
+    Transformer Architecture": trains without a long warm-up and at higher learning rates):
+    `x = x + Dropout(Attention(LayerNorm(x)))`, then
+    `x = x + Dropout(Dense(Activation(Dense(LayerNorm(x)))))`; the encoder then normalizes the
+    last block's output once more.
 
     Args:
         hidden_size: width of inputs and outputs.
@@ -24,6 +29,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_dropout_rate: dropout on attention probabilities.
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
+        pre_layer_norm: normalize each branch's input instead of the residual sum.
 
     Example:
     >>> import numpy as np
@@ -42,6 +48,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_dropout_rate: float = 0.1,
         layer_norm_epsilon: float = 1e-12,
         initializer_range: float = 0.02,
+        pre_layer_norm: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -53,6 +60,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_dropout_rate = attention_dropout_rate
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.pre_layer_norm = pre_layer_norm
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         self.attention = MultiHeadSelfAttention(
@@ -94,13 +102,24 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, hidden_states, padding_mask, training=None):
-        attention_output = self.attention(hidden_states, padding_mask, training=training)
+        attention_input = hidden_states
+        if self.pre_layer_norm:
+            attention_input = self.attention_layer_norm(hidden_states)
+        attention_output = self.attention(attention_input, padding_mask, training=training)
         attention_output = self.attention_dropout(attention_output, training=training)
-        hidden_states = self.attention_layer_norm(hidden_states + attention_output)
+        hidden_states = hidden_states + attention_output
+        if not self.pre_layer_norm:
+            hidden_states = self.attention_layer_norm(hidden_states)
 
-        feed_forward_output = self.output_dense(self.intermediate_dense(hidden_states))
+        feed_forward_input = hidden_states
+        if self.pre_layer_norm:
+            feed_forward_input = self.output_layer_norm(hidden_states)
+        feed_forward_output = self.output_dense(self.intermediate_dense(feed_forward_input))
         feed_forward_output = self.output_dropout(feed_forward_output, training=training)
-        return self.output_layer_norm(hidden_states + feed_forward_output)
+        hidden_states = hidden_states + feed_forward_output
+        if self.pre_layer_norm:
+            return hidden_states
+        return self.output_layer_norm(hidden_states)
 
     def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
         return hidden_states_shape
@@ -116,4 +135,5 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "attention_dropout_rate": self.attention_dropout_rate,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
+            "pre_layer_norm": self.pre_layer_norm,
         }

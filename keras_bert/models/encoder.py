@@ -10,6 +10,7 @@ import keras
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
+from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -30,7 +31,8 @@ class BertEncoder(keras.Model):
     `input_mask` (1 for tokens, 0 for padding) and `input_type_ids` (segment ids); returns a dict
     with `sequence_output` `[batch, sequence, hidden]` and `pooled_output` `[batch, hidden]`, and
     with `output_all_layers=True` also `embedding_output` and `encoder_outputs` (one tensor per
-    block).
+    block; with `pre_layer_norm` the sequence output is the last of them after the final
+    LayerNorm).
 
     Args:
         config: a `BertConfig` (or its dict form).
@@ -79,11 +81,20 @@ class BertEncoder(keras.Model):
                 attention_dropout_rate=config.attention_dropout_rate,
                 layer_norm_epsilon=config.layer_norm_epsilon,
                 initializer_range=config.initializer_range,
+                pre_layer_norm=config.pre_layer_norm,
                 dtype=dtype,
                 name=f"block_{index}",
             )
             for index in range(config.num_layers)
         ]
+        # Pre-LN blocks leave their sum unnormalized: one LayerNorm after the last.
+        final_layer_norm = (
+            FastLayerNormalization(
+                epsilon=config.layer_norm_epsilon, dtype=dtype, name="final_layer_norm"
+            )
+            if config.pre_layer_norm
+            else None
+        )
         pooler = BertPooler(
             config.hidden_size,
             initializer_range=config.initializer_range,
@@ -100,6 +111,8 @@ class BertEncoder(keras.Model):
         for block in blocks:
             hidden_states = block(hidden_states, padding_mask)
             encoder_outputs.append(hidden_states)
+        if final_layer_norm is not None:
+            hidden_states = final_layer_norm(hidden_states)
         outputs = {"sequence_output": hidden_states, "pooled_output": pooler(hidden_states)}
         if output_all_layers:
             outputs["embedding_output"] = embedding_output
@@ -112,6 +125,7 @@ class BertEncoder(keras.Model):
         self.output_all_layers = output_all_layers
         self.embeddings = embeddings
         self.blocks = blocks
+        self.final_layer_norm = final_layer_norm
         self.pooler = pooler
 
     @property

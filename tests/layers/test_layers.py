@@ -46,9 +46,13 @@ def test_self_attention_rejects_indivisible_heads():
         MultiHeadSelfAttention(hidden_size=10, num_heads=4)
 
 
-@pytest.mark.parametrize("activation", ["gelu", "gelu_approximate", "relu"])
-def test_encoder_block(tmp_path, activation):
+@pytest.mark.parametrize(
+    "activation, pre_layer_norm",
+    [("gelu", False), ("gelu_approximate", False), ("relu", False), ("gelu", True)],
+)
+def test_encoder_block(tmp_path, activation, pre_layer_norm):
     layer = TransformerEncoderBlock(
+        pre_layer_norm=pre_layer_norm,
         hidden_size=16,
         num_heads=4,
         intermediate_size=32,

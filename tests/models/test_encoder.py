@@ -44,3 +44,23 @@ def test_parameter_counts_match_published_models():
     # Hugging Face BertModel and keras-hub's bert_base_en count 109,482,240 with the pooler.
     assert BertEncoder(BertConfig.preset("base")).count_params() == 109_482_240
     assert BertEncoder(BertConfig.preset("large")).count_params() == 335_141_888
+
+
+def test_pre_layer_norm_encoder_round_trips_through_a_google_checkpoint(tmp_path):
+    from keras_bert.checkpoints import encoder_variables, save_google_checkpoint
+
+    config = TINY.replace(pre_layer_norm=True, dropout_rate=0.0, attention_dropout_rate=0.0)
+    encoder = BertEncoder(config, output_all_layers=True)
+    outputs = encoder(INPUTS)
+    # The last block's sum, normalized once more: zero mean and unit variance per vector.
+    np.testing.assert_allclose(np.asarray(outputs["sequence_output"]).mean(-1), 0, atol=1e-5)
+    assert not np.allclose(outputs["encoder_outputs"][-1], outputs["sequence_output"])
+    variables = encoder_variables(encoder)
+    assert "bert/encoder/final_layer_norm/gamma" in variables
+    tensors = {name: np.asarray(variable) for name, variable in variables.items()}
+    save_google_checkpoint(tensors, config, tmp_path)
+    restored = BertEncoder.from_checkpoint(tmp_path, output_all_layers=True)
+    assert restored.bert_config.pre_layer_norm
+    np.testing.assert_allclose(
+        restored(INPUTS)["sequence_output"], outputs["sequence_output"], atol=1e-6
+    )
