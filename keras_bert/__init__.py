@@ -24,6 +24,9 @@ _LAZY_NAMES = {
     "DataError": "keras_bert.errors",
     "WordPieceTokenizer": "keras_bert.text",
     "from_keras_hub": "keras_bert.keras_hub_conversion",
+    "load_encoder": "keras_bert.loading",
+    "load_masked_lm": "keras_bert.loading",
+    "load_preprocessor": "keras_bert.loading",
 }
 
 __all__ = sorted(_LAZY_NAMES)

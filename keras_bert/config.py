@@ -11,6 +11,8 @@ from keras_bert.deprecation import rename_keywords, renamed_fields, warn_depreca
 from keras_bert.errors import ConfigError
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
+# The families whose encoders are BERT's blocks with other settings.
+MODEL_TYPES = ("bert", "roberta", "distilbert")
 
 # Hugging Face `hidden_act` names mapped to ours. HF's "gelu" is the exact erf form; the original
 # TF1 BERT code used the tanh approximation ("gelu_new"/"gelu_pytorch_tanh" in HF).
@@ -52,6 +54,11 @@ class BertConfig:
         layer_norm_epsilon: epsilon of every LayerNormalization.
         pre_layer_norm: pre-LayerNorm blocks and a final LayerNorm (a budget-training switch;
             BERT's blocks are post-LN).
+        model_type: the family the weights come from: "bert", "roberta" or "distilbert"
+            (Hugging Face's `model_type`); it names their tensors and picks their tokenizer.
+        position_offset: the position id of the first token (RoBERTa: its padding id + 1;
+            positions then count real tokens only). 0 for BERT.
+        pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
 
     Example:
     >>> config = BertConfig.preset("tiny")
@@ -74,6 +81,9 @@ class BertConfig:
     initializer_range: float = 0.02
     layer_norm_epsilon: float = 1e-12
     pre_layer_norm: bool = False
+    model_type: str = "bert"
+    position_offset: int = 0
+    pooler: bool = True
 
     def __post_init__(self) -> None:
         for name in (
@@ -83,11 +93,18 @@ class BertConfig:
             "num_heads",
             "intermediate_size",
             "max_position_embeddings",
-            "type_vocab_size",
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}.")
+        if isinstance(self.type_vocab_size, bool) or not isinstance(self.type_vocab_size, int):
+            raise ConfigError(f"type_vocab_size must be an integer, got {self.type_vocab_size!r}.")
+        if self.type_vocab_size < 0 or self.position_offset < 0:
+            raise ConfigError("type_vocab_size and position_offset must not be negative.")
+        if self.model_type not in MODEL_TYPES:
+            raise ConfigError(
+                f"Unknown model_type {self.model_type!r}; expected one of {', '.join(MODEL_TYPES)}."
+            )
         if self.hidden_size % self.num_heads:
             raise ConfigError(
                 f"hidden_size ({self.hidden_size}) is not divisible by num_heads "
@@ -148,7 +165,7 @@ class BertConfig:
             raise ConfigError(f"{path} is not a JSON config file: {error}") from None
         if not isinstance(values, dict):
             raise ConfigError(f"{path} holds JSON but not an object of config fields.")
-        if "num_hidden_layers" in values:
+        if "num_hidden_layers" in values or "n_layers" in values:
             return cls.from_original_dict(values)
         return cls.from_dict(values)
 
@@ -166,6 +183,13 @@ class BertConfig:
             raise ConfigError(
                 f"Unsupported hidden_act {activation!r}; supported: {', '.join(_HF_ACTIVATIONS)}."
             )
+        model_type = values.get("model_type", "bert")
+        if model_type not in MODEL_TYPES:
+            raise ConfigError(
+                f"Unsupported model_type {model_type!r}; supported: {', '.join(MODEL_TYPES)}."
+            )
+        if model_type == "distilbert" and "dim" in values:
+            return cls._from_distilbert_dict(values)
         if values.get("position_embedding_type", "absolute") != "absolute":
             raise ConfigError(
                 "Only absolute (learned) position embeddings are supported, got "
@@ -186,9 +210,45 @@ class BertConfig:
                 initializer_range=values.get("initializer_range", 0.02),
                 layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
                 pre_layer_norm=values.get("pre_layer_norm", False),
+                model_type=model_type,
+                # RoBERTa counts positions from its padding id + 1.
+                position_offset=values.get(
+                    "position_offset",
+                    values.get("pad_token_id", 1) + 1 if model_type == "roberta" else 0,
+                ),
+                pooler=values.get("pooler", True),
             )
         except KeyError as error:
             raise ConfigError(f"BERT config is missing the field {error.args[0]!r}.") from None
+
+    @classmethod
+    def _from_distilbert_dict(cls, values: dict[str, Any]) -> BertConfig:
+        """Hugging Face's DistilBERT `config.json`: BERT's blocks under other names, no token
+        types and no pooler."""
+        if values.get("sinusoidal_pos_embds"):
+            raise ConfigError("DistilBERT with sinusoidal position embeddings is not supported.")
+        activation = values.get("activation", "gelu")
+        if activation not in _HF_ACTIVATIONS:
+            raise ConfigError(f"Unsupported activation {activation!r}.")
+        try:
+            return cls(
+                vocab_size=values["vocab_size"],
+                hidden_size=values["dim"],
+                num_layers=values["n_layers"],
+                num_heads=values["n_heads"],
+                intermediate_size=values["hidden_dim"],
+                hidden_activation=_HF_ACTIVATIONS[activation],
+                dropout_rate=values.get("dropout", 0.1),
+                attention_dropout_rate=values.get("attention_dropout", 0.1),
+                max_position_embeddings=values.get("max_position_embeddings", 512),
+                type_vocab_size=0,
+                initializer_range=values.get("initializer_range", 0.02),
+                layer_norm_epsilon=1e-12,
+                model_type="distilbert",
+                pooler=False,
+            )
+        except KeyError as error:
+            raise ConfigError(f"DistilBERT config lacks the field {error.args[0]!r}.") from None
 
     def to_original_dict(self) -> dict[str, Any]:
         """The field names of `bert_config.json` / Hugging Face `config.json`."""
@@ -207,6 +267,10 @@ class BertConfig:
             "initializer_range": self.initializer_range,
             "layer_norm_eps": self.layer_norm_epsilon,
             **({"pre_layer_norm": True} if self.pre_layer_norm else {}),
+            # Beyond BERT's fields, only where they differ from BERT's.
+            **({"model_type": self.model_type} if self.model_type != "bert" else {}),
+            **({"position_offset": self.position_offset} if self.position_offset else {}),
+            **({"pooler": False} if not self.pooler else {}),
         }
 
     def num_parameters(self) -> int:

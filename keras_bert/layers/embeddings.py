@@ -15,12 +15,15 @@ class BertEmbeddings(keras.layers.Layer):
 
     Args:
         vocab_size: number of token ids.
-        type_vocab_size: number of segment ids.
+        type_vocab_size: number of segment ids; 0 for none (DistilBERT).
         max_position_embeddings: number of learned positions.
         hidden_size: embedding width.
         dropout_rate: dropout after the LayerNorm.
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
+        position_offset: the position id of the first token; with an offset, positions count
+            real tokens only and padding gets `position_offset - 1` (RoBERTa: the padding id
+            plus one, as Hugging Face computes them). Needs `input_mask` in `call`.
 
     Example:
     >>> import numpy as np
@@ -41,6 +44,7 @@ class BertEmbeddings(keras.layers.Layer):
         dropout_rate: float = 0.1,
         layer_norm_epsilon: float = 1e-12,
         initializer_range: float = 0.02,
+        position_offset: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -51,6 +55,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout_rate = dropout_rate
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.position_offset = position_offset
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
@@ -63,13 +68,17 @@ class BertEmbeddings(keras.layers.Layer):
             autocast=False,
             name="token_embedding",
         )
-        self.segment_embedding = keras.layers.Embedding(
-            type_vocab_size,
-            hidden_size,
-            embeddings_initializer=initializer,
-            dtype=self.dtype_policy,
-            autocast=False,
-            name="segment_embedding",
+        self.segment_embedding = (
+            keras.layers.Embedding(
+                type_vocab_size,
+                hidden_size,
+                embeddings_initializer=initializer,
+                dtype=self.dtype_policy,
+                autocast=False,
+                name="segment_embedding",
+            )
+            if type_vocab_size
+            else None
         )
         self.position_embedding = keras.layers.Embedding(
             max_position_embeddings,
@@ -84,24 +93,28 @@ class BertEmbeddings(keras.layers.Layer):
         )
         self.dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
 
-    def build(self, word_ids_shape, type_ids_shape=None):
+    def build(self, word_ids_shape, type_ids_shape=None, input_mask_shape=None):
         self.token_embedding.build(word_ids_shape)
-        self.segment_embedding.build(word_ids_shape)
+        if self.segment_embedding is not None:
+            self.segment_embedding.build(word_ids_shape)
         self.position_embedding.build(word_ids_shape)
         self.layer_norm.build(tuple(word_ids_shape) + (self.hidden_size,))
         self.built = True
 
-    def call(self, word_ids, type_ids, training=None):
-        sequence_length = ops.shape(word_ids)[1]
-        positions = ops.expand_dims(ops.arange(sequence_length, dtype="int32"), 0)
-        embeddings = (
-            self.token_embedding(word_ids)
-            + self.segment_embedding(type_ids)
-            + self.position_embedding(positions)
-        )
+    def call(self, word_ids, type_ids, input_mask=None, training=None):
+        if self.position_offset:
+            real = ops.cast(input_mask, "int32")
+            positions = ops.cumsum(real, axis=1) * real + (self.position_offset - 1)
+        else:
+            sequence_length = ops.shape(word_ids)[1]
+            positions = ops.expand_dims(ops.arange(sequence_length, dtype="int32"), 0)
+        embeddings = self.token_embedding(word_ids)
+        if self.segment_embedding is not None:
+            embeddings = embeddings + self.segment_embedding(type_ids)
+        embeddings = embeddings + self.position_embedding(positions)
         return self.dropout(self.layer_norm(embeddings), training=training)
 
-    def compute_output_shape(self, word_ids_shape, type_ids_shape=None):
+    def compute_output_shape(self, word_ids_shape, type_ids_shape=None, input_mask_shape=None):
         return tuple(word_ids_shape) + (self.hidden_size,)
 
     def get_config(self):
@@ -114,4 +127,5 @@ class BertEmbeddings(keras.layers.Layer):
             "dropout_rate": self.dropout_rate,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
+            "position_offset": self.position_offset,
         }

@@ -8,7 +8,7 @@ from typing import Any
 import keras
 
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask, head_dense
+from keras_bert.models.task import BertTask, head_dense, require_pooler
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -55,6 +55,7 @@ class BertClassifier(BertTask):
         head = head_dense(encoder, num_classes, name="logits")
 
         # Functional model
+        require_pooler(encoder, "BertClassifier")
         pooled_output = encoder(encoder.input)["pooled_output"]
         logits = head(dropout(pooled_output))
         super().__init__(encoder, logits, **kwargs)

@@ -68,6 +68,7 @@ class BertEncoder(keras.Model):
             dropout_rate=config.dropout_rate,
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range,
+            position_offset=config.position_offset,
             dtype=dtype,
             name="embeddings",
         )
@@ -95,17 +96,23 @@ class BertEncoder(keras.Model):
             if config.pre_layer_norm
             else None
         )
-        pooler = BertPooler(
-            config.hidden_size,
-            initializer_range=config.initializer_range,
-            dtype=dtype,
-            name="pooler",
+        pooler = (
+            BertPooler(
+                config.hidden_size,
+                initializer_range=config.initializer_range,
+                dtype=dtype,
+                name="pooler",
+            )
+            if config.pooler
+            else None
         )
 
         # Functional model
         inputs = encoder_inputs()
         padding_mask = inputs["input_mask"]
-        hidden_states = embeddings(inputs["input_word_ids"], inputs["input_type_ids"])
+        hidden_states = embeddings(
+            inputs["input_word_ids"], inputs["input_type_ids"], inputs["input_mask"]
+        )
         embedding_output = hidden_states
         encoder_outputs = []
         for block in blocks:
@@ -113,7 +120,9 @@ class BertEncoder(keras.Model):
             encoder_outputs.append(hidden_states)
         if final_layer_norm is not None:
             hidden_states = final_layer_norm(hidden_states)
-        outputs = {"sequence_output": hidden_states, "pooled_output": pooler(hidden_states)}
+        outputs = {"sequence_output": hidden_states}
+        if pooler is not None:
+            outputs["pooled_output"] = pooler(hidden_states)
         if output_all_layers:
             outputs["embedding_output"] = embedding_output
             outputs["encoder_outputs"] = encoder_outputs

@@ -18,7 +18,7 @@ from keras_bert.models.masked_lm import (
     tied_masked_lm_head,
 )
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
-from keras_bert.models.task import BertTask
+from keras_bert.models.task import BertTask, require_pooler
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +83,7 @@ class BertPretrainer(BertTask):
         inputs["masked_lm_positions"] = keras.Input(
             shape=(None,), dtype="int32", name="masked_lm_positions"
         )
+        require_pooler(encoder, "BertPretrainer (its next-sentence head)")
         encoder_outputs = encoder({name: inputs[name] for name in INPUT_NAMES})
         outputs = {
             "masked_lm": masked_lm_head(

@@ -6,6 +6,7 @@ from typing import Any
 
 import keras
 
+from keras_bert.errors import ConfigError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
@@ -24,6 +25,16 @@ def head_dense(encoder: BertEncoder, units: int, name: str) -> keras.layers.Dens
         dtype="float32",
         name=name,
     )
+
+
+def require_pooler(encoder: BertEncoder, owner: str) -> None:
+    """Raises a `ConfigError` when a head that reads `pooled_output` gets an encoder without
+    BERT's pooler (DistilBERT's)."""
+    if encoder.pooler is None:
+        raise ConfigError(
+            f"{owner} reads the pooled [CLS] output, and this "
+            f"{encoder.bert_config.model_type} encoder has no pooler."
+        )
 
 
 class BertTask(keras.Model):
@@ -50,7 +61,7 @@ class BertTask(keras.Model):
     @property
     def trainable_weights(self) -> list[keras.Variable]:
         weights = super().trainable_weights
-        if self.uses_pooled_output:
+        if self.uses_pooled_output or self.encoder.pooler is None:
             return weights
         pooler = {id(weight) for weight in self.encoder.pooler.weights}
         return [weight for weight in weights if id(weight) not in pooler]

@@ -1,0 +1,74 @@
+"""BERT's family in BERT's blocks: RoBERTa and DistilBERT checkpoints (random weights, written
+by Hugging Face transformers) give transformers' outputs."""
+
+import json
+
+import numpy as np
+import pytest
+
+import keras_bert
+from keras_bert.errors import ConfigError
+
+VARIANTS = ("roberta", "distilbert")
+
+
+def _reference(reference_dir, family):
+    return np.load(reference_dir / "variants" / f"{family}_visible_sentences_reference.npz")
+
+
+def _inputs(reference, part):
+    ids = reference[f"{part}_input_ids"].astype("int32")
+    type_ids = f"{part}_token_type_ids"
+    return {
+        "input_word_ids": ids,
+        "input_mask": reference[f"{part}_attention_mask"].astype("int32"),
+        "input_type_ids": (
+            reference[type_ids] if type_ids in reference.files else np.zeros_like(ids)
+        ).astype("int32"),
+    }
+
+
+@pytest.mark.parametrize("family", VARIANTS)
+def test_encoder_matches_transformers(family, reference_dir):
+    reference = _reference(reference_dir, family)
+    encoder = keras_bert.load_encoder(reference_dir / "variants" / family, output_all_layers=True)
+    assert encoder.bert_config.model_type == family
+    for part in ("singles", "pairs"):
+        inputs = _inputs(reference, part)
+        outputs = encoder(inputs)
+        real = inputs["input_mask"].astype(bool)
+        for name in ("embedding_output", "sequence_output"):
+            difference = np.abs(np.asarray(outputs[name]) - reference[f"{part}_{name}"])[real]
+            assert difference.max() <= 1e-4, (part, name, difference.max())
+
+
+@pytest.mark.parametrize("family", VARIANTS)
+def test_masked_lm_matches_transformers(family, reference_dir):
+    reference = _reference(reference_dir, family)
+    model = keras_bert.load_masked_lm(reference_dir / "variants" / family)
+    for part in ("singles", "pairs"):
+        inputs = _inputs(reference, part)
+        positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
+        logits = model({**inputs, "masked_lm_positions": positions})["masked_lm"]
+        expected = reference[f"{part}_mlm_logits_at_1_2_3"]
+        assert np.abs(np.asarray(logits) - expected).max() <= 1e-4
+
+
+def test_distilbert_preprocessor_gives_the_reference_ids(reference_dir):
+    reference = _reference(reference_dir, "distilbert")
+    texts = json.loads(str(reference["texts_json"]))
+    preprocessor = keras_bert.load_preprocessor(
+        reference_dir / "variants" / "distilbert", seq_length=64
+    )
+    singles = preprocessor(texts["singles"])
+    np.testing.assert_array_equal(singles["input_word_ids"], reference["singles_input_ids"])
+    pairs = preprocessor(tuple(map(list, zip(*texts["pairs"], strict=True))))
+    np.testing.assert_array_equal(pairs["input_word_ids"], reference["pairs_input_ids"])
+
+
+def test_roberta_has_no_in_graph_tokenizer_yet_and_distilbert_no_pooler(reference_dir):
+    with pytest.raises(ConfigError, match="byte-level BPE"):
+        keras_bert.load_preprocessor(reference_dir / "variants" / "roberta")
+    encoder = keras_bert.load_encoder(reference_dir / "variants" / "distilbert")
+    with pytest.raises(ConfigError, match="distilbert encoder has no pooler"):
+        keras_bert.BertClassifier(encoder, num_classes=2)
