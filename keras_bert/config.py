@@ -14,6 +14,39 @@ ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
 # The families whose encoders are BERT's blocks with other settings.
 MODEL_TYPES = ("bert", "roberta", "distilbert")
 
+# The fields of Google's `bert_config.json` / Hugging Face's BERT and RoBERTa `config.json`
+# (plus our extensions), and of Hugging Face's DistilBERT `config.json`, mapped to ours.
+_ORIGINAL_FIELDS = {
+    "vocab_size": "vocab_size",
+    "hidden_size": "hidden_size",
+    "num_hidden_layers": "num_layers",
+    "num_attention_heads": "num_heads",
+    "intermediate_size": "intermediate_size",
+    "hidden_act": "hidden_activation",
+    "hidden_dropout_prob": "dropout_rate",
+    "attention_probs_dropout_prob": "attention_dropout_rate",
+    "max_position_embeddings": "max_position_embeddings",
+    "type_vocab_size": "type_vocab_size",
+    "initializer_range": "initializer_range",
+    "layer_norm_eps": "layer_norm_epsilon",
+    "pre_layer_norm": "pre_layer_norm",
+    "position_offset": "position_offset",
+    "pooler": "pooler",
+}
+_DISTILBERT_FIELDS = {
+    "vocab_size": "vocab_size",
+    "dim": "hidden_size",
+    "n_layers": "num_layers",
+    "n_heads": "num_heads",
+    "hidden_dim": "intermediate_size",
+    "activation": "hidden_activation",
+    "dropout": "dropout_rate",
+    "attention_dropout": "attention_dropout_rate",
+    "max_position_embeddings": "max_position_embeddings",
+    "initializer_range": "initializer_range",
+}
+_REQUIRED = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
+
 # Hugging Face `hidden_act` names mapped to ours. HF's "gelu" is the exact erf form; the original
 # TF1 BERT code used the tanh approximation ("gelu_new"/"gelu_pytorch_tanh" in HF).
 _HF_ACTIVATIONS = {
@@ -177,78 +210,37 @@ class BertConfig:
         Face adds `layer_norm_eps` (the original code fixed 1e-12). `hidden_act: "gelu"` is read
         as the exact erf GELU, as Hugging Face reads it; Google's TF1 code computed it with the
         tanh approximation, which `replace(hidden_activation="gelu_approximate")` reproduces.
+        Hugging Face's `model_type` picks the family: RoBERTa counts positions from its padding
+        id + 1; DistilBERT names its fields otherwise and has no token types and no pooler.
         """
-        activation = values.get("hidden_act", "gelu")
-        if activation not in _HF_ACTIVATIONS:
-            raise ConfigError(
-                f"Unsupported hidden_act {activation!r}; supported: {', '.join(_HF_ACTIVATIONS)}."
-            )
         model_type = values.get("model_type", "bert")
         if model_type not in MODEL_TYPES:
             raise ConfigError(
                 f"Unsupported model_type {model_type!r}; supported: {', '.join(MODEL_TYPES)}."
             )
-        if model_type == "distilbert" and "dim" in values:
-            return cls._from_distilbert_dict(values)
-        if values.get("position_embedding_type", "absolute") != "absolute":
-            raise ConfigError(
-                "Only absolute (learned) position embeddings are supported, got "
-                f"position_embedding_type={values['position_embedding_type']!r}."
-            )
-        try:
-            return cls(
-                vocab_size=values["vocab_size"],
-                hidden_size=values["hidden_size"],
-                num_layers=values["num_hidden_layers"],
-                num_heads=values["num_attention_heads"],
-                intermediate_size=values["intermediate_size"],
-                hidden_activation=_HF_ACTIVATIONS[activation],
-                dropout_rate=values.get("hidden_dropout_prob", 0.1),
-                attention_dropout_rate=values.get("attention_probs_dropout_prob", 0.1),
-                max_position_embeddings=values.get("max_position_embeddings", 512),
-                type_vocab_size=values.get("type_vocab_size", 2),
-                initializer_range=values.get("initializer_range", 0.02),
-                layer_norm_epsilon=values.get("layer_norm_eps", 1e-12),
-                pre_layer_norm=values.get("pre_layer_norm", False),
-                model_type=model_type,
-                # RoBERTa counts positions from its padding id + 1.
-                position_offset=values.get(
-                    "position_offset",
-                    values.get("pad_token_id", 1) + 1 if model_type == "roberta" else 0,
-                ),
-                pooler=values.get("pooler", True),
-            )
-        except KeyError as error:
-            raise ConfigError(f"BERT config is missing the field {error.args[0]!r}.") from None
-
-    @classmethod
-    def _from_distilbert_dict(cls, values: dict[str, Any]) -> BertConfig:
-        """Hugging Face's DistilBERT `config.json`: BERT's blocks under other names, no token
-        types and no pooler."""
-        if values.get("sinusoidal_pos_embds"):
-            raise ConfigError("DistilBERT with sinusoidal position embeddings is not supported.")
-        activation = values.get("activation", "gelu")
+        if values.get("position_embedding_type", "absolute") != "absolute" or values.get(
+            "sinusoidal_pos_embds"
+        ):
+            raise ConfigError("Only absolute (learned) position embeddings are supported.")
+        names = _DISTILBERT_FIELDS if model_type == "distilbert" else _ORIGINAL_FIELDS
+        fields = {ours: values[theirs] for theirs, ours in names.items() if theirs in values}
+        missing = [
+            theirs for theirs, ours in names.items() if ours in _REQUIRED and theirs not in values
+        ]
+        if missing:
+            raise ConfigError(f"{model_type} config is missing the field {missing[0]!r}.")
+        activation = fields.get("hidden_activation", "gelu")
         if activation not in _HF_ACTIVATIONS:
-            raise ConfigError(f"Unsupported activation {activation!r}.")
-        try:
-            return cls(
-                vocab_size=values["vocab_size"],
-                hidden_size=values["dim"],
-                num_layers=values["n_layers"],
-                num_heads=values["n_heads"],
-                intermediate_size=values["hidden_dim"],
-                hidden_activation=_HF_ACTIVATIONS[activation],
-                dropout_rate=values.get("dropout", 0.1),
-                attention_dropout_rate=values.get("attention_dropout", 0.1),
-                max_position_embeddings=values.get("max_position_embeddings", 512),
-                type_vocab_size=0,
-                initializer_range=values.get("initializer_range", 0.02),
-                layer_norm_epsilon=1e-12,
-                model_type="distilbert",
-                pooler=False,
+            raise ConfigError(
+                f"Unsupported hidden_act {activation!r}; supported: {', '.join(_HF_ACTIVATIONS)}."
             )
-        except KeyError as error:
-            raise ConfigError(f"DistilBERT config lacks the field {error.args[0]!r}.") from None
+        fields["hidden_activation"] = _HF_ACTIVATIONS[activation]
+        family = {
+            "bert": {},
+            "roberta": {"position_offset": values.get("pad_token_id", 1) + 1},
+            "distilbert": {"type_vocab_size": 0, "pooler": False},
+        }[model_type]
+        return cls(**{**family, **fields, "model_type": model_type})
 
     def to_original_dict(self) -> dict[str, Any]:
         """The field names of `bert_config.json` / Hugging Face `config.json`."""
