@@ -12,7 +12,7 @@ from keras_bert.errors import ConfigError
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
 # The families whose encoders are BERT's blocks with other settings.
-MODEL_TYPES = ("bert", "roberta", "distilbert")
+MODEL_TYPES = ("bert", "roberta", "distilbert", "albert")
 
 # The fields of Google's `bert_config.json` / Hugging Face's BERT and RoBERTa `config.json`
 # (plus our extensions), and of Hugging Face's DistilBERT `config.json`, mapped to ours.
@@ -32,6 +32,9 @@ _ORIGINAL_FIELDS = {
     "pre_layer_norm": "pre_layer_norm",
     "position_offset": "position_offset",
     "pooler": "pooler",
+    "embedding_size": "embedding_size",
+    "num_hidden_groups": "num_layer_groups",
+    "inner_group_num": "inner_group_num",
 }
 _DISTILBERT_FIELDS = {
     "vocab_size": "vocab_size",
@@ -92,6 +95,12 @@ class BertConfig:
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
             positions then count real tokens only). 0 for BERT.
         pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
+        embedding_size: ALBERT's factorized embedding width E (projected to `hidden_size`);
+            None for BERT's (E = H).
+        num_layer_groups: ALBERT's cross-layer sharing: `num_layers` layers run on this many
+            groups of weights (layer l uses group `int(l / (num_layers / num_layer_groups))`);
+            None for BERT's own weights per layer.
+        inner_group_num: blocks per group, run one after another in each layer (ALBERT).
 
     Example:
     >>> config = BertConfig.preset("tiny")
@@ -117,6 +126,9 @@ class BertConfig:
     model_type: str = "bert"
     position_offset: int = 0
     pooler: bool = True
+    embedding_size: int | None = None
+    num_layer_groups: int | None = None
+    inner_group_num: int = 1
 
     def __post_init__(self) -> None:
         for name in (
@@ -137,6 +149,13 @@ class BertConfig:
         if self.model_type not in MODEL_TYPES:
             raise ConfigError(
                 f"Unknown model_type {self.model_type!r}; expected one of {', '.join(MODEL_TYPES)}."
+            )
+        if self.num_layer_groups is not None and not (
+            0 < self.num_layer_groups <= self.num_layers and self.inner_group_num > 0
+        ):
+            raise ConfigError(
+                f"num_layer_groups ({self.num_layer_groups}) must be in 1 ... num_layers "
+                f"({self.num_layers}), inner_group_num ({self.inner_group_num}) positive."
             )
         if self.hidden_size % self.num_heads:
             raise ConfigError(
@@ -239,6 +258,7 @@ class BertConfig:
             "bert": {},
             "roberta": {"position_offset": values.get("pad_token_id", 1) + 1},
             "distilbert": {"type_vocab_size": 0, "pooler": False},
+            "albert": {},
         }[model_type]
         return cls(**{**family, **fields, "model_type": model_type})
 
@@ -263,7 +283,27 @@ class BertConfig:
             **({"model_type": self.model_type} if self.model_type != "bert" else {}),
             **({"position_offset": self.position_offset} if self.position_offset else {}),
             **({"pooler": False} if not self.pooler else {}),
+            **({"embedding_size": self.embedding_size} if self.embedding_size else {}),
+            **(
+                {
+                    "num_hidden_groups": self.num_layer_groups,
+                    "inner_group_num": self.inner_group_num,
+                }
+                if self.num_layer_groups
+                else {}
+            ),  # fmt: skip
         }
+
+    @property
+    def layer_groups(self) -> list[int]:
+        """For each of the `num_layers` layers, the index of the group of blocks it runs
+        (ALBERT's mapping; layer i has its own blocks without sharing)."""
+        if self.num_layer_groups is None:
+            return list(range(self.num_layers))
+        return [
+            int(layer / (self.num_layers / self.num_layer_groups))
+            for layer in range(self.num_layers)
+        ]
 
     def num_parameters(self) -> int:
         """Weights of a `BertEncoder` of this config (embeddings, blocks and pooler)."""

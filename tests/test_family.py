@@ -9,7 +9,7 @@ import pytest
 import keras_bert
 from keras_bert.errors import ConfigError
 
-VARIANTS = ("roberta", "distilbert")
+VARIANTS = ("roberta", "distilbert", "albert")
 
 
 def _reference(reference_dir, family):
@@ -40,6 +40,36 @@ def test_encoder_matches_transformers(family, reference_dir):
         for name in ("embedding_output", "sequence_output"):
             difference = np.abs(np.asarray(outputs[name]) - reference[f"{part}_{name}"])[real]
             assert difference.max() <= 1e-4, (part, name, difference.max())
+        if f"{part}_pooled_output" in reference.files:
+            expected = reference[f"{part}_pooled_output"]
+            assert np.abs(np.asarray(outputs["pooled_output"]) - expected).max() <= 1e-4
+
+
+def test_albert_shares_its_layers_as_the_original_maps_them(reference_dir):
+    encoder = keras_bert.load_encoder(reference_dir / "variants" / "albert")
+    config = encoder.bert_config
+    # 4 layers on 2 groups: layers 0, 1 run group 0 and layers 2, 3 group 1.
+    assert config.layer_groups == [0, 0, 1, 1] and len(encoder.blocks) == 2
+    assert config.embedding_size == 32 and config.hidden_activation == "gelu_approximate"
+    assert (
+        encoder.count_params()
+        < keras_bert.BertEncoder(
+            config.replace(num_layer_groups=None, embedding_size=None)
+        ).count_params()
+    )
+
+
+def test_albert_sentence_order_head_matches_transformers(reference_dir):
+    from keras_bert.models.pretrainer import BertPretrainer
+
+    reference = _reference(reference_dir, "albert")
+    model = BertPretrainer.from_checkpoint(reference_dir / "variants" / "albert")
+    for part in ("singles", "pairs"):
+        inputs = _inputs(reference, part)
+        positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
+        outputs = model({**inputs, "masked_lm_positions": positions})
+        expected = reference[f"{part}_sop_logits"]
+        assert np.abs(np.asarray(outputs["next_sentence"]) - expected).max() <= 1e-4
 
 
 @pytest.mark.parametrize("family", VARIANTS)

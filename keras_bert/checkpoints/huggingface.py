@@ -34,6 +34,23 @@ _FAMILY_NAMES: dict[str, list[tuple[str, str]]] = {
         (r"^lm_head\.bias$", "cls.predictions.bias"),
         (r"^lm_head\.decoder\.", "cls.predictions.decoder."),
     ],
+    "albert": [
+        (r"^albert\.", "bert."),
+        (r"albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.", r"group_\1.inner_\2."),
+        (r"attention\.(query|key|value)\.", r"attention.self.\1."),
+        (r"attention\.dense\.", "attention.output.dense."),
+        (r"attention\.LayerNorm\.", "attention.output.LayerNorm."),
+        (r"\.ffn\.", ".intermediate.dense."),
+        (r"\.ffn_output\.", ".output.dense."),
+        (r"full_layer_layer_norm\.", "output.LayerNorm."),
+        (r"^bert\.pooler\.", "bert.pooler.dense."),
+        (r"^predictions\.dense\.", "cls.predictions.transform.dense."),
+        (r"^predictions\.LayerNorm\.", "cls.predictions.transform.LayerNorm."),
+        (r"^predictions\.bias$", "cls.predictions.bias"),
+        (r"^predictions\.decoder\.", "cls.predictions.decoder."),
+        # The sentence-order head sits where BERT's next-sentence head does.
+        (r"^sop_classifier\.classifier\.", "cls.seq_relationship."),
+    ],
     "distilbert": [
         (r"^distilbert\.", "bert."),
         (r"transformer\.layer\.", "encoder.layer."),

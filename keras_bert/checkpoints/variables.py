@@ -20,6 +20,19 @@ def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str
     return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
 
 
+def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
+    attention = block.attention
+    variables = {}
+    for projection in ("query", "key", "value"):
+        variables |= _dense(f"{prefix}/attention/self/{projection}", getattr(attention, projection))
+    variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
+    variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
+    variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
+    variables |= _dense(f"{prefix}/output/dense", block.output_dense)
+    variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+    return variables
+
+
 def encoder_variables(encoder) -> dict[str, keras.Variable]:
     """Canonical (Google TF1) name → variable, for every weight of a `BertEncoder`."""
     embeddings = encoder.embeddings
@@ -31,18 +44,19 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     if embeddings.segment_embedding is not None:
         segment_table = embeddings.segment_embedding.embeddings
         variables["bert/embeddings/token_type_embeddings"] = segment_table
-    for index, block in enumerate(encoder.blocks):
-        prefix = f"bert/encoder/layer_{index}"
-        attention = block.attention
-        for projection in ("query", "key", "value"):
-            variables |= _dense(
-                f"{prefix}/attention/self/{projection}", getattr(attention, projection)
+    if encoder.embedding_projection is not None:
+        variables |= _dense(
+            "bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection
+        )
+    shared = encoder.bert_config.num_layer_groups is not None
+    for group, blocks in enumerate(encoder.block_groups):
+        for inner, block in enumerate(blocks):
+            prefix = (
+                f"bert/encoder/group_{group}/inner_{inner}"
+                if shared
+                else f"bert/encoder/layer_{group}"
             )
-        variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
-        variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
-        variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
-        variables |= _dense(f"{prefix}/output/dense", block.output_dense)
-        variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+            variables |= _block_variables(prefix, block)
     if encoder.final_layer_norm is not None:
         variables |= _layer_norm("bert/encoder/final_layer_norm", encoder.final_layer_norm)
     if encoder.pooler is not None:

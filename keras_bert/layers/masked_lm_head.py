@@ -71,7 +71,8 @@ class MaskedLMHead(keras.layers.Layer):
             self.token_embedding.build((None,))
         hidden_size = sequence_output_shape[-1]
         self.dense.build((None, hidden_size))
-        self.layer_norm.build((None, hidden_size))
+        # The transform maps to the embedding width (ALBERT's factorized E; H for BERT).
+        self.layer_norm.build((None, self.token_embedding.output_dim))
         self.output_bias = self.add_weight(
             shape=(self.vocabulary_size,),
             initializer="zeros",

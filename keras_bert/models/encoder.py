@@ -64,7 +64,7 @@ class BertEncoder(keras.Model):
             vocab_size=config.vocab_size,
             type_vocab_size=config.type_vocab_size,
             max_position_embeddings=config.max_position_embeddings,
-            hidden_size=config.hidden_size,
+            hidden_size=config.embedding_size or config.hidden_size,
             dropout_rate=config.dropout_rate,
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range,
@@ -72,21 +72,39 @@ class BertEncoder(keras.Model):
             dtype=dtype,
             name="embeddings",
         )
-        blocks = [
-            TransformerEncoderBlock(
-                hidden_size=config.hidden_size,
-                num_heads=config.num_heads,
-                intermediate_size=config.intermediate_size,
-                hidden_activation=config.hidden_activation,
-                dropout_rate=config.dropout_rate,
-                attention_dropout_rate=config.attention_dropout_rate,
-                layer_norm_epsilon=config.layer_norm_epsilon,
-                initializer_range=config.initializer_range,
-                pre_layer_norm=config.pre_layer_norm,
+        # ALBERT's factorized embeddings: width E, projected to H.
+        embedding_projection = (
+            keras.layers.Dense(
+                config.hidden_size,
+                kernel_initializer=keras.initializers.TruncatedNormal(
+                    stddev=config.initializer_range
+                ),
                 dtype=dtype,
-                name=f"block_{index}",
+                name="embedding_projection",
             )
-            for index in range(config.num_layers)
+            if config.embedding_size not in (None, config.hidden_size)
+            else None
+        )
+        # One group of blocks per layer (BERT), or groups that layers share (ALBERT).
+        shared = config.num_layer_groups is not None
+        block_groups = [
+            [
+                TransformerEncoderBlock(
+                    hidden_size=config.hidden_size,
+                    num_heads=config.num_heads,
+                    intermediate_size=config.intermediate_size,
+                    hidden_activation=config.hidden_activation,
+                    dropout_rate=config.dropout_rate,
+                    attention_dropout_rate=config.attention_dropout_rate,
+                    layer_norm_epsilon=config.layer_norm_epsilon,
+                    initializer_range=config.initializer_range,
+                    pre_layer_norm=config.pre_layer_norm,
+                    dtype=dtype,
+                    name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
+                )
+                for inner in range(config.inner_group_num if shared else 1)
+            ]
+            for group in range(max(config.layer_groups) + 1)
         ]
         # Pre-LN blocks leave their sum unnormalized: one LayerNorm after the last.
         final_layer_norm = (
@@ -113,10 +131,13 @@ class BertEncoder(keras.Model):
         hidden_states = embeddings(
             inputs["input_word_ids"], inputs["input_type_ids"], inputs["input_mask"]
         )
+        if embedding_projection is not None:
+            hidden_states = embedding_projection(hidden_states)
         embedding_output = hidden_states
         encoder_outputs = []
-        for block in blocks:
-            hidden_states = block(hidden_states, padding_mask)
+        for group in config.layer_groups:
+            for block in block_groups[group]:
+                hidden_states = block(hidden_states, padding_mask)
             encoder_outputs.append(hidden_states)
         if final_layer_norm is not None:
             hidden_states = final_layer_norm(hidden_states)
@@ -133,7 +154,9 @@ class BertEncoder(keras.Model):
         self.bert_config = config
         self.output_all_layers = output_all_layers
         self.embeddings = embeddings
-        self.blocks = blocks
+        self.embedding_projection = embedding_projection
+        self.block_groups = block_groups
+        self.blocks = [block for group in block_groups for block in group]
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
 
