@@ -33,24 +33,31 @@ TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "mask
 
 
 @functools.cache
-def serving_modules(vocabulary_path: str) -> dict:
-    """One serving module per task, all on one randomly initialised tiny encoder (seeded)."""
+def serving_modules(vocabulary_path: str, **options) -> dict:
+    """One serving module per task, all on one randomly initialised tiny encoder (seeded: the
+    same weights on every call); `options` (`buckets`, `jit_compile`, `precision`) go to every
+    module."""
     keras.utils.set_random_seed(1234)
     preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
     vocabulary_size = len(preprocessor.tokenizer.vocabulary)
     encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=vocabulary_size))
     return {
         "classifier": ClassifierServing(
-            BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor
+            BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor, **options
         ),
         "token_classifier": TokenClassifierServing(
-            BertTokenClassifier(encoder, label_names=NER_LABELS), preprocessor, max_entities=8
+            BertTokenClassifier(encoder, label_names=NER_LABELS),
+            preprocessor,
+            max_entities=8,
+            **options,
         ),
         "question_answerer": QuestionAnswererServing(
-            BertQuestionAnswerer(encoder), preprocessor, max_question_length=8
+            BertQuestionAnswerer(encoder), preprocessor, max_question_length=8, **options
         ),
-        "encoder": EncoderServing(encoder, preprocessor),
-        "masked_lm": MaskedLMServing(BertPretrainer(encoder), preprocessor, top_k=3, max_masks=2),
+        "encoder": EncoderServing(encoder, preprocessor, **options),
+        "masked_lm": MaskedLMServing(
+            BertPretrainer(encoder), preprocessor, top_k=3, max_masks=2, **options
+        ),
     }
 
 
