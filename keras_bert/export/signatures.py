@@ -159,6 +159,7 @@ class ClassifierServing(_Serving):
         model: the `BertClassifier`.
         preprocessor: its `BertPreprocessor`.
         text_pairs: whether the model classifies pairs of texts.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(self, model, preprocessor: BertPreprocessor, text_pairs: bool = False, **options):
@@ -255,6 +256,7 @@ class TokenClassifierServing(_Serving):
         model: the `BertTokenClassifier`, with BIO `label_names` ("O", "B-x", "I-x").
         preprocessor: its `BertPreprocessor`.
         max_entities: the number of entity slots per text.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32, **options):
@@ -364,6 +366,7 @@ class QuestionAnswererServing(_Serving):
         preprocessor: its `BertPreprocessor` (vocabulary and `seq_length`).
         max_question_length: word pieces of the question that are kept.
         max_answer_length: the longest answer, in word pieces.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(
@@ -467,6 +470,7 @@ class MaskedLMServing(_Serving):
         preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
         top_k: fillers per mask.
         max_masks: mask slots per text.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(
