@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_bert.config import ConfigError
 from keras_bert.export.buckets import length_buckets, trim_to_bucket
 from keras_bert.export.precision import PRECISIONS, bfloat16_model
 from keras_bert.models.encoder import INPUT_NAMES
@@ -89,12 +90,12 @@ class _Serving(tf.Module):
     ):
         super().__init__(name=type(self).__name__)
         if precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+            raise ConfigError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
         self.buckets = tuple(buckets or length_buckets(preprocessor.seq_length))
         if list(self.buckets) != sorted(set(self.buckets)) or (
             self.buckets[-1] != preprocessor.seq_length
         ):
-            raise ValueError(
+            raise ConfigError(
                 f"buckets must ascend and end at seq_length {preprocessor.seq_length}, "
                 f"got {self.buckets}."
             )
