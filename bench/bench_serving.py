@@ -110,21 +110,20 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),
             "classifier `serving_ids`, bfloat16": (bfloat16, "ids"),
         }
-    exported = {}
-    for index, (name, (module, inputs)) in enumerate(exports.items()):
-        same = [other for other, (m, _) in exported.items() if m is module]
-        if same:
-            export_dir = exported[same[0]][1]
-        else:
-            export_dir = export_for_serving(
+    export_dirs = {}  # by module: the bfloat16 classifier serves two variants
+    for index, (module, _) in enumerate(exports.values()):
+        if id(module) not in export_dirs:
+            export_dirs[id(module)] = export_for_serving(
                 module,
                 base_dir,
                 f"variant{index}",
                 float32_module=float32_classifier,
                 agreement_requests=agreement_requests,
             )
-        exported[name] = (module, export_dir, inputs)
-    return exported
+    return {
+        name: (module, export_dirs[id(module)], inputs)
+        for name, (module, inputs) in exports.items()
+    }
 
 
 def onnx_variant(work_dir: Path) -> Variant:
