@@ -41,23 +41,21 @@ def serving_modules(vocabulary_path: str, **options) -> dict:
     preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
     vocabulary_size = len(preprocessor.tokenizer.vocabulary)
     encoder = BertEncoder(BertConfig.from_preset("tiny", vocabulary_size=vocabulary_size))
+    # Every model before any serving module: a bfloat16 module rebuilds (initialises) a copy.
+    classifier = BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS)
+    token_classifier = BertTokenClassifier(encoder, label_names=NER_LABELS)
+    question_answerer = BertQuestionAnswerer(encoder)
+    pretrainer = BertPretrainer(encoder)
     return {
-        "classifier": ClassifierServing(
-            BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor, **options
-        ),
+        "classifier": ClassifierServing(classifier, preprocessor, **options),
         "token_classifier": TokenClassifierServing(
-            BertTokenClassifier(encoder, label_names=NER_LABELS),
-            preprocessor,
-            max_entities=8,
-            **options,
+            token_classifier, preprocessor, max_entities=8, **options
         ),
         "question_answerer": QuestionAnswererServing(
-            BertQuestionAnswerer(encoder), preprocessor, max_question_length=8, **options
+            question_answerer, preprocessor, max_question_length=8, **options
         ),
         "encoder": EncoderServing(encoder, preprocessor, **options),
-        "masked_lm": MaskedLMServing(
-            BertPretrainer(encoder), preprocessor, top_k=3, max_masks=2, **options
-        ),
+        "masked_lm": MaskedLMServing(pretrainer, preprocessor, top_k=3, max_masks=2, **options),
     }
 
 

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from tensorflow.core.protobuf import saved_model_pb2
 
 from keras_bert.export import (
@@ -17,9 +18,11 @@ from keras_bert.export import (
     export_for_serving,
 )
 from keras_bert.export.exporter import AGREEMENT_FILE
+from keras_bert.export.precision import measure_agreement
+from tests.export import builders
 from tests.export.fresh_process import run_signatures
 
-TEXTS = ["A gripping, beautifully acted film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
+TEXTS = ["A gripping, beautifully [MASK] film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
 
 
 def _xla_functions(export_dir) -> list[str]:
@@ -99,3 +102,29 @@ def test_unknown_precision_is_named(serving_modules):
     float32 = serving_modules["classifier"]
     with pytest.raises(ValueError, match=r"got 'float16'"):
         ClassifierServing(float32.model, float32.preprocessor, precision="float16")
+
+
+@pytest.mark.parametrize(
+    "task", ["classifier", "token_classifier", "question_answerer", "masked_lm"]
+)
+def test_agreement_compares_each_tasks_labels(serving_modules, minilm_dir, task):
+    float32 = serving_modules[task]
+    bfloat16 = builders.serving_modules(str(minilm_dir / "vocab.txt"), precision="bfloat16")[task]
+    request = {"text": TEXTS, "question": ["Who?"] * 3, "context": TEXTS}
+    texts = [tf.constant(request[name]) for name in float32.example_inputs()]
+    batch = float32.pack_texts(*texts)
+    mask = batch["input_mask"].numpy()
+    masks = (batch["input_word_ids"].numpy() == float32.tokenizer.token_to_id("[MASK]")).sum(1)
+    max_masks = getattr(float32, "max_masks", 0)
+    expected = {
+        "classifier": len(TEXTS),  # a class per row
+        "token_classifier": int(mask.sum()),  # a tag per real token
+        "question_answerer": 2 * len(TEXTS),  # start and end per row
+        "masked_lm": int(np.minimum(masks, max_masks).sum()),  # top filler per mask
+    }[task]
+    agreement = measure_agreement(bfloat16, float32, [batch])
+    assert agreement.labels == expected > 0
+    assert agreement.label_agreement >= 0.9
+    assert 0 < agreement.max_probability_difference < 0.05
+    same = measure_agreement(float32, float32, [batch])
+    assert (same.label_agreement, same.max_probability_difference) == (1.0, 0.0)
