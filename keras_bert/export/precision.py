@@ -17,6 +17,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.config import ConfigError
 from keras_bert.export.buckets import trim_to_bucket
 
 PRECISIONS = ("float32", "bfloat16")
@@ -124,7 +125,7 @@ def measure_agreement(candidate, reference, inputs: Iterable[Mapping[str, tf.Ten
     """Compares two serving modules' `serving_ids` answers on batches of packed `inputs`.
 
     Raises:
-        ValueError: if the outputs hold no labels to compare (an encoder's embeddings).
+        ConfigError: if the outputs hold no labels to compare (an encoder's embeddings).
     """
     labels, agreeing, difference = 0, 0, 0.0
     for batch in inputs:
@@ -140,7 +141,7 @@ def measure_agreement(candidate, reference, inputs: Iterable[Mapping[str, tf.Ten
             if candidate_p.size:
                 difference = max(difference, float(np.abs(candidate_p - reference_p).max()))
     if not labels:
-        raise ValueError(
+        raise ConfigError(
             f"{type(reference).__name__} outputs hold no labels to compare across precisions; "
             "bfloat16 exports are checked on label agreement."
         )
@@ -168,9 +169,10 @@ def check_precision(
 
     Raises:
         PrecisionAgreementError: outside `tolerance`, with the measured agreement.
+        ConfigError: without a float32 module to compare with.
     """
     if float32_module is None or float32_module.precision != "float32":
-        raise ValueError(
+        raise ConfigError(
             "A bfloat16 export needs its float32 serving module (float32_module=...) for the "
             f"agreement check, got {float32_module!r}."
         )
