@@ -1,111 +1,306 @@
-"""Serving cost of in-graph text: the string signature vs the encoder alone on ids.
+"""Serving latency and throughput of our exports against ONNX Runtime, in one process.
 
-Exports the real MiniLM-L6 encoder (`EncoderServing`, seq 128) as a TF Serving version, loads
-it back with `tf.saved_model.load` (the graph TF Serving runs) and times, on the same real
-sentences of shared/data (movie-review snippets), in one process:
+Exports, each with `export_for_serving` and loaded back with `tf.saved_model.load` (the graph TF
+Serving runs), seq 128:
 
-- `serving_default`: raw strings → tokenization + packing + encoder + pooling, in one graph;
-- `serving_ids`: the same encoder fed precomputed `input_word_ids/input_mask/input_type_ids`.
+- the sentiment classifier (`--classifier`, a `pipelines.finetune_classifier` model) with its
+  raw-string signature: every batch padded to 128 (as before length buckets), padded to its
+  bucket (16/32/64/128, the default), buckets + XLA, buckets + bfloat16 (checked against
+  float32 on the dev set at export: label agreement, max probability difference);
+- the real MiniLM-L6 encoder's `serving_ids` (float32, and XLA), and the classifier's
+  `serving_ids` in bfloat16, fed the dev sentences' ids packed to 128;
+- with the optional `peer` extra (torch, transformers, onnx, onnxruntime): ONNX Runtime running
+  the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export`), all
+  graph optimizations, 2 threads, fed the same 128 ids (it has no in-graph tokenizer; 128 is how
+  its users pad).
 
-Batch 1: latency p50/p99 over --requests calls (the two signatures alternate call by call, so
-both see the same machine load). Batch 32: sentences/s over --batches batches. Prints a markdown
-table.
+Inputs are the real dev sentences of shared/data (movie-review snippets). Batch 1: latency
+p50/p99 over --requests calls; batch 32: sentences/s over --batches batches. The variants
+alternate call by call, so contention from other processes hits them alike. Before timing,
+every variant runs each length bucket at batch 1 and 32 (XLA compiles per shape, as the
+warm-up records make TF Serving do). Prints a markdown table, the goal ratios, and the
+bfloat16 export's agreement and dev accuracy against float32.
 
-    .venv/bin/python bench/bench_serving.py [--requests 300] [--batches 30]
+    .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \
+        [--requests 200] [--batches 20] [--no-onnx]
 """
 
+from __future__ import annotations
+
 import argparse
+import dataclasses
 import json
 import os
+import platform
+import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
 from keras_bert import BertEncoder
-from keras_bert.export import EncoderServing, export_for_serving
+from keras_bert.export import export_for_serving, serving_module
+from keras_bert.export.buckets import bucket_examples
+from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT.parent / "shared" / "data"
+DEV_PATH = DATA_DIR / "sentiment" / "movie_snippets.dev.jsonl"
 SEQ_LENGTH = 128
+ONNX_THREADS = 2
 
 
-def load_sentences() -> list[str]:
-    path = DATA_DIR / "sentiment" / "movie_snippets.dev.jsonl"
-    return [json.loads(line)["text"] for line in path.read_text().splitlines()]
+def load_dev() -> tuple[list[str], list[str]]:
+    records = [json.loads(line) for line in DEV_PATH.read_text().splitlines()]
+    return [record["text"] for record in records], [record["label"] for record in records]
 
 
-def export_encoder(base_dir: Path) -> Path:
+def cpu_name() -> str:
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+@dataclasses.dataclass
+class Variant:
+    """One thing to time: a signature (or ONNX session) and how it takes a batch of sentences:
+    `make_call(batch)` prepares the inputs and returns the call to time."""
+
+    name: str
+    inputs: str
+    make_call: Callable[[list[str]], Callable[[], object]]
+
+
+def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list[str]) -> dict:
+    """Exports every variant: {name: (serving module, export dir, "text" or "ids")}."""
+    checkpoint = default_checkpoint()
+    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=SEQ_LENGTH)
+    encoder = BertEncoder.from_checkpoint(checkpoint)
+    exports = {
+        "encoder `serving_ids`, float32": (serving_module(encoder, preprocessor), "ids"),
+        "encoder `serving_ids`, XLA": (
+            serving_module(encoder, preprocessor, jit_compile=True),
+            "ids",
+        ),
+    }
+    agreement_requests = []
+    float32_classifier = None
+    if classifier_path:
+        classifier = keras.saving.load_model(classifier_path)
+        float32_classifier = serving_module(classifier, preprocessor)
+        agreement_requests = [{"text": dev_texts}]
+        bfloat16 = serving_module(classifier, preprocessor, precision="bfloat16")
+        exports |= {
+            "classifier strings, padded to 128 (before)": (
+                serving_module(classifier, preprocessor, buckets=(SEQ_LENGTH,)),
+                "text",
+            ),
+            "classifier strings, buckets": (float32_classifier, "text"),
+            "classifier strings, buckets + XLA": (
+                serving_module(classifier, preprocessor, jit_compile=True),
+                "text",
+            ),
+            "classifier strings, buckets + bfloat16": (bfloat16, "text"),
+            "classifier `serving_ids`, bfloat16": (bfloat16, "ids"),
+        }
+    export_dirs = {}  # by module: the bfloat16 classifier serves two variants
+    for index, (module, _) in enumerate(exports.values()):
+        if id(module) not in export_dirs:
+            export_dirs[id(module)] = export_for_serving(
+                module,
+                base_dir,
+                f"variant{index}",
+                float32_module=float32_classifier,
+                agreement_requests=agreement_requests,
+            )
+    return {
+        name: (module, export_dirs[id(module)], inputs)
+        for name, (module, inputs) in exports.items()
+    }
+
+
+def onnx_variants(work_dir: Path) -> list[Variant]:
+    """ONNX Runtime on the MiniLM encoder exported from transformers (the `peer` extra): its
+    default session (worker threads spin while waiting for work) and one whose threads do not
+    spin, which suffers less when other processes share the cores."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    import onnxruntime
+    import torch
+    import transformers
+
+    bert = transformers.BertModel.from_pretrained(default_checkpoint()).eval()
+
+    class EncoderOutputs(torch.nn.Module):
+        def __init__(self, model):
+            super().__init__()
+            self.model = model
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            outputs = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            )
+            return outputs.last_hidden_state, outputs.pooler_output
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    outputs = ["last_hidden_state", "pooler_output"]
+    path = work_dir / "minilm.onnx"
+    example = torch.ones(2, SEQ_LENGTH, dtype=torch.int64)
+    torch.onnx.export(
+        EncoderOutputs(bert),
+        (example, example, torch.zeros_like(example)),
+        str(path),
+        input_names=names,
+        output_names=outputs,
+        dynamic_axes={name: {0: "batch"} for name in names + outputs},
+        dynamo=False,
+    )
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
-    encoder = BertEncoder.from_checkpoint(default_checkpoint())
-    return export_for_serving(EncoderServing(encoder, preprocessor), base_dir, "minilm")
+
+    def variant(name: str, spinning: bool) -> Variant:
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = ONNX_THREADS
+        options.add_session_config_entry("session.intra_op.allow_spinning", str(int(spinning)))
+        session = onnxruntime.InferenceSession(
+            str(path), options, providers=["CPUExecutionProvider"]
+        )
+
+        def make_call(batch: list[str]):
+            packed = preprocessor(tf.constant(batch))  # outside the timing, as for serving_ids
+            feed = {
+                "input_ids": packed["input_word_ids"].numpy().astype(np.int64),
+                "attention_mask": packed["input_mask"].numpy().astype(np.int64),
+                "token_type_ids": packed["input_type_ids"].numpy().astype(np.int64),
+            }
+            return lambda: session.run(None, feed)
+
+        return Variant(name, "128 ids", make_call)
+
+    return [
+        variant(f"ONNX Runtime encoder ({ONNX_THREADS} threads)", spinning=True),
+        variant(f"ONNX Runtime encoder ({ONNX_THREADS} threads, no spinning)", spinning=False),
+    ]
+
+
+def signature_variant(name: str, module, export_dir: Path, inputs: str) -> Variant:
+    loaded = tf.saved_model.load(str(export_dir))
+    if inputs == "text":
+        signature = loaded.signatures["serving_default"]
+
+        def make_call(batch: list[str]):
+            texts = tf.constant(batch)
+            return lambda: signature(text=texts)
+
+        return Variant(name, "sentences", make_call)
+    signature = loaded.signatures["serving_ids"]
+
+    def make_ids_call(batch: list[str]):
+        packed = module.preprocessor(tf.constant(batch))  # precomputed, outside the timing
+        return lambda: signature(**packed)
+
+    return Variant(name, "128 ids", make_ids_call)
+
+
+def time_variants(variants: list[Variant], batches: list[list[str]]) -> dict[str, np.ndarray]:
+    calls = {variant.name: [variant.make_call(batch) for batch in batches] for variant in variants}
+    timings = {name: [] for name in calls}
+    for index in range(len(batches)):
+        for name, variant_calls in calls.items():
+            start = time.perf_counter()
+            variant_calls[index]()
+            timings[name].append(time.perf_counter() - start)
+    return {name: np.array(values) for name, values in timings.items()}
+
+
+def labels_on(export_dir: Path, texts: list[str]) -> list[str]:
+    signature = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    labels = []
+    for start in range(0, len(texts), 64):
+        outputs = signature(text=tf.constant(texts[start : start + 64]))
+        labels += [label.decode() for label in outputs["label"].numpy()]
+    return labels
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=300, help="batch-1 calls per signature")
-    parser.add_argument("--batches", type=int, default=30, help="batch-32 calls per signature")
+    parser.add_argument("--classifier", help=".keras sentiment classifier (finetune_classifier)")
+    parser.add_argument("--requests", type=int, default=200, help="batch-1 calls per variant")
+    parser.add_argument("--batches", type=int, default=20, help="batch-32 calls per variant")
+    parser.add_argument("--no-onnx", action="store_true", help="without the `peer` extra")
     args = parser.parse_args()
 
-    sentences = load_sentences()
-    with tempfile.TemporaryDirectory() as base_dir:
-        export_dir = export_encoder(Path(base_dir))
-        loaded = tf.saved_model.load(str(export_dir))
-        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
-        serve_text = loaded.signatures["serving_default"]
-        serve_ids = loaded.signatures["serving_ids"]
+    texts, gold = load_dev()
+    with tempfile.TemporaryDirectory() as work_dir:
+        exported = export_variants(Path(work_dir), args.classifier, texts)
+        variants = [
+            signature_variant(name, module, export_dir, inputs)
+            for name, (module, export_dir, inputs) in exported.items()
+        ]
+        onnx = [] if args.no_onnx else onnx_variants(Path(work_dir))
 
-        def text_call(batch: list[str]):
-            texts = tf.constant(batch)
-            return lambda: serve_text(text=texts)
-
-        def ids_call(batch: list[str]):
-            inputs = preprocessor(tf.constant(batch))  # precomputed, outside the timing
-            return lambda: serve_ids(**inputs)
+        encoder_module = next(iter(exported.values()))[0]
+        warmup = [request["text"] for request in bucket_examples(encoder_module)]
+        variants += onnx
+        for variant in variants:  # every bucket at both batch sizes: XLA compiles per shape
+            for batch in warmup + [texts[:32]]:
+                for size in (1, 32):
+                    variant.make_call((batch * 32)[:size])()
 
         results = {}
         for batch_size, count in [(1, args.requests), (32, args.batches)]:
             batches = [
-                sentences[(index * batch_size) % len(sentences) :][:batch_size]
-                for index in range(count)
+                texts[(index * batch_size) % len(texts) :][:batch_size] for index in range(count)
             ]
             batches = [batch for batch in batches if len(batch) == batch_size]
-            calls = {
-                "string": [text_call(b) for b in batches],
-                "ids": [ids_call(b) for b in batches],
-            }
-            for name in calls:  # warm-up
-                for call in calls[name][:5]:
-                    call()
-            timings = {name: [] for name in calls}
-            for index in range(len(batches)):
-                for name in calls:
-                    start = time.perf_counter()
-                    calls[name][index]()
-                    timings[name].append(time.perf_counter() - start)
-            results[batch_size] = {name: np.array(values) for name, values in timings.items()}
+            results[batch_size] = time_variants(variants, batches)
 
-    print(f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {os.cpu_count()} CPU cores, TF {tf.__version__}")
+        agreement = None
+        if args.classifier:
+            bfloat16_dir = exported["classifier strings, buckets + bfloat16"][1]
+            float32_dir = exported["classifier strings, buckets"][1]
+            agreement = json.loads((bfloat16_dir / AGREEMENT_FILE).read_text())
+            float32_labels = labels_on(float32_dir, texts)
+            bfloat16_labels = labels_on(bfloat16_dir, texts)
+
+    print(
+        f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
+        f"TF {tf.__version__}, dev sentences: {len(texts)}"
+    )
     print()
-    print("| signature | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
-    print("|---|---|---|---|")
-    for name, label in [
-        ("ids", "`serving_ids` (encoder on ids)"),
-        ("string", "`serving_default` (raw text)"),
-    ]:
-        latency = results[1][name] * 1000
-        throughput = 32 / np.median(results[32][name])
+    print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
+    print("|---|---|---:|---:|---:|")
+    for variant in variants:
+        latency = results[1][variant.name] * 1000
+        throughput = 32 / np.median(results[32][variant.name])
         print(
-            f"| {label} | {np.percentile(latency, 50):.2f} | {np.percentile(latency, 99):.2f} "
-            f"| {throughput:.0f} |"
+            f"| {variant.name} | {variant.inputs} | {np.percentile(latency, 50):.2f} "
+            f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
         )
-    ratio = np.percentile(results[1]["string"], 50) / np.percentile(results[1]["ids"], 50)
-    print()
-    print(f"batch-1 p50 ratio string/ids: {ratio:.3f}")
+    for reference in onnx:
+        reference_p50 = np.percentile(results[1][reference.name], 50)
+        reference_throughput = 32 / np.median(results[32][reference.name])
+        print()
+        print(f"| variant | batch-1 p50 / {reference.name}'s | batch-32 throughput / its |")
+        print("|---|---:|---:|")
+        for variant in variants[: -len(onnx)]:
+            p50 = np.percentile(results[1][variant.name], 50) / reference_p50
+            throughput = 32 / np.median(results[32][variant.name]) / reference_throughput
+            print(f"| {variant.name} | {p50:.3f} | {throughput:.2f} |")
+    if agreement is not None:
+        agree = np.mean(np.array(float32_labels) == np.array(bfloat16_labels))
+        print()
+        print(f"bfloat16 export-time check (dev + warm-up inputs): {agreement}")
+        print(f"dev label agreement bfloat16 vs float32: {agree:.4f}")
+        for name, labels in [("float32", float32_labels), ("bfloat16", bfloat16_labels)]:
+            accuracy = np.mean(np.array(labels) == np.array(gold))
+            print(f"dev accuracy {name}: {100 * accuracy:.2f}%")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \\
         --name sentiment [--checkpoint DIR] [--seq-length 128] [--base-dir saved_models]
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment --jit-compile  # or: --precision bfloat16 --agreement-data dev.jsonl
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
@@ -13,9 +15,10 @@ Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
     default_checkpoint,
@@ -56,6 +59,10 @@ class ExportJob:
         top_k: tokens returned per [MASK] by the masked LM.
         serving_base_path: the base path as the server sees it, for models.config.
         check_ops: refuse an export with ops TF Serving 2.21 does not register.
+        jit_compile: XLA-compiled model calls; serve with `--xla_cpu_compilation_enabled=true`.
+        precision: "float32" or "bfloat16" (compute; checked against float32 at export).
+        agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which the
+            bfloat16 export must agree with float32 (besides the warm-up requests).
     """
 
     task: str
@@ -73,6 +80,9 @@ class ExportJob:
     top_k: int = 5
     serving_base_path: str = CONTAINER_BASE_PATH
     check_ops: bool = True
+    jit_compile: bool = False
+    precision: str = "float32"
+    agreement_data: str | None = None
 
     def __post_init__(self):
         if self.task not in TASKS:
@@ -81,6 +91,19 @@ class ExportJob:
             raise ConfigError("Give --model or --keras-hub-model, not both.")
         if not (self.model or self.keras_hub_model) and self.task != "encoder":
             raise ConfigError(f"--model or --keras-hub-model is required for --task {self.task}.")
+
+
+def agreement_requests(module, path: str | None) -> list[dict[str, list[str]]]:
+    """The `serving_default` request of a JSONL file's records (its inputs' fields)."""
+    if not path:
+        return []
+    with open(path, encoding="utf-8") as file:
+        records = [json.loads(line) for line in file if line.strip()]
+    names = list(module.example_inputs())
+    missing = [name for name in names if any(name not in record for record in records)]
+    if missing:
+        raise DataError(f"{path}: records lack the fields {missing} of serving_default.")
+    return [{name: [record[name] for record in records] for name in names}]
 
 
 def load_trained_model(path: str):
@@ -148,9 +171,18 @@ def export(job: ExportJob) -> Path:
         "token_classifier": {"max_entities": job.max_entities},
         "masked_lm": {"top_k": job.top_k},
     }.get(job.task, {})
-    module = serving_module(model, preprocessor, **options)
+    float32_module = serving_module(model, preprocessor, **options)
+    module = serving_module(
+        model, preprocessor, jit_compile=job.jit_compile, precision=job.precision, **options
+    )
     export_dir = export_for_serving(
-        module, job.base_dir, job.name, job.version, check_ops=job.check_ops
+        module,
+        job.base_dir,
+        job.name,
+        job.version,
+        check_ops=job.check_ops,
+        float32_module=float32_module,
+        agreement_requests=agreement_requests(module, job.agreement_data),
     )
     config_path, batching_path = write_server_config(job.base_dir, job.serving_base_path)
     print(f"exported {export_dir}")

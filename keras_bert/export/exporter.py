@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import tensorflow as tf
 
+from keras_bert.export.buckets import bucket_examples
 from keras_bert.export.layout import write_version
 from keras_bert.export.op_check import check_serving_ops
+from keras_bert.export.precision import DEFAULT_TOLERANCE, AgreementTolerance, check_precision
 from keras_bert.export.signatures import DEFAULT_SIGNATURE, IDS_SIGNATURE
 from keras_bert.export.warmup import warmup_log, write_warmup_requests
+
+AGREEMENT_FILE = Path("assets.extra") / "precision_agreement.json"
 
 
 def export_for_serving(
@@ -19,14 +26,21 @@ def export_for_serving(
     name: str,
     version: int | None = None,
     check_ops: bool = True,
+    float32_module=None,
+    agreement_requests: Sequence[Mapping[str, list]] = (),
+    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
 ) -> Path:
     """Exports a serving module (`keras_bert.export.signatures`) as `<base_dir>/<name>/<version>`.
 
     The version directory holds the SavedModel (both signatures, `assets/vocab.txt`) and
-    `assets.extra/tf_serving_warmup_requests` (a request to each signature, from the module's
-    example inputs). It is written to a hidden temporary directory, op-checked against
-    TensorFlow Serving 2.21 (`keras_bert.export.op_check`) and only then renamed into place, so
-    a server watching `<base_dir>/<name>` never sees a partial or unservable version.
+    `assets.extra/tf_serving_warmup_requests`: the module's example request, one
+    `serving_default` request per length bucket (`keras_bert.export.buckets.bucket_examples`)
+    and a `serving_ids` request. A bfloat16 module is first compared with `float32_module` on
+    the warm-up requests and `agreement_requests` (`check_precision`); the result is written to
+    `assets.extra/precision_agreement.json`. It is written to a hidden temporary directory,
+    op-checked against TensorFlow Serving 2.21 (`keras_bert.export.op_check`) and only then
+    renamed into place, so a server watching `<base_dir>/<name>` never sees a partial or
+    unservable version.
 
     Args:
         module: e.g. `ClassifierServing(classifier, preprocessor)`.
@@ -35,12 +49,20 @@ def export_for_serving(
         version: the version number; the next free one if None. Existing versions are never
             overwritten (`VersionExistsError`).
         check_ops: run the op check (`UnsupportedOpError` if it fails).
+        float32_module: for a bfloat16 `module`, the same serving module in float32.
+        agreement_requests: more `serving_default` requests (dicts of lists of strings, e.g.
+            held-out sentences) for the bfloat16 agreement check.
+        tolerance: what the bfloat16 agreement check allows (`PrecisionAgreementError`).
 
     Returns:
         The version directory.
     """
     if not name or name.startswith(".") or os.sep in name or name in ("..",):
         raise ValueError(f"A model name is one directory name, got {name!r}.")
+    agreement = None
+    if getattr(module, "precision", "float32") == "bfloat16":
+        requests = [module.example_inputs(), *bucket_examples(module), *agreement_requests]
+        agreement = check_precision(module, float32_module, requests, tolerance)
 
     def write(export_dir: Path) -> None:
         # Serving runs no gradients: leave out the layers' custom gradients (the GELU one is
@@ -52,14 +74,16 @@ def export_for_serving(
         if check_ops:
             check_serving_ops(export_dir)
         examples = module.example_inputs()
-        first_texts = next(iter(examples.values()))
-        ids = module.preprocessor(tf.constant(first_texts))
+        ids = module.pack_texts(*(tf.constant(texts) for texts in examples.values()))
+        requests = [examples, *bucket_examples(module)]
         write_warmup_requests(
             export_dir,
-            [
-                warmup_log(name, DEFAULT_SIGNATURE, examples),
-                warmup_log(name, IDS_SIGNATURE, ids),
-            ],
+            [warmup_log(name, DEFAULT_SIGNATURE, request) for request in requests]
+            + [warmup_log(name, IDS_SIGNATURE, ids)],
         )
+        if agreement is not None:
+            (export_dir / AGREEMENT_FILE).write_text(
+                json.dumps({"precision": "bfloat16", **dataclasses.asdict(agreement)}, indent=1)
+            )
 
     return write_version(Path(base_dir) / name, write, version)

@@ -22,6 +22,9 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_bert.config import ConfigError
+from keras_bert.export.buckets import length_buckets, trim_to_bucket
+from keras_bert.export.precision import PRECISIONS, bfloat16_model
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.preprocessor import BertPreprocessor
@@ -51,12 +54,54 @@ def _byte_substrings(texts: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor) -> tf
     return tf.strings.substr(texts, starts, ends - starts, unit="BYTE")
 
 
-class _Serving(tf.Module):
-    """A model and its preprocessor with the `serving_ids` signature; subclasses add text."""
+def _as_float32(outputs):
+    """`outputs` (a tensor or a dict of them) with floating tensors cast to float32."""
+    return tf.nest.map_structure(
+        lambda tensor: tf.cast(tensor, tf.float32) if tensor.dtype.is_floating else tensor,
+        outputs,
+    )
 
-    def __init__(self, model: keras.Model, preprocessor: BertPreprocessor):
+
+class _Serving(tf.Module):
+    """A model and its preprocessor with the `serving_ids` signature; subclasses add text.
+
+    Options every serving module takes (keyword arguments after its own):
+
+    - `buckets`: the lengths that `serving_default` pads a batch to: its longest packed
+      sequence rounded up to the next bucket (`keras_bert.export.buckets`); default
+      `length_buckets(seq_length)` (16, 32, 64, ... `seq_length`); `(seq_length,)` pads every
+      batch to `seq_length`.
+    - `jit_compile`: run the model (not the tokenizer) in an XLA-compiled function
+      (`tf.function(jit_compile=True)`). TensorFlow Serving runs it only when started with
+      `--xla_cpu_compilation_enabled=true`; without the flag the first request that reaches it
+      (a warm-up record) fails, and so does loading the version.
+    - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (Keras'
+      `mixed_bfloat16`, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
+      `export_for_serving` checks a bfloat16 module against its float32 twin.
+    """
+
+    def __init__(
+        self,
+        model: keras.Model,
+        preprocessor: BertPreprocessor,
+        buckets: Sequence[int] | None = None,
+        jit_compile: bool = False,
+        precision: str = "float32",
+    ):
         super().__init__(name=type(self).__name__)
-        self.model = model
+        if precision not in PRECISIONS:
+            raise ConfigError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+        self.buckets = tuple(buckets or length_buckets(preprocessor.seq_length))
+        if list(self.buckets) != sorted(set(self.buckets)) or (
+            self.buckets[-1] != preprocessor.seq_length
+        ):
+            raise ConfigError(
+                f"buckets must ascend and end at seq_length {preprocessor.seq_length}, "
+                f"got {self.buckets}."
+            )
+        self.jit_compile = jit_compile
+        self.precision = precision
+        self.model = bfloat16_model(model) if precision == "bfloat16" else model
         self.preprocessor = preprocessor
 
     @property
@@ -74,8 +119,25 @@ class _Serving(tf.Module):
         """A small `serving_default` request, used for warm-up records."""
         return {"text": ["BERT is served by TensorFlow Serving.", "Another example."]}
 
+    def pack_texts(self, *texts: tf.Tensor) -> dict[str, tf.Tensor]:
+        """The packed model inputs `[batch, seq_length]` of `serving_default`'s inputs."""
+        return self.preprocessor(texts if len(texts) > 1 else texts[0])
+
+    def _run_model(self, inputs: dict[str, tf.Tensor]):
+        """The model's outputs on `inputs`, XLA-compiled if `jit_compile`, floats in float32."""
+
+        def run(model_inputs):
+            return _as_float32(self.model(model_inputs, training=False))
+
+        if self.jit_compile:
+            run = tf.function(run, jit_compile=True, autograph=False)
+        return run(inputs)
+
+    def _trim(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        return trim_to_bucket(inputs, self.buckets)
+
     def _outputs_from_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        outputs = self.model(inputs, training=False)
+        outputs = self._run_model(inputs)
         if not isinstance(outputs, dict):
             outputs = {"logits": outputs}
         return dict(outputs)
@@ -98,10 +160,11 @@ class ClassifierServing(_Serving):
         model: the `BertClassifier`.
         preprocessor: its `BertPreprocessor`.
         text_pairs: whether the model classifies pairs of texts.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
-    def __init__(self, model, preprocessor: BertPreprocessor, text_pairs: bool = False):
-        super().__init__(model, preprocessor)
+    def __init__(self, model, preprocessor: BertPreprocessor, text_pairs: bool = False, **options):
+        super().__init__(model, preprocessor, **options)
         self.text_pairs = text_pairs
         self.num_classes = model.num_classes
         self.label_names = tf.constant(
@@ -135,11 +198,12 @@ class ClassifierServing(_Serving):
 
     @tf.function(input_signature=[_TEXT_SPEC])
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
-        return self._classify(self.model(self.preprocessor(text), training=False))
+        return self._classify(self._run_model(self._trim(self.preprocessor(text))))
 
     @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
     def serve_text_pairs(self, text: tf.Tensor, text_pair: tf.Tensor) -> dict[str, tf.Tensor]:
-        return self._classify(self.model(self.preprocessor((text, text_pair)), training=False))
+        inputs = self._trim(self.preprocessor((text, text_pair)))
+        return self._classify(self._run_model(inputs))
 
 
 class EncoderServing(_Serving):
@@ -163,7 +227,7 @@ class EncoderServing(_Serving):
         }
 
     def _outputs_from_ids(self, inputs):
-        outputs = self.model(inputs, training=False)
+        outputs = self._run_model(inputs)
         return {
             "sequence_output": outputs["sequence_output"],
             **self._embeddings(inputs, outputs),
@@ -171,8 +235,8 @@ class EncoderServing(_Serving):
 
     @tf.function(input_signature=[_TEXT_SPEC])
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
-        inputs = self.preprocessor(text)
-        return self._embeddings(inputs, self.model(inputs, training=False))
+        inputs = self._trim(self.preprocessor(text))
+        return self._embeddings(inputs, self._run_model(inputs))
 
 
 class TokenClassifierServing(_Serving):
@@ -193,10 +257,11 @@ class TokenClassifierServing(_Serving):
         model: the `BertTokenClassifier`, with BIO `label_names` ("O", "B-x", "I-x").
         preprocessor: its `BertPreprocessor`.
         max_entities: the number of entity slots per text.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
-    def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32):
-        super().__init__(model, preprocessor)
+    def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32, **options):
+        super().__init__(model, preprocessor, **options)
         self.max_entities = max_entities
         prefixes, types, type_names = [], [], []
         for index, tag in enumerate(model.label_names):
@@ -219,8 +284,7 @@ class TokenClassifierServing(_Serving):
         text = sanitize_utf8(text)
         pieces, word_starts, word_ends = self.tokenizer.tokenize_words_with_offsets(text)
         tokens = pieces.merge_dims(1, 2)
-        inputs = self.preprocessor.packer(tokens)
-        logits = self.model(inputs, training=False)
+        logits = self._run_model(self._trim(self.preprocessor.packer(tokens)))
         tag_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
         tag_probabilities = tf.reduce_max(tf.nn.softmax(logits, axis=-1), axis=-1)
 
@@ -303,6 +367,7 @@ class QuestionAnswererServing(_Serving):
         preprocessor: its `BertPreprocessor` (vocabulary and `seq_length`).
         max_question_length: word pieces of the question that are kept.
         max_answer_length: the longest answer, in word pieces.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(
@@ -311,8 +376,9 @@ class QuestionAnswererServing(_Serving):
         preprocessor: BertPreprocessor,
         max_question_length: int = 64,
         max_answer_length: int = 30,
+        **options,
     ):
-        super().__init__(model, preprocessor)
+        super().__init__(model, preprocessor, **options)
         self.max_question_length = max_question_length
         self.max_answer_length = max_answer_length
         self.packer = BertPacker(
@@ -335,20 +401,23 @@ class QuestionAnswererServing(_Serving):
         question_tokens = self.tokenizer(question)[:, : self.max_question_length]
         return self.packer((question_tokens, context_tokens))
 
+    def pack_texts(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
+        return self.pack(question, self.tokenizer(context))
+
     @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
     def serve_text(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
         context = sanitize_utf8(context)
         context_tokens, token_starts, token_ends = self.tokenizer.tokenize_with_offsets(context)
-        inputs = self.pack(question, context_tokens)
-        outputs = self.model(inputs, training=False)
-        seq_length = self.preprocessor.seq_length
+        inputs = self._trim(self.pack(question, context_tokens))
+        outputs = self._run_model(inputs)
+        length = tf.shape(inputs["input_mask"])[1]  # the bucket
 
         # Context tokens are the type-1 tokens before the final [SEP].
         type_ids = inputs["input_type_ids"]
         context_length = tf.reduce_sum(type_ids, axis=1) - 1
-        context_offset = seq_length - tf.reduce_sum(type_ids, axis=1)
+        context_offset = length - tf.reduce_sum(type_ids, axis=1)
         context_offset -= tf.reduce_sum(1 - inputs["input_mask"], axis=1)
-        positions = tf.range(seq_length)[tf.newaxis]
+        positions = tf.range(length)[tf.newaxis]
         is_context = (positions >= context_offset[:, tf.newaxis]) & (
             positions < (context_offset + context_length)[:, tf.newaxis]
         )
@@ -358,19 +427,22 @@ class QuestionAnswererServing(_Serving):
         ]
         span_scores = log_probabilities[0][:, :, tf.newaxis] + log_probabilities[1][:, tf.newaxis]
         allowed = tf.linalg.band_part(
-            tf.ones([seq_length, seq_length], tf.bool),
+            tf.ones([length, length], tf.bool),
             0,
-            min(self.max_answer_length, seq_length) - 1,
+            tf.minimum(self.max_answer_length, length) - 1,
         )
         allowed = allowed & is_context[:, :, tf.newaxis] & is_context[:, tf.newaxis]
-        span_scores = tf.reshape(tf.where(allowed, span_scores, -float("inf")), [-1, seq_length**2])
+        span_scores = tf.reshape(
+            tf.where(allowed, span_scores, -float("inf")), [-1, length * length]
+        )
         best = tf.argmax(span_scores, axis=-1, output_type=tf.int32)
         has_answer = context_length > 0
         score = tf.where(has_answer, tf.exp(tf.reduce_max(span_scores, axis=-1)), 0.0)
 
         # Token positions → byte offsets in the context → code point offsets.
-        first_token = tf.where(has_answer, best // seq_length - context_offset, 0)
-        last_token = tf.where(has_answer, best % seq_length - context_offset, 0)
+        first_token = tf.where(has_answer, best // length - context_offset, 0)
+        last_token = tf.where(has_answer, best % length - context_offset, 0)
+        seq_length = self.preprocessor.seq_length
         token_starts = token_starts.to_tensor(0, shape=[None, seq_length])
         token_ends = token_ends.to_tensor(0, shape=[None, seq_length])
         byte_start = tf.gather(token_starts, first_token, batch_dims=1)
@@ -399,6 +471,7 @@ class MaskedLMServing(_Serving):
         preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
         top_k: fillers per mask.
         max_masks: mask slots per text.
+        **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
     def __init__(
@@ -407,8 +480,9 @@ class MaskedLMServing(_Serving):
         preprocessor: BertPreprocessor,
         top_k: int = 5,
         max_masks: int = 4,
+        **options,
     ):
-        super().__init__(model, preprocessor)
+        super().__init__(model, preprocessor, **options)
         self.mask_id = preprocessor.tokenizer.token_to_id(MASK_TOKEN)
         self.top_k = top_k
         self.max_masks = max_masks
@@ -424,7 +498,7 @@ class MaskedLMServing(_Serving):
         num_masks = tf.minimum(tf.cast(mask_positions.row_lengths(), tf.int32), self.max_masks)
         mask_positions = mask_positions.to_tensor(0, shape=[None, self.max_masks])
         model_inputs = {**inputs, "masked_lm_positions": mask_positions}
-        logits = self.model(model_inputs, training=False)["masked_lm"]
+        logits = self._run_model(model_inputs)["masked_lm"]
         probabilities, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
         is_real = (tf.range(self.max_masks)[tf.newaxis] < num_masks[:, tf.newaxis])[..., None]
         is_real = tf.broadcast_to(is_real, tf.shape(ids))
@@ -437,7 +511,7 @@ class MaskedLMServing(_Serving):
 
     @tf.function(input_signature=[_TEXT_SPEC])
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
-        return self._outputs_from_ids(self.preprocessor(text))
+        return self._outputs_from_ids(self._trim(self.preprocessor(text)))
 
 
 def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options) -> _Serving:

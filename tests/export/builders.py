@@ -33,24 +33,29 @@ TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "mask
 
 
 @functools.cache
-def serving_modules(vocabulary_path: str) -> dict:
-    """One serving module per task, all on one randomly initialised tiny encoder (seeded)."""
+def serving_modules(vocabulary_path: str, **options) -> dict:
+    """One serving module per task, all on one randomly initialised tiny encoder (seeded: the
+    same weights on every call); `options` (`buckets`, `jit_compile`, `precision`) go to every
+    module."""
     keras.utils.set_random_seed(1234)
     preprocessor = BertPreprocessor(vocabulary_path, seq_length=SEQ_LENGTH)
     vocab_size = len(preprocessor.tokenizer.vocabulary)
     encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=vocab_size))
+    # Every model before any serving module: a bfloat16 module rebuilds (initialises) a copy.
+    classifier = BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS)
+    token_classifier = BertTokenClassifier(encoder, label_names=NER_LABELS)
+    question_answerer = BertQuestionAnswerer(encoder)
+    pretrainer = BertPretrainer(encoder)
     return {
-        "classifier": ClassifierServing(
-            BertClassifier(encoder, 3, label_names=SENTIMENT_LABELS), preprocessor
-        ),
+        "classifier": ClassifierServing(classifier, preprocessor, **options),
         "token_classifier": TokenClassifierServing(
-            BertTokenClassifier(encoder, label_names=NER_LABELS), preprocessor, max_entities=8
+            token_classifier, preprocessor, max_entities=8, **options
         ),
         "question_answerer": QuestionAnswererServing(
-            BertQuestionAnswerer(encoder), preprocessor, max_question_length=8
+            question_answerer, preprocessor, max_question_length=8, **options
         ),
-        "encoder": EncoderServing(encoder, preprocessor),
-        "masked_lm": MaskedLMServing(BertPretrainer(encoder), preprocessor, top_k=3, max_masks=2),
+        "encoder": EncoderServing(encoder, preprocessor, **options),
+        "masked_lm": MaskedLMServing(pretrainer, preprocessor, top_k=3, max_masks=2, **options),
     }
 
 

@@ -43,3 +43,17 @@ def test_exported_minilm_embeds_like_hugging_face(tmp_path, reference):
     np.testing.assert_allclose(
         outputs["mean_embedding"], (sequence_output * mask).sum(1) / mask.sum(1), atol=1e-4
     )
+
+
+def test_agreement_data_becomes_one_request_of_the_signature_inputs(tmp_path, serving_modules):
+    from keras_bert.errors import DataError
+    from pipelines.export import agreement_requests
+
+    path = tmp_path / "held_out.jsonl"
+    path.write_text('{"text": "Great.", "label": "pos"}\n\n{"text": "Awful.", "label": "neg"}\n')
+    assert agreement_requests(serving_modules["classifier"], str(path)) == [
+        {"text": ["Great.", "Awful."]}
+    ]
+    assert agreement_requests(serving_modules["classifier"], None) == []
+    with pytest.raises(DataError, match=r"lack the fields \['question', 'context'\]"):
+        agreement_requests(serving_modules["question_answerer"], str(path))

@@ -1,0 +1,203 @@
+"""bfloat16 serving: the model rebuilt in bfloat16, and the agreement check against float32.
+
+A bfloat16 export computes the encoder in bfloat16 (8 bits of mantissa): on CPUs with
+AVX512_BF16 or AMX (and on GPUs) its matmuls run at up to twice float32's speed, and its answers
+move a little. `export_for_serving` refuses a bfloat16 export whose answers disagree with the
+float32 model's beyond `AgreementTolerance` on the warm-up inputs (and on any inputs the caller
+adds): the share of predicted labels that agree (classes, tags of real tokens, answer
+start/end tokens, top mask fillers) and the largest difference of a probability.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from keras_bert.config import ConfigError
+from keras_bert.export.buckets import trim_to_bucket
+
+PRECISIONS = ("float32", "bfloat16")
+# Rows per batch of the agreement check.
+_AGREEMENT_BATCH = 64
+# Softmax over the sequence (QA start and end): these logits give padding probability 0.
+_MASKED_LOGIT = -1e9
+
+
+class PrecisionAgreementError(ValueError):
+    """A bfloat16 model's answers disagree with its float32 model's beyond the tolerance."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AgreementTolerance:
+    """How far a bfloat16 export may move from float32 (see BENCHMARKS.md for measurements).
+
+    Args:
+        min_label_agreement: the least share of predicted labels that must agree.
+        max_probability_difference: the largest allowed |p_bfloat16 - p_float32| of any
+            probability of any label.
+    """
+
+    min_label_agreement: float = 0.995
+    max_probability_difference: float = 0.1
+
+
+DEFAULT_TOLERANCE = AgreementTolerance()
+
+
+@dataclasses.dataclass(frozen=True)
+class Agreement:
+    """The measured agreement of two precisions: `labels` compared, share agreeing, max |dp|."""
+
+    labels: int
+    label_agreement: float
+    max_probability_difference: float
+
+    def within(self, tolerance: AgreementTolerance) -> bool:
+        """Whether this agreement is inside `tolerance`."""
+        return (
+            self.label_agreement >= tolerance.min_label_agreement
+            and self.max_probability_difference <= tolerance.max_probability_difference
+        )
+
+
+def bfloat16_model(model: keras.Model) -> keras.Model:
+    """A copy of `model` built under Keras' `mixed_bfloat16` policy, with the same weights.
+
+    Variables stay float32 and layers compute in bfloat16; task heads compute in float32.
+
+    Example:
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
+    >>> bfloat16_model(encoder).layers[-1].compute_dtype
+    'bfloat16'
+    """
+    policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        config = _with_policy(keras.saving.serialize_keras_object(model), "mixed_bfloat16")
+        copy = keras.saving.deserialize_keras_object(config)
+    finally:
+        keras.config.set_dtype_policy(policy)
+    copy.set_weights(model.get_weights())
+    return copy
+
+
+def _with_policy(config: Any, policy: str) -> Any:
+    """A serialized model with every keras_bert object's saved dtype policy set to `policy`
+    (keras_bert models save theirs; layers they build, heads in float32 included, follow)."""
+    if isinstance(config, list):
+        return [_with_policy(item, policy) for item in config]
+    if not isinstance(config, dict):
+        return config
+    config = {key: _with_policy(value, policy) for key, value in config.items()}
+    registered = str(config.get("registered_name") or "")
+    if registered.startswith("keras_bert>") and "dtype" in config.get("config", {}):
+        config["config"] = {**config["config"], "dtype": policy}
+    return config
+
+
+def _masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    logits = np.where(mask, logits, _MASKED_LOGIT)
+    exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
+def predictions(outputs: Mapping[str, tf.Tensor], input_mask: tf.Tensor) -> list:
+    """`(labels, probabilities)` pairs of `serving_ids` outputs, one per predicted label.
+
+    Classifier `logits` `[batch, classes]`: a class per row. Token classifier `logits`
+    `[batch, sequence, tags]`: a tag per real token. Question answering `start_logits` and
+    `end_logits` `[batch, sequence]`: a position per row (softmax over real tokens). Masked LM
+    `top_ids`/`top_probabilities`: the top filler of each mask. An encoder has no labels.
+    """
+    mask = np.asarray(input_mask).astype(bool)
+    pairs = []
+    for name in ("logits", "start_logits", "end_logits"):
+        if name not in outputs:
+            continue
+        logits = np.asarray(outputs[name], np.float64)
+        if logits.ndim == 3:  # tokens: keep the real ones
+            logits = logits[mask]
+            probabilities = _masked_softmax(logits, np.ones_like(logits, bool))
+        elif name == "logits":
+            probabilities = _masked_softmax(logits, np.ones_like(logits, bool))
+        else:
+            probabilities = _masked_softmax(logits, mask)
+        pairs.append((probabilities.argmax(-1), probabilities))
+    if "top_ids" in outputs:
+        ids = np.asarray(outputs["top_ids"])[..., 0]
+        real = ids >= 0
+        probabilities = np.asarray(outputs["top_probabilities"])[..., :1]
+        pairs.append((ids[real], probabilities[real]))
+    return pairs
+
+
+def measure_agreement(candidate, reference, inputs: Iterable[Mapping[str, tf.Tensor]]) -> Agreement:
+    """Compares two serving modules' `serving_ids` answers on batches of packed `inputs`.
+
+    Raises:
+        ConfigError: if the outputs hold no labels to compare (an encoder's embeddings).
+    """
+    labels, agreeing, difference = 0, 0, 0.0
+    for batch in inputs:
+        batch = dict(batch)
+        pairs = zip(
+            predictions(candidate.serve_ids(batch), batch["input_mask"]),
+            predictions(reference.serve_ids(batch), batch["input_mask"]),
+            strict=True,
+        )
+        for (candidate_labels, candidate_p), (reference_labels, reference_p) in pairs:
+            labels += candidate_labels.size
+            agreeing += int((candidate_labels == reference_labels).sum())
+            if candidate_p.size:
+                difference = max(difference, float(np.abs(candidate_p - reference_p).max()))
+    if not labels:
+        raise ConfigError(
+            f"{type(reference).__name__} outputs hold no labels to compare across precisions; "
+            "bfloat16 exports are checked on label agreement."
+        )
+    return Agreement(labels, agreeing / labels, difference)
+
+
+def _packed_batches(module, requests: Sequence[Mapping[str, list]]) -> Iterator[dict]:
+    """`serving_default` requests packed as the module packs them, cut to their buckets."""
+    for request in requests:
+        rows = len(next(iter(request.values())))
+        for start in range(0, rows, _AGREEMENT_BATCH):
+            texts = [
+                tf.constant(values[start : start + _AGREEMENT_BATCH]) for values in request.values()
+            ]
+            yield trim_to_bucket(module.pack_texts(*texts), module.buckets)
+
+
+def check_precision(
+    module,
+    float32_module,
+    requests: Sequence[Mapping[str, list]],
+    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
+) -> Agreement:
+    """Compares a bfloat16 serving module with its float32 twin on `serving_default` requests.
+
+    Raises:
+        PrecisionAgreementError: outside `tolerance`, with the measured agreement.
+        ConfigError: without a float32 module to compare with.
+    """
+    if float32_module is None or float32_module.precision != "float32":
+        raise ConfigError(
+            "A bfloat16 export needs its float32 serving module (float32_module=...) for the "
+            f"agreement check, got {float32_module!r}."
+        )
+    agreement = measure_agreement(module, float32_module, _packed_batches(module, requests))
+    if not agreement.within(tolerance):
+        raise PrecisionAgreementError(
+            f"bfloat16 disagrees with float32 on {agreement.labels} labels: agreement "
+            f"{agreement.label_agreement:.4f} (at least {tolerance.min_label_agreement} "
+            f"needed), max probability difference {agreement.max_probability_difference:.4f} "
+            f"(at most {tolerance.max_probability_difference} allowed). Export in float32."
+        )
+    return agreement

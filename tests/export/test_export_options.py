@@ -1,0 +1,130 @@
+"""Opt-in export options: XLA-compiled model calls and bfloat16 compute with its agreement check."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.core.protobuf import saved_model_pb2
+
+from keras_bert.export import (
+    AgreementTolerance,
+    ClassifierServing,
+    EncoderServing,
+    PrecisionAgreementError,
+    check_serving_ops,
+    export_for_serving,
+)
+from keras_bert.export.exporter import AGREEMENT_FILE
+from keras_bert.export.precision import measure_agreement
+from tests.export import builders
+from tests.export.fresh_process import run_signatures
+
+TEXTS = ["A gripping, beautifully [MASK] film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
+
+
+def _xla_functions(export_dir) -> list[str]:
+    saved_model = saved_model_pb2.SavedModel()
+    saved_model.ParseFromString((export_dir / "saved_model.pb").read_bytes())
+    library = [f for graph in saved_model.meta_graphs for f in graph.graph_def.library.function]
+    return [f.signature.name for f in library if f.attr["_XlaMustCompile"].b]
+
+
+def _served(export_dir, reference_dir) -> tuple[dict, dict]:
+    """`serving_default` outputs on TEXTS of two exports, in a fresh process."""
+    inputs = {"text": TEXTS}
+    calls = [
+        {"export_dir": path, "signature": "serving_default", "dtype": "string", "inputs": inputs}
+        for path in (export_dir, reference_dir)
+    ]
+    return tuple(run_signatures(calls))
+
+
+@pytest.mark.slow
+def test_xla_export_is_op_checked_and_answers_like_the_default(
+    tmp_path, serving_modules, exported_base
+):
+    float32 = serving_modules["classifier"]
+    module = ClassifierServing(float32.model, float32.preprocessor, jit_compile=True)
+    export_dir = export_for_serving(module, tmp_path, "xla")
+    assert _xla_functions(export_dir)  # the model call; TF Serving needs the XLA flag for it
+    assert {"FastWordpieceTokenizeWithOffsets", "MatMul"} <= check_serving_ops(export_dir)
+    xla, default = _served(export_dir, exported_base / "classifier" / "1")
+    np.testing.assert_allclose(xla["probabilities"], default["probabilities"], atol=1e-5)
+    assert xla["label"] == default["label"]
+
+
+@pytest.mark.slow
+def test_bfloat16_export_agrees_with_float32_and_records_it(
+    tmp_path, serving_modules, exported_base
+):
+    float32 = serving_modules["classifier"]
+    module = ClassifierServing(float32.model, float32.preprocessor, precision="bfloat16")
+    held_out = [{"text": TEXTS}]
+    export_dir = export_for_serving(
+        module, tmp_path, "bf16", float32_module=float32, agreement_requests=held_out
+    )
+    agreement = json.loads((export_dir / AGREEMENT_FILE).read_text())
+    # The example request, 2 bucket requests and the 3 held-out texts: a label each.
+    assert agreement["precision"] == "bfloat16"
+    assert agreement["labels"] == 2 + 2 + len(TEXTS)
+    assert agreement["label_agreement"] == 1.0
+    assert 0 < agreement["max_probability_difference"] < 0.01
+    assert _xla_functions(export_dir) == []
+    check_serving_ops(export_dir)
+    bfloat16, default = _served(export_dir, exported_base / "classifier" / "1")
+    assert bfloat16["label"] == default["label"]
+    difference = np.abs(np.array(bfloat16["probabilities"]) - default["probabilities"]).max()
+    assert 0 < difference <= agreement["max_probability_difference"] + 0.01
+
+
+def test_bfloat16_export_outside_tolerance_is_refused(tmp_path, serving_modules):
+    float32 = serving_modules["classifier"]
+    module = ClassifierServing(float32.model, float32.preprocessor, precision="bfloat16")
+    exact = AgreementTolerance(min_label_agreement=1.0, max_probability_difference=0.0)
+    with pytest.raises(PrecisionAgreementError, match=r"max probability difference 0\.0"):
+        export_for_serving(module, tmp_path, "bf16", float32_module=float32, tolerance=exact)
+    with pytest.raises(ValueError, match="needs its float32 serving module"):
+        export_for_serving(module, tmp_path, "bf16")
+    assert not (tmp_path / "bf16").exists() or list((tmp_path / "bf16").iterdir()) == []
+
+
+def test_bfloat16_encoder_has_no_labels_to_check(tmp_path, serving_modules):
+    float32 = serving_modules["encoder"]
+    module = EncoderServing(float32.model, float32.preprocessor, precision="bfloat16")
+    with pytest.raises(ValueError, match="EncoderServing outputs hold no labels"):
+        export_for_serving(module, tmp_path, "bf16", float32_module=float32)
+
+
+def test_unknown_precision_is_named(serving_modules):
+    float32 = serving_modules["classifier"]
+    with pytest.raises(ValueError, match=r"got 'float16'"):
+        ClassifierServing(float32.model, float32.preprocessor, precision="float16")
+
+
+@pytest.mark.parametrize(
+    "task", ["classifier", "token_classifier", "question_answerer", "masked_lm"]
+)
+def test_agreement_compares_each_tasks_labels(serving_modules, minilm_dir, task):
+    float32 = serving_modules[task]
+    bfloat16 = builders.serving_modules(str(minilm_dir / "vocab.txt"), precision="bfloat16")[task]
+    request = {"text": TEXTS, "question": ["Who?"] * 3, "context": TEXTS}
+    texts = [tf.constant(request[name]) for name in float32.example_inputs()]
+    batch = float32.pack_texts(*texts)
+    mask = batch["input_mask"].numpy()
+    masks = (batch["input_word_ids"].numpy() == float32.tokenizer.token_to_id("[MASK]")).sum(1)
+    max_masks = getattr(float32, "max_masks", 0)
+    expected = {
+        "classifier": len(TEXTS),  # a class per row
+        "token_classifier": int(mask.sum()),  # a tag per real token
+        "question_answerer": 2 * len(TEXTS),  # start and end per row
+        "masked_lm": int(np.minimum(masks, max_masks).sum()),  # top filler per mask
+    }[task]
+    agreement = measure_agreement(bfloat16, float32, [batch])
+    assert agreement.labels == expected > 0
+    assert agreement.label_agreement >= 0.9
+    assert 0 < agreement.max_probability_difference < 0.05
+    same = measure_agreement(float32, float32, [batch])
+    assert (same.label_agreement, same.max_probability_difference) == (1.0, 0.0)
