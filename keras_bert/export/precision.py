@@ -20,12 +20,12 @@ import tensorflow as tf
 
 from keras_bert.config import ConfigError
 from keras_bert.export.buckets import trim_to_bucket
+from keras_bert.export.decoding import MASKED_LOGIT
 
 PRECISIONS = ("float32", "bfloat16")
 # Rows per batch of the agreement check.
 _AGREEMENT_BATCH = 64
 # Softmax over the sequence (QA start and end): these logits give padding probability 0.
-_MASKED_LOGIT = -1e9
 
 
 class PrecisionAgreementError(ValueError):
@@ -102,7 +102,7 @@ def _with_policy(config: Any, policy: str) -> Any:
 
 
 def _masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    logits = np.where(mask, logits, _MASKED_LOGIT)
+    logits = np.where(mask, logits, MASKED_LOGIT)
     exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return exp / exp.sum(axis=-1, keepdims=True)
 

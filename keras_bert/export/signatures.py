@@ -24,6 +24,7 @@ import tensorflow as tf
 
 from keras_bert.config import ConfigError
 from keras_bert.export.buckets import length_buckets, trim_to_bucket
+from keras_bert.export.decoding import BioTagTable, best_answer_spans, bio_entities
 from keras_bert.export.precision import PRECISIONS, bfloat16_model
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.packing import BertPacker
@@ -35,8 +36,6 @@ IDS_SIGNATURE = "serving_ids"
 
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
-# Stands in for -inf in masked logits: softmax of an all-masked row stays finite.
-_MASKED_LOGIT = -1e9
 
 
 def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
@@ -220,11 +219,13 @@ class EncoderServing(_Serving):
         sequence_output = outputs["sequence_output"]
         mask = tf.cast(inputs["input_mask"], sequence_output.dtype)[:, :, tf.newaxis]
         token_count = tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
-        return {
-            "pooled_output": outputs["pooled_output"],
+        embeddings = {
             "cls_embedding": sequence_output[:, 0],
             "mean_embedding": tf.reduce_sum(sequence_output * mask, axis=1) / token_count,
         }
+        if "pooled_output" in outputs:  # the family's encoders without a pooler have none
+            embeddings["pooled_output"] = outputs["pooled_output"]
+        return embeddings
 
     def _outputs_from_ids(self, inputs):
         outputs = self._run_model(inputs)
@@ -263,18 +264,7 @@ class TokenClassifierServing(_Serving):
     def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32, **options):
         super().__init__(model, preprocessor, **options)
         self.max_entities = max_entities
-        prefixes, types, type_names = [], [], []
-        for index, tag in enumerate(model.label_names):
-            prefix, _, type_name = tag.partition("-")
-            if prefix not in ("B", "I", "O") or (prefix != "O") != bool(type_name):
-                raise ValueError(f"Label {tag!r} (id {index}) is not a BIO tag.")
-            if type_name and type_name not in type_names:
-                type_names.append(type_name)
-            prefixes.append("OBI".index(prefix))
-            types.append(type_names.index(type_name) if type_name else -1)
-        self.tag_prefixes = tf.constant(prefixes, tf.int32)
-        self.tag_types = tf.constant(types, tf.int32)
-        self.entity_type_names = tf.constant(type_names or [""], tf.string)
+        self.tag_table = BioTagTable(model.label_names)
 
     def example_inputs(self):
         return {"text": ["Barack Obama visited Paris in June.", "no entities here"]}
@@ -301,38 +291,17 @@ class TokenClassifierServing(_Serving):
         word_starts = tf.boolean_mask(word_starts.flat_values, kept)
         word_ends = tf.boolean_mask(word_ends.flat_values, kept)
 
-        # CoNLL BIO reading: I-x continues an entity only right after B-x or I-x.
-        prefixes = tf.gather(self.tag_prefixes, word_tags)
-        types = tf.gather(self.tag_types, word_tags)
-        previous_same_row = tf.concat([[False], word_rows[1:] == word_rows[:-1]], axis=0)
-        previous_prefix = tf.concat([[0], prefixes[:-1]], axis=0)
-        previous_type = tf.concat([[-1], types[:-1]], axis=0)
-        in_entity = prefixes > 0
-        continues = (
-            (prefixes == 2) & previous_same_row & (previous_prefix > 0) & (previous_type == types)
-        )
-        starts = in_entity & ~continues
-        entity_ids = tf.cumsum(tf.cast(starts, tf.int32)) - 1
-        num_entities = tf.reduce_sum(tf.cast(starts, tf.int32))
-        first_words = tf.where(starts)[:, 0]
-        word_indices = tf.range(tf.shape(prefixes, out_type=tf.int64)[0])
-        entity_word_ids = tf.boolean_mask(entity_ids, in_entity)
-        last_words = tf.math.unsorted_segment_max(
-            tf.boolean_mask(word_indices, in_entity), entity_word_ids, num_entities
-        )
-        scores = tf.math.unsorted_segment_mean(
-            tf.boolean_mask(word_probabilities, in_entity), entity_word_ids, num_entities
-        )
-        entity_rows = tf.gather(word_rows, first_words)
+        found = bio_entities(word_tags, word_rows, word_probabilities, self.tag_table)
+        entity_rows = found["rows"]
         entity_texts = tf.gather(text, entity_rows)
-        byte_starts = tf.gather(word_starts, first_words)
-        byte_ends = tf.gather(word_ends, last_words)
+        byte_starts = tf.gather(word_starts, found["first_words"])
+        byte_ends = tf.gather(word_ends, found["last_words"])
         entities = {
-            "entity_labels": (tf.gather(self.entity_type_names, tf.gather(types, first_words)), ""),
+            "entity_labels": (tf.gather(self.tag_table.type_names, found["types"]), ""),
             "entity_texts": (_byte_substrings(entity_texts, byte_starts, byte_ends), ""),
             "entity_starts": (char_offsets(entity_texts, byte_starts), -1),
             "entity_ends": (char_offsets(entity_texts, byte_ends), -1),
-            "entity_scores": (scores, 0.0),
+            "entity_scores": (found["scores"], 0.0),
         }
         row_splits = tf.RaggedTensor.from_value_rowids(
             entity_rows, tf.cast(entity_rows, tf.int64), nrows=tf.size(text, out_type=tf.int64)
@@ -421,27 +390,14 @@ class QuestionAnswererServing(_Serving):
         is_context = (positions >= context_offset[:, tf.newaxis]) & (
             positions < (context_offset + context_length)[:, tf.newaxis]
         )
-        log_probabilities = [
-            tf.nn.log_softmax(tf.where(is_context, outputs[name], _MASKED_LOGIT), axis=-1)
-            for name in ("start_logits", "end_logits")
-        ]
-        span_scores = log_probabilities[0][:, :, tf.newaxis] + log_probabilities[1][:, tf.newaxis]
-        allowed = tf.linalg.band_part(
-            tf.ones([length, length], tf.bool),
-            0,
-            tf.minimum(self.max_answer_length, length) - 1,
+        first, last, score = best_answer_spans(
+            outputs["start_logits"], outputs["end_logits"], is_context, self.max_answer_length
         )
-        allowed = allowed & is_context[:, :, tf.newaxis] & is_context[:, tf.newaxis]
-        span_scores = tf.reshape(
-            tf.where(allowed, span_scores, -float("inf")), [-1, length * length]
-        )
-        best = tf.argmax(span_scores, axis=-1, output_type=tf.int32)
         has_answer = context_length > 0
-        score = tf.where(has_answer, tf.exp(tf.reduce_max(span_scores, axis=-1)), 0.0)
 
         # Token positions → byte offsets in the context → code point offsets.
-        first_token = tf.where(has_answer, best // length - context_offset, 0)
-        last_token = tf.where(has_answer, best % length - context_offset, 0)
+        first_token = tf.where(has_answer, first - context_offset, 0)
+        last_token = tf.where(has_answer, last - context_offset, 0)
         seq_length = self.preprocessor.seq_length
         token_starts = token_starts.to_tensor(0, shape=[None, seq_length])
         token_ends = token_ends.to_tensor(0, shape=[None, seq_length])

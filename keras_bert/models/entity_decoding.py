@@ -14,6 +14,19 @@ class EntitySpan(NamedTuple):
     end: int
 
 
+def parse_bio_tag(tag: str, where: str = "Tag") -> tuple[str, str]:
+    """The prefix ("B", "I" or "O") and entity type ("" for "O") of a BIO tag.
+
+    Example:
+    >>> parse_bio_tag("B-place"), parse_bio_tag("O")
+    (('B', 'place'), ('O', ''))
+    """
+    prefix, _, type_name = tag.partition("-")
+    if prefix not in ("B", "I", "O") or (prefix != "O") != bool(type_name):
+        raise ValueError(f"{where} is not a BIO tag.")
+    return prefix, type_name
+
+
 def bio_spans(tags: Sequence[str]) -> list[EntitySpan]:
     """Entity spans of a BIO tag sequence, read as the CoNLL evaluation script reads them.
 
@@ -28,9 +41,7 @@ EntitySpan(label='place', start=4, end=5), EntitySpan(label='thing', start=5, en
     spans: list[EntitySpan] = []
     label, start = None, 0
     for index, tag in enumerate([*tags, "O"]):
-        prefix, _, tag_label = tag.partition("-")
-        if prefix not in ("B", "I", "O") or (prefix != "O" and not tag_label):
-            raise ValueError(f"Tag {tag!r} at position {index} is not a BIO tag.")
+        prefix, tag_label = parse_bio_tag(tag, f"Tag {tag!r} at position {index}")
         continues = prefix == "I" and tag_label == label
         if label is not None and not continues:
             spans.append(EntitySpan(label, start, index))
