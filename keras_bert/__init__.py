@@ -1,13 +1,15 @@
 """keras_bert: BERT for TensorFlow and Keras 3 — pretrain, fine-tune, serve with TF Serving.
 
 The top-level names are loaded on first use, so `import keras_bert.serving` (the REST client)
-does not import TensorFlow or Keras. Importing a model class (or `keras_bert.models`) registers
-the Keras classes that `keras.saving.load_model` needs for keras_bert models.
+does not import TensorFlow or Keras. `keras.saving.load_model` needs keras_bert's Keras classes
+registered: they are when Keras was imported before keras_bert (`import keras` then `import
+keras_bert`, the usual order), or once any model class or `keras_bert.models` is imported.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import Any
 
 _LAZY_NAMES = {
@@ -31,6 +33,10 @@ _LAZY_NAMES = {
 
 __all__ = sorted(_LAZY_NAMES)
 __version__ = "0.1.0"
+
+if "keras" in sys.modules:
+    # Keras (and so TensorFlow) is loaded already: register the classes `load_model` needs.
+    importlib.import_module("keras_bert.models")
 
 
 def __getattr__(name: str) -> Any:

@@ -80,6 +80,15 @@ def test_client_and_config_import_without_tensorflow_or_keras(statement):
     subprocess.run([sys.executable, "-c", f"{statement}; {check}"], check=True, timeout=120)
 
 
+def test_a_saved_model_loads_after_import_keras_and_keras_bert(tmp_path):
+    from keras_bert import BertConfig, BertEncoder
+
+    path = tmp_path / "encoder.keras"
+    BertEncoder(BertConfig.preset("tiny", vocab_size=50)).save(path)
+    load = f"import keras, keras_bert; keras.saving.load_model({str(path)!r})"
+    subprocess.run([sys.executable, "-c", load], check=True, timeout=120)
+
+
 def test_top_level_names_load_on_first_use():
     import keras_bert
 
