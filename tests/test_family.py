@@ -101,4 +101,23 @@ def test_roberta_has_no_in_graph_tokenizer_yet_and_distilbert_no_pooler(referenc
         keras_bert.load_preprocessor(reference_dir / "variants" / "roberta")
     encoder = keras_bert.load_encoder(reference_dir / "variants" / "distilbert")
     with pytest.raises(ConfigError, match="distilbert encoder has no pooler"):
-        keras_bert.BertClassifier(encoder, num_classes=2)
+        keras_bert.BertPretrainer(encoder)  # next-sentence prediction reads the pooler
+
+
+@pytest.mark.parametrize("family", VARIANTS)
+def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference_dir, tmp_path):
+    import keras
+
+    reference = _reference(reference_dir, family)
+    encoder = keras_bert.load_encoder(reference_dir / "variants" / family)
+    classifier = keras_bert.BertClassifier(encoder, num_classes=2)
+    layer_names = {layer.name for layer in classifier.layers}
+    assert ("pre_classifier" in layer_names) == (family != "albert")
+    inputs = _inputs(reference, "singles")
+    labels = np.arange(len(inputs["input_mask"])) % 2
+    classifier.compile(optimizer=keras.optimizers.Adam(1e-3))
+    history = classifier.fit(inputs, labels, epochs=3, batch_size=8, verbose=0)
+    assert history.history["loss"][-1] < history.history["loss"][0]
+    classifier.save(tmp_path / "classifier.keras")
+    restored = keras.saving.load_model(tmp_path / "classifier.keras")
+    np.testing.assert_allclose(restored(inputs), classifier(inputs), atol=1e-5)

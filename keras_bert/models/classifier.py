@@ -1,4 +1,5 @@
-"""BertClassifier: sequence classification (or regression) on the pooled `[CLS]` output."""
+"""BertClassifier: sequence classification (or regression) on the first token, with each
+family's own head."""
 
 from __future__ import annotations
 
@@ -10,12 +11,19 @@ import keras
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense, require_pooler
 
+# Families whose classifier reads the first token through a dense layer of their own (its
+# activation) instead of BERT's pooler.
+FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu"}
+
 
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertClassifier(BertTask):
-    """Classifies single sentences or sentence pairs from the pooled `[CLS]` vector.
+    """Classifies single sentences or sentence pairs from the first token, as each family does.
 
-    Outputs logits `[batch, num_classes]`. With `num_classes=1` it is a regressor (STS-B style):
+    BERT and ALBERT read their pooler's output (dropout → dense); RoBERTa reads the first token
+    through dropout → dense → tanh → dropout → dense, DistilBERT through dense → ReLU →
+    dropout → dense (`pre_classifier`), as transformers' heads do. Outputs logits
+    `[batch, num_classes]`. With `num_classes=1` it is a regressor (STS-B style):
     the output is the predicted score and the default loss is mean squared error.
 
     Args:
@@ -54,11 +62,25 @@ class BertClassifier(BertTask):
         dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
         head = head_dense(encoder, num_classes, name="logits")
 
+        activation = FIRST_TOKEN_HEADS.get(encoder.bert_config.model_type)
+        pre_classifier = None
+        if activation is not None:
+            hidden_size = encoder.bert_config.hidden_size
+            pre_classifier = head_dense(encoder, hidden_size, "pre_classifier", activation)
+
         # Functional model
-        require_pooler(encoder, "BertClassifier")
-        pooled_output = encoder(encoder.input)["pooled_output"]
-        logits = head(dropout(pooled_output))
+        encoder_outputs = encoder(encoder.input)
+        if pre_classifier is None:
+            require_pooler(encoder, "BertClassifier")
+            features = dropout(encoder_outputs["pooled_output"])
+        else:
+            first_token = encoder_outputs["sequence_output"][:, 0]
+            if activation == "tanh":  # RoBERTa drops out before its dense layer too
+                first_token = dropout(first_token)
+            features = dropout(pre_classifier(first_token))
+        logits = head(features)
         super().__init__(encoder, logits, **kwargs)
+        self.uses_pooled_output = pre_classifier is None
 
         # Config
         self.num_classes = num_classes

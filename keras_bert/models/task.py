@@ -14,11 +14,14 @@ from keras_bert.models.functional_config import functional_base_config, set_dtyp
 DEFAULT_LEARNING_RATE = 5e-5
 
 
-def head_dense(encoder: BertEncoder, units: int, name: str) -> keras.layers.Dense:
-    """A task head's output layer: initialised like the encoder, computed in float32 (so that
+def head_dense(
+    encoder: BertEncoder, units: int, name: str, activation: str | None = None
+) -> keras.layers.Dense:
+    """A task head's dense layer: initialised like the encoder, computed in float32 (so that
     logits stay float32 under mixed precision)."""
     return keras.layers.Dense(
         units,
+        activation=activation,
         kernel_initializer=keras.initializers.TruncatedNormal(
             stddev=encoder.bert_config.initializer_range
         ),
