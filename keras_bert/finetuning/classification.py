@@ -11,8 +11,8 @@ from keras_bert.data.classification import (
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
+    checkpoint_preprocessor,
     fit_task_model,
-    load_preprocessor,
     save_run,
 )
 from keras_bert.metrics import classification_scores, regression_scores
@@ -56,7 +56,7 @@ def finetune_classifier(
     """
     if config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.seed)
-    preprocessor = load_preprocessor(config)
+    preprocessor = checkpoint_preprocessor(config)
     if regression:
         label_names, targets = None, np.asarray(train.labels, np.float32)
     else:

@@ -10,8 +10,8 @@ from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
+    checkpoint_preprocessor,
     fit_task_model,
-    load_preprocessor,
     save_run,
 )
 from keras_bert.metrics import squad_scores
@@ -68,7 +68,7 @@ def finetune_question_answerer(
     `config.seq_length` is the window length (384 in the BERT paper). Writes
     `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
     """
-    preprocessor = load_preprocessor(config)
+    preprocessor = checkpoint_preprocessor(config)
     windows = build_question_windows(
         train,
         preprocessor.tokenizer,

@@ -63,13 +63,15 @@ class FinetuningConfig:
         return -(-num_examples // self.batch_size)
 
 
-def load_preprocessor(config: FinetuningConfig, **kwargs) -> BertPreprocessor:
+def checkpoint_preprocessor(config: FinetuningConfig, **kwargs) -> BertPreprocessor:
+    """The preprocessor of the run's checkpoint at the run's `seq_length`."""
     return BertPreprocessor.from_checkpoint(
         config.checkpoint, seq_length=config.seq_length, **kwargs
     )
 
 
-def load_encoder(config: FinetuningConfig) -> BertEncoder:
+def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
+    """The run's checkpoint's encoder with the run's dropout."""
     return BertEncoder.from_checkpoint(
         config.checkpoint,
         dropout_rate=config.dropout_rate,
@@ -107,7 +109,7 @@ def fit_task_model(
         return train_dataset.repeat().skip(start_step).take(remaining), None
 
     result = fit_resumable(
-        lambda: build_model(load_encoder(config)),
+        lambda: build_model(checkpoint_encoder(config)),
         settings,
         datasets,
         run_config=dataclasses.asdict(config),

@@ -13,8 +13,8 @@ from keras_bert.data.token_classification import (
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
+    checkpoint_preprocessor,
     fit_task_model,
-    load_preprocessor,
     save_run,
 )
 from keras_bert.metrics import entity_scores
@@ -82,7 +82,7 @@ def finetune_token_classifier(
     tag_names = tag_names or tag_names_of(train)
     if evaluation is not None:
         encode_tags(evaluation, tag_names)  # fail before training, not after
-    preprocessor = load_preprocessor(config)
+    preprocessor = checkpoint_preprocessor(config)
     train_dataset = token_classification_dataset(
         train,
         preprocessor,
