@@ -86,7 +86,8 @@ def fit_task_model(
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
     Args:
-        build_model: a function `encoder -> task model`, called in the strategy's scope.
+        build_model: a function `encoder -> task model`, called in the strategy's scope with
+            the encoder of `config.checkpoint`.
         config: the run's settings.
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
@@ -94,6 +95,19 @@ def fit_task_model(
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
+    return fit_model(
+        lambda: build_model(load_encoder(config)), config, train_dataset, num_train_examples
+    )
+
+
+def fit_model(
+    build_model,
+    config: FinetuningConfig,
+    train_dataset: tf.data.Dataset,
+    num_train_examples: int,
+) -> tuple[keras.Model, dict]:
+    """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
+    takes no argument (e.g. a `Distiller` of a trained teacher)."""
     keras.utils.set_random_seed(config.seed)
     output_dir = Path(config.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -103,7 +117,7 @@ def fit_task_model(
     # Whole epochs for Keras; a fractional last epoch is cut by steps_per_epoch.
     epochs = -(-total_steps // steps_per_epoch)
     with strategy.scope():
-        model = build_model(load_encoder(config))
+        model = build_model()
         model.compile(
             optimizer=create_optimizer(
                 config.learning_rate,

@@ -5,7 +5,7 @@ import keras
 from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
-from keras_bert.layers.self_attention import MultiHeadSelfAttention
+from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -24,6 +24,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_dropout_rate: dropout on attention probabilities.
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
+
+    Call args:
+        hidden_states: float tensor [batch, sequence, hidden_size].
+        padding_mask: 1 for real tokens, 0 for padding, [batch, sequence].
+        return_attention_scores: also return the attention scores `[batch, heads, query, key]`
+            (before the padding mask and softmax).
 
     Example:
     >>> import numpy as np
@@ -93,17 +99,31 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_states_shape)
         self.built = True
 
-    def call(self, hidden_states, padding_mask, training=None):
-        attention_output = self.attention(hidden_states, padding_mask, training=training)
+    def call(self, hidden_states, padding_mask, training=None, return_attention_scores=False):
+        attention_output = self.attention(
+            hidden_states,
+            padding_mask,
+            training=training,
+            return_attention_scores=return_attention_scores,
+        )
+        if return_attention_scores:
+            attention_output, attention_scores = attention_output
         attention_output = self.attention_dropout(attention_output, training=training)
         hidden_states = self.attention_layer_norm(hidden_states + attention_output)
 
         feed_forward_output = self.output_dense(self.intermediate_dense(hidden_states))
         feed_forward_output = self.output_dropout(feed_forward_output, training=training)
-        return self.output_layer_norm(hidden_states + feed_forward_output)
+        hidden_states = self.output_layer_norm(hidden_states + feed_forward_output)
+        if return_attention_scores:
+            return hidden_states, attention_scores
+        return hidden_states
 
-    def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
-        return hidden_states_shape
+    def compute_output_spec(
+        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+    ):
+        return output_spec(
+            hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
+        )
 
     def get_config(self):
         return {

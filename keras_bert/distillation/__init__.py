@@ -1,0 +1,15 @@
+"""Distillation: DistilBERT- and TinyBERT-style students trained from a frozen teacher."""
+
+from keras_bert.distillation.distiller import DistillationLosses, Distiller
+from keras_bert.distillation.features import encoder_features, task_features
+from keras_bert.distillation.student import initialize_student, layer_map, spread_layers
+
+__all__ = [
+    "DistillationLosses",
+    "Distiller",
+    "encoder_features",
+    "initialize_student",
+    "layer_map",
+    "spread_layers",
+    "task_features",
+]
