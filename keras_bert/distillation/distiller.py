@@ -122,23 +122,30 @@ class Distiller(keras.Model):
         teacher_config = teacher.encoder.bert_config
         student_config = student.encoder.bert_config
         self.layer_map = layer_map(teacher_config.num_layers, student_config.num_layers)
-        # One projection per student layer and one for the embeddings (TinyBERT's W_h, W_e).
-        self.projections = []
-        projects = losses.hidden_mse or losses.hidden_cosine
-        if projects and student_config.hidden_size != teacher_config.hidden_size:
-            self.projections = [
-                keras.layers.Dense(teacher_config.hidden_size, name=f"hidden_projection_{index}")
-                for index in range(student_config.num_layers + 1)
-            ]
+        # TinyBERT's W_e and W_h: a projection of the embeddings ("layer_0") and of each
+        # block ("layer_1" ...) that a loss compares at another width.
+        self.projections = {}
+        if student_config.hidden_size != teacher_config.hidden_size:
+            projected = range(student_config.num_layers + 1) if losses.hidden_mse else []
+            if losses.hidden_cosine:
+                projected = sorted({*projected, student_config.num_layers})
+            self.projections = {
+                f"layer_{index}": keras.layers.Dense(
+                    teacher_config.hidden_size, name=f"hidden_projection_{index}"
+                )
+                for index in projected
+            }
         self.loss_trackers = {name: keras.metrics.Mean(name=name) for name in losses.active}
         self.accuracy = MaskedTokenAccuracy(name="accuracy")
-        for projection in self.projections:
+        for projection in self.projections.values():
             projection.build((None, None, student_config.hidden_size))
         self.built = True  # every part is built: backups can be restored before `fit`
 
     @property
     def trainable_weights(self) -> list[keras.Variable]:
-        projections = [weight for layer in self.projections for weight in layer.trainable_weights]
+        projections = [
+            weight for layer in self.projections.values() for weight in layer.trainable_weights
+        ]
         return self.student.trainable_weights + projections
 
     @property
@@ -151,8 +158,11 @@ class Distiller(keras.Model):
             "student": self.student_features(inputs, training=training),
         }
 
-    def _project(self, index: int, hidden_states):
-        return self.projections[index](hidden_states) if self.projections else hidden_states
+    def _project(self, layer_index: int, hidden_states):
+        """Student hidden states at the teacher's width (layer 0: the embeddings)."""
+        if not self.projections:
+            return hidden_states
+        return self.projections[f"layer_{layer_index}"](hidden_states)
 
     def weighted_losses(self, inputs, labels, outputs) -> dict[str, tf.Tensor]:
         """Each active loss, times its weight, by name."""
