@@ -39,6 +39,29 @@ def load_sentences() -> list[str]:
     return [json.loads(line)["text"] for line in path.read_text().splitlines()]
 
 
+def request_batches(sentences: list[str], batch_size: int, count: int) -> list[list[str]]:
+    """`count` consecutive batches of `batch_size` sentences, wrapping around (full ones only)."""
+    batches = [
+        sentences[(index * batch_size) % len(sentences) :][:batch_size] for index in range(count)
+    ]
+    return [batch for batch in batches if len(batch) == batch_size]
+
+
+def interleaved_timings(calls: dict[str, list], warmup: int = 5) -> dict[str, np.ndarray]:
+    """Seconds of every call, `calls[name][index]` for each index in turn with the names
+    alternating, so that all see the same machine load; after `warmup` calls of each."""
+    for name in calls:
+        for call in calls[name][:warmup]:
+            call()
+    timings = {name: [] for name in calls}
+    for index in range(min(len(values) for values in calls.values())):
+        for name in calls:
+            start = time.perf_counter()
+            calls[name][index]()
+            timings[name].append(time.perf_counter() - start)
+    return {name: np.array(values) for name, values in timings.items()}
+
+
 def export_encoder(base_dir: Path) -> Path:
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
     encoder = BertEncoder.from_checkpoint(default_checkpoint())
@@ -69,25 +92,12 @@ def main() -> None:
 
         results = {}
         for batch_size, count in [(1, args.requests), (32, args.batches)]:
-            batches = [
-                sentences[(index * batch_size) % len(sentences) :][:batch_size]
-                for index in range(count)
-            ]
-            batches = [batch for batch in batches if len(batch) == batch_size]
+            batches = request_batches(sentences, batch_size, count)
             calls = {
                 "string": [text_call(b) for b in batches],
                 "ids": [ids_call(b) for b in batches],
             }
-            for name in calls:  # warm-up
-                for call in calls[name][:5]:
-                    call()
-            timings = {name: [] for name in calls}
-            for index in range(len(batches)):
-                for name in calls:
-                    start = time.perf_counter()
-                    calls[name][index]()
-                    timings[name].append(time.perf_counter() - start)
-            results[batch_size] = {name: np.array(values) for name, values in timings.items()}
+            results[batch_size] = interleaved_timings(calls)
 
     print(f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {os.cpu_count()} CPU cores, TF {tf.__version__}")
     print()
