@@ -18,6 +18,7 @@ import dataclasses
 
 from keras_bert.data.classification import read_classification_file
 from keras_bert.distillation import DistillationLosses
+from keras_bert.distillation.augmentation import augment_texts
 from keras_bert.distillation.task_distillation import (
     StudentConfig,
     distill_classifier,
@@ -43,6 +44,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--task", choices=("classifier", "token_classifier"), default="classifier")
     parser.add_argument("--train", required=True, help="the teacher's training file")
     parser.add_argument("--unlabeled", nargs="+", default=[], help="text files, a text a line")
+    parser.add_argument(
+        "--augment-copies",
+        type=int,
+        default=0,
+        help="add N variants of every training text (masked words, n-grams) as unlabeled text",
+    )
     parser.add_argument("--eval", help="evaluation file")
     parser.add_argument("--num-layers", type=int, required=True)
     parser.add_argument("--hidden-size", type=int, help="default: the teacher's")
@@ -67,11 +74,16 @@ def main(argv: list[str] | None = None) -> dict:
         "classifier": (read_classification_file, distill_classifier),
         "token_classifier": (read_sentences, distill_token_classifier),
     }[args.task]
+    train = read(args.train)
+    unlabeled = read_unlabeled_texts(args.unlabeled)
+    if args.augment_copies:
+        texts = train.texts if args.task == "classifier" else map(" ".join, train.words)
+        unlabeled += augment_texts(list(texts), args.augment_copies, seed=args.seed)
     _, summary = distill(
         finetuning_config(args),
         student_config,
-        read(args.train),
-        read_unlabeled_texts(args.unlabeled),
+        train,
+        unlabeled,
         read(args.eval) if args.eval else None,
     )
     print_summary(summary | {"distillation": dataclasses.asdict(student_config)})
