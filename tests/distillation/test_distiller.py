@@ -123,3 +123,18 @@ def test_incompatible_students_and_settings_are_refused():
         DistillationLosses(soft_targets=0, hard_targets=0)
     with pytest.raises(ConfigError, match="temperature must be positive, got 0"):
         DistillationLosses(temperature=0)
+
+
+def test_distiller_config_and_weights_round_trip(tmp_path):
+    teacher = BertClassifier(tiny_encoder(num_layers=2), 2)
+    student = initialize_student(teacher, num_layers=1, hidden_size=64)
+    distiller = Distiller(teacher, student, DistillationLosses(hidden_mse=1.0, temperature=3.0))
+    distiller.save_weights(tmp_path / "distiller.weights.h5")
+    restored = Distiller.from_config(distiller.get_config())
+    assert restored.losses_config == distiller.losses_config and restored.layer_map == [1]
+    restored.load_weights(tmp_path / "distiller.weights.h5")
+    labels = np.array([0, 1])
+    expected = distiller.weighted_losses(INPUTS, labels, distiller(INPUTS))
+    actual = restored.weighted_losses(INPUTS, labels, restored(INPUTS))
+    for name, value in expected.items():
+        np.testing.assert_allclose(actual[name], value, rtol=1e-6)
