@@ -208,15 +208,32 @@ def signature_variant(name: str, module, export_dir: Path, inputs: str) -> Varia
     return Variant(name, "128 ids", make_ids_call)
 
 
-def time_variants(variants: list[Variant], batches: list[list[str]]) -> dict[str, np.ndarray]:
-    calls = {variant.name: [variant.make_call(batch) for batch in batches] for variant in variants}
+def request_batches(sentences: list[str], batch_size: int, count: int) -> list[list[str]]:
+    """`count` consecutive batches of `batch_size` sentences, wrapping around (full ones only)."""
+    batches = [
+        sentences[(index * batch_size) % len(sentences) :][:batch_size] for index in range(count)
+    ]
+    return [batch for batch in batches if len(batch) == batch_size]
+
+
+def interleaved_timings(calls: dict[str, list], warmup: int = 5) -> dict[str, np.ndarray]:
+    """Seconds of every call, `calls[name][index]` for each index in turn with the names
+    alternating, so that all see the same machine load; after `warmup` calls of each."""
+    for name in calls:
+        for call in calls[name][:warmup]:
+            call()
     timings = {name: [] for name in calls}
-    for index in range(len(batches)):
-        for name, variant_calls in calls.items():
+    for index in range(min(len(values) for values in calls.values())):
+        for name in calls:
             start = time.perf_counter()
-            variant_calls[index]()
+            calls[name][index]()
             timings[name].append(time.perf_counter() - start)
     return {name: np.array(values) for name, values in timings.items()}
+
+
+def time_variants(variants: list[Variant], batches: list[list[str]]) -> dict[str, np.ndarray]:
+    calls = {variant.name: [variant.make_call(batch) for batch in batches] for variant in variants}
+    return interleaved_timings(calls, warmup=0)
 
 
 def labels_on(export_dir: Path, texts: list[str]) -> list[str]:

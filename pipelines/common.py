@@ -226,7 +226,7 @@ def _add_field_arguments(
         origin = typing.get_origin(hint)
         if hint is bool:
             options.update(type=parse_bool, nargs="?", const=True, metavar="{true,false}")
-        elif origin is list:
+        elif origin in (list, tuple):
             options.update(nargs="+", type=typing.get_args(hint)[0], metavar=field.name.upper())
         elif hint is dict or origin is dict:
             options.update(type=json.loads, metavar="JSON")
@@ -321,7 +321,8 @@ def finetuning_config(arguments: argparse.Namespace):
     """The `FinetuningConfig` of parsed fine-tuning flags."""
     from keras_bert.finetuning.recipe import FinetuningConfig
 
-    values = config_overrides(arguments)
+    names = {field.name for field in dataclasses.fields(FinetuningConfig)}
+    values = {name: value for name, value in config_overrides(arguments).items() if name in names}
     values.setdefault("checkpoint", default_checkpoint())
     return FinetuningConfig(**values)
 

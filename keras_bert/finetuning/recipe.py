@@ -88,7 +88,8 @@ def fit_task_model(
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
     Args:
-        build_model: a function `encoder -> task model`, called in the strategy's scope.
+        build_model: a function `encoder -> task model`, called in the strategy's scope with
+            the encoder of `config.checkpoint`.
         config: the run's settings.
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
@@ -96,6 +97,19 @@ def fit_task_model(
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
+    return fit_model(
+        lambda: build_model(checkpoint_encoder(config)), config, train_dataset, num_train_examples
+    )
+
+
+def fit_model(
+    build_model,
+    config: FinetuningConfig,
+    train_dataset: tf.data.Dataset,
+    num_train_examples: int,
+) -> tuple[keras.Model, dict]:
+    """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
+    takes no argument (e.g. a `Distiller` of a trained teacher)."""
     steps_per_epoch = config.steps_per_epoch(num_train_examples)
     settings = RunSettings.from_config(
         config,
@@ -109,7 +123,7 @@ def fit_task_model(
         return train_dataset.repeat().skip(start_step).take(remaining), None
 
     result = fit_resumable(
-        lambda: build_model(checkpoint_encoder(config)),
+        build_model,
         settings,
         datasets,
         run_config=dataclasses.asdict(config),

@@ -5,7 +5,7 @@ import keras
 from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
-from keras_bert.layers.self_attention import MultiHeadSelfAttention
+from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -30,6 +30,12 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
         pre_layer_norm: normalize each branch's input instead of the residual sum.
+
+    Call args:
+        hidden_states: float tensor [batch, sequence, hidden_size].
+        padding_mask: 1 for real tokens, 0 for padding, [batch, sequence].
+        return_attention_scores: also return the attention scores `[batch, heads, query, key]`
+            (before the padding mask and softmax).
 
     Example:
     >>> import numpy as np
@@ -101,11 +107,18 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_states_shape)
         self.built = True
 
-    def call(self, hidden_states, padding_mask, training=None):
+    def call(self, hidden_states, padding_mask, training=None, return_attention_scores=False):
         attention_input = hidden_states
         if self.pre_layer_norm:
             attention_input = self.attention_layer_norm(hidden_states)
-        attention_output = self.attention(attention_input, padding_mask, training=training)
+        attention_output = self.attention(
+            attention_input,
+            padding_mask,
+            training=training,
+            return_attention_scores=return_attention_scores,
+        )
+        if return_attention_scores:
+            attention_output, attention_scores = attention_output
         attention_output = self.attention_dropout(attention_output, training=training)
         hidden_states = hidden_states + attention_output
         if not self.pre_layer_norm:
@@ -117,12 +130,18 @@ class TransformerEncoderBlock(keras.layers.Layer):
         feed_forward_output = self.output_dense(self.intermediate_dense(feed_forward_input))
         feed_forward_output = self.output_dropout(feed_forward_output, training=training)
         hidden_states = hidden_states + feed_forward_output
-        if self.pre_layer_norm:
-            return hidden_states
-        return self.output_layer_norm(hidden_states)
+        if not self.pre_layer_norm:
+            hidden_states = self.output_layer_norm(hidden_states)
+        if return_attention_scores:
+            return hidden_states, attention_scores
+        return hidden_states
 
-    def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
-        return hidden_states_shape
+    def compute_output_spec(
+        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+    ):
+        return output_spec(
+            hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
+        )
 
     def get_config(self):
         return {

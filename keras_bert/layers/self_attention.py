@@ -26,6 +26,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         hidden_states: float tensor [batch, sequence, hidden_size].
         padding_mask: 1 for real tokens, 0 for padding, [batch, sequence]. Padded keys get no
             attention; padded queries still produce (unused) outputs, as in BERT.
+        return_attention_scores: also return the scaled scores `[batch, heads, query, key]`
+            before the padding mask and softmax (TinyBERT's attention distillation).
 
     Example:
     >>> import numpy as np
@@ -76,7 +78,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         batch_size, sequence_length = ops.shape(tensor)[0], ops.shape(tensor)[1]
         return ops.reshape(tensor, (batch_size, sequence_length, self.num_heads, self.head_size))
 
-    def call(self, hidden_states, padding_mask, training=None):
+    def call(self, hidden_states, padding_mask, training=None, return_attention_scores=False):
         # Scaling the queries instead of the scores: the same product, on a tensor
         # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
         query = self.query(hidden_states)
@@ -84,19 +86,25 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
 
-        scores = ops.einsum("bqnh,bknh->bnqk", query, key)
-        key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], scores.dtype)
-        scores = scores + key_is_padding * ops.cast(MASKED_SCORE, scores.dtype)
+        unmasked_scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
+        scores = unmasked_scores + key_is_padding * ops.cast(MASKED_SCORE, unmasked_scores.dtype)
         probabilities = ops.softmax(scores, axis=-1)
         probabilities = self.dropout(probabilities, training=training)
 
         context = ops.einsum("bnqk,bknh->bqnh", probabilities, value)
         batch_size, sequence_length = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
         context = ops.reshape(context, (batch_size, sequence_length, self.hidden_size))
+        if return_attention_scores:
+            return self.output_dense(context), unmasked_scores
         return self.output_dense(context)
 
-    def compute_output_shape(self, hidden_states_shape, padding_mask_shape=None):
-        return hidden_states_shape
+    def compute_output_spec(
+        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+    ):
+        return output_spec(
+            hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
+        )
 
     def get_config(self):
         return {
@@ -106,3 +114,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             "attention_dropout_rate": self.attention_dropout_rate,
             "initializer_range": self.initializer_range,
         }
+
+
+def output_spec(hidden_states, num_heads: int, dtype: str, return_attention_scores: bool):
+    """The symbolic output of a layer that keeps the shape of `hidden_states` and may also
+    return attention scores `[batch, num_heads, sequence, sequence]`."""
+    output = keras.KerasTensor(hidden_states.shape, dtype=dtype)
+    if not return_attention_scores:
+        return output
+    batch_size, sequence_length = hidden_states.shape[0], hidden_states.shape[1]
+    scores_shape = (batch_size, num_heads, sequence_length, sequence_length)
+    return output, keras.KerasTensor(scores_shape, dtype=dtype)

@@ -1,0 +1,91 @@
+"""What a distiller reads from a task model: its logits and every layer's hidden states and
+attention scores, computed by the model's own layers (weights shared, nothing copied)."""
+
+from __future__ import annotations
+
+import keras
+
+from keras_bert.config import ConfigError
+from keras_bert.layers import BertEmbeddings, TransformerEncoderBlock
+from keras_bert.models.task import BertTask
+
+
+def _identity(layer: keras.layers.Layer) -> keras.layers.Layer:
+    return layer
+
+
+class _WithAttentionScores(keras.layers.Layer):
+    """Calls a `TransformerEncoderBlock` (its weights, not a copy) for its output and its
+    attention scores. A layer of its own because Keras expects every call of one layer in a
+    graph to return the structure of its first call."""
+
+    def __init__(self, block: TransformerEncoderBlock, **kwargs):
+        super().__init__(name=f"{block.name}_with_attention_scores", **kwargs)
+        self.block = block
+
+    def call(self, hidden_states, padding_mask, training=None):
+        return self.block(
+            hidden_states, padding_mask, training=training, return_attention_scores=True
+        )
+
+    def compute_output_spec(self, hidden_states, padding_mask, training=None):
+        return self.block.compute_output_spec(
+            hidden_states, padding_mask, return_attention_scores=True
+        )
+
+
+def encoder_features(encoder: keras.Model) -> keras.Model:
+    """A functional model on the layers of `encoder` whose outputs add to the encoder's
+    `embedding_output`, `hidden_states` (one per block) and `attention_scores` (one
+    `[batch, heads, query, key]` per block). The encoder itself is left as it is, so its
+    serving graph computes no scores."""
+    embedding_output: list = []
+    hidden_states: list = []
+    attention_scores: list = []
+
+    def call_and_record(layer, *args, **kwargs):
+        if isinstance(layer, TransformerEncoderBlock):
+            outputs, scores = _WithAttentionScores(layer)(*args, **kwargs)
+            hidden_states.append(outputs)
+            attention_scores.append(scores)
+            return outputs
+        outputs = layer(*args, **kwargs)
+        if isinstance(layer, BertEmbeddings):
+            embedding_output.append(outputs)
+        return outputs
+
+    traced = keras.models.clone_model(
+        encoder, clone_function=_identity, call_function=call_and_record
+    )
+    outputs = {
+        "sequence_output": traced.output["sequence_output"],
+        "pooled_output": traced.output["pooled_output"],
+        "embedding_output": embedding_output[0],
+        "hidden_states": hidden_states,
+        "attention_scores": attention_scores,
+    }
+    return keras.Model(traced.input, outputs, name=f"{encoder.name}_features")
+
+
+def task_features(task: BertTask) -> keras.Model:
+    """A functional model on the layers of `task` (a classifier or token classifier) whose
+    outputs are `logits` and the encoder's outputs of `encoder_features`."""
+    if not isinstance(task, BertTask):
+        raise ConfigError(f"Can only distill a BertTask model, got {type(task).__name__}.")
+    features = encoder_features(task.encoder)
+    recorded: list = []
+
+    def call_with_features(layer, *args, **kwargs):
+        if layer is not task.encoder:
+            return layer(*args, **kwargs)
+        outputs = features(*args, **kwargs)
+        recorded.append(outputs)
+        return {name: outputs[name] for name in ("sequence_output", "pooled_output")}
+
+    traced = keras.models.clone_model(
+        task, clone_function=_identity, call_function=call_with_features
+    )
+    if len(recorded) != 1:
+        raise ConfigError(f"{task.name} calls its encoder {len(recorded)} times, not once.")
+    outputs = {"logits": traced.output, **recorded[0]}
+    return keras.Model(traced.input, outputs, name=f"{task.name}_features")

@@ -1,0 +1,98 @@
+"""pipelines.distill end to end on real text: a teacher on a tiny checkpoint distilled (with
+unlabeled sentences) into a student that exports like any other model. (Teachers are not
+fine-tuned here: that is the fine-tuning pipelines' test; these check the distillation job.)"""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert import BertEncoder
+from keras_bert.data.token_classification import tag_names_of
+from keras_bert.export import export_for_serving, serving_module
+from keras_bert.models import BertClassifier, BertTokenClassifier
+from keras_bert.text import BertPreprocessor
+from pipelines import distill
+from pipelines.finetune_ner import read_sentences
+from tests.test_pipelines import common_flags
+
+pytestmark = pytest.mark.slow
+
+
+def unlabeled_file(tmp_path, data_dir):
+    """Real in-domain sentences without their labels: the first dev snippets."""
+    path = data_dir / "sentiment" / "movie_snippets.dev.jsonl"
+    texts = [json.loads(line)["text"] for line in path.read_text().splitlines()[:8]]
+    unlabeled = tmp_path / "unlabeled.txt"
+    unlabeled.write_text("\n".join(texts) + "\n\n")
+    return unlabeled
+
+
+def data_flags(tmp_path, directory, name: str) -> list[str]:
+    """The real training file and the first 32 records of the dev file."""
+    evaluation = tmp_path / f"{name}.dev.jsonl"
+    lines = (directory / f"{name}.dev.jsonl").read_text().splitlines()[:32]
+    evaluation.write_text("\n".join(lines) + "\n")
+    return ["--train", str(directory / f"{name}.train.jsonl"), "--eval", str(evaluation)]
+
+
+def save_teacher(task_class, checkpoint, path, **arguments) -> str:
+    keras.utils.set_random_seed(0)
+    task_class(BertEncoder.from_checkpoint(checkpoint), **arguments).save(path)
+    return str(path)
+
+
+def test_distill_classifier_job_writes_an_exportable_student(
+    tiny_checkpoint_dir, data_dir, tmp_path
+):
+    labels = {"num_classes": 2, "label_names": ["neg", "pos"]}
+    teacher = save_teacher(
+        BertClassifier, tiny_checkpoint_dir, tmp_path / "teacher.keras", **labels
+    )
+    student_flags = ["--num-layers", "1", "--hidden-mse", "1", "--attention-scores", "0.1"]
+    summary = distill.main(
+        ["--teacher", teacher, "--seq-length", "32", "--max-train-examples", "16"]
+        + data_flags(tmp_path, data_dir / "sentiment", "movie_snippets")
+        + ["--unlabeled", str(unlabeled_file(tmp_path, data_dir)), *student_flags]
+        + common_flags(tiny_checkpoint_dir, tmp_path / "student")
+    )
+    assert summary["train_steps"] == 3  # 16 labelled + 8 unlabeled sentences, batch 8
+    assert summary["student_parameters"] < summary["teacher_parameters"]
+    assert set(summary["evaluation"]) == set(summary["teacher_evaluation"])
+    history = summary["history"]
+    assert {"soft_targets", "hard_targets", "hidden_mse", "attention_scores"} <= set(history)
+    student = keras.saving.load_model(tmp_path / "student" / "model.keras")
+    assert type(student) is BertClassifier and student.encoder.bert_config.num_layers == 1
+    settings = json.loads((tmp_path / "student" / "distillation.json").read_text())
+    assert settings["num_layers"] == 1 and settings["losses"]["hidden_mse"] == 1.0
+
+    preprocessor = BertPreprocessor.from_checkpoint(tiny_checkpoint_dir, seq_length=32)
+    export_dir = export_for_serving(
+        serving_module(student, preprocessor), tmp_path / "saved_models", "student"
+    )
+    texts = ["A sharp, funny film.", "Dull and far too long."]
+    served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
+    probabilities = served(text=tf.constant(texts))["probabilities"]
+    expected = keras.ops.softmax(student(preprocessor(tf.constant(texts))))
+    np.testing.assert_allclose(probabilities, expected, atol=1e-5)
+
+
+def test_distill_token_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path):
+    tags = tag_names_of(read_sentences(str(data_dir / "ner" / "wnut16.train.jsonl")))
+    teacher = save_teacher(
+        BertTokenClassifier, tiny_checkpoint_dir, tmp_path / "teacher.keras", label_names=tags
+    )
+    student_flags = ["--num-layers", "1", "--hidden-size", "64", "--hidden-cosine", "1"]
+    summary = distill.main(
+        ["--teacher", teacher, "--task", "token_classifier", "--seq-length", "48"]
+        + ["--max-train-examples", "16", *data_flags(tmp_path, data_dir / "ner", "wnut16")]
+        + ["--unlabeled", str(unlabeled_file(tmp_path, data_dir)), *student_flags]
+        + common_flags(tiny_checkpoint_dir, tmp_path / "student")
+    )
+    assert summary["train_steps"] == 3
+    assert "f1" in summary["evaluation"] and "f1" in summary["teacher_evaluation"]
+    student = keras.saving.load_model(tmp_path / "student" / "model.keras")
+    assert type(student) is BertTokenClassifier
+    assert student.encoder.bert_config.hidden_size == 64
