@@ -115,9 +115,11 @@ def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference
     assert ("pre_classifier" in layer_names) == (family != "albert")
     inputs = _inputs(reference, "singles")
     labels = np.arange(len(inputs["input_mask"])) % 2
+    keras.utils.set_random_seed(0)
     classifier.compile(optimizer=keras.optimizers.Adam(1e-3))
-    history = classifier.fit(inputs, labels, epochs=3, batch_size=8, verbose=0)
-    assert history.history["loss"][-1] < history.history["loss"][0]
+    # Eight sentences' labels, memorised: the head and encoder train.
+    history = classifier.fit(inputs, labels, epochs=15, batch_size=8, verbose=0)
+    assert history.history["loss"][-1] < 0.8 * history.history["loss"][0]
     classifier.save(tmp_path / "classifier.keras")
     restored = keras.saving.load_model(tmp_path / "classifier.keras")
     np.testing.assert_allclose(restored(inputs), classifier(inputs), atol=1e-5)
