@@ -102,8 +102,11 @@ def stock_adamw():
     from keras_bert.training import create_optimizer
     from keras_bert.training.optimization import NO_WEIGHT_DECAY_NAMES
 
-    # FusedAdamW takes AdamW's arguments; the weight-decay exclusions are not in the config.
-    optimizer = keras.optimizers.AdamW.from_config(create_optimizer(1e-4, 10_000).get_config())
+    # FusedAdamW takes AdamW's arguments and one of its own (where epsilon is added, which does
+    # not change the work of a step); the weight-decay exclusions are not in the config.
+    config = create_optimizer(1e-4, 10_000).get_config()
+    config.pop("epsilon_after_bias_correction")
+    optimizer = keras.optimizers.AdamW.from_config(config)
     optimizer.exclude_from_weight_decay(var_names=list(NO_WEIGHT_DECAY_NAMES))
     return optimizer
 

@@ -83,6 +83,15 @@ class FusedAdamW(keras.optimizers.AdamW):
     across replicas gradients are clipped before they are summed, as Keras does. Accumulation
     and loss scaling stay Keras' own; sparse gradients and `amsgrad=True` take Keras' update.
 
+    Args:
+        epsilon_after_bias_correction: add `epsilon` to the bias-corrected root of the second
+            moment, `sqrt(v / (1 - beta_2**t))`, as PyTorch's `AdamW` and Algorithm 1 of the
+            Adam paper do, instead of to `sqrt(v)` as Keras does (the paper's "epsilon hat").
+            Keras' epsilon is then `epsilon * sqrt(1 - beta_2**t)`: 1e-6 acts as 3e-5 at step
+            1 and still 2e-6 at step 340, which damps the steps of every weight whose gradient
+            is that small (most of BERT's, once gradients are clipped to norm 1).
+        **kwargs: `keras.optimizers.AdamW`'s arguments.
+
     Example:
     >>> optimizer = FusedAdamW(learning_rate=0.1, weight_decay=0.0)
     >>> variable = keras.Variable([1.0, -1.0])
@@ -94,6 +103,12 @@ class FusedAdamW(keras.optimizers.AdamW):
     # The clipping scale `update_step` still has to apply: set by `_clip_gradients`, which Keras
     # calls just before the update steps of the same `apply`.
     _pending_gradient_scale = None
+
+    def __init__(self, epsilon_after_bias_correction: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if epsilon_after_bias_correction and self.amsgrad:
+            raise ValueError("epsilon_after_bias_correction=True does not support amsgrad=True.")
+        self.epsilon_after_bias_correction = epsilon_after_bias_correction
 
     def _apply_weight_decay(self, variables):
         """Weight decay is applied by `update_step`, just before each variable's update."""
@@ -117,8 +132,11 @@ class FusedAdamW(keras.optimizers.AdamW):
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         scale = self._pending_gradient_scale
-        if scale is not None and isinstance(gradient, tf.IndexedSlices):
-            # Keras' clipping multiplies every gradient, which makes sparse ones dense.
+        if isinstance(gradient, tf.IndexedSlices) and (
+            scale is not None or self.epsilon_after_bias_correction
+        ):
+            # Keras' clipping multiplies every gradient, which makes sparse ones dense; Keras'
+            # sparse update has no bias-corrected epsilon.
             gradient = tf.convert_to_tensor(gradient)
         scale = tf.constant(1.0, dtype) if scale is None else tf.cast(scale, dtype)
         decayed = self.weight_decay and self._use_weight_decay(variable)
@@ -130,6 +148,13 @@ class FusedAdamW(keras.optimizers.AdamW):
                 gradient = gradient * tf.cast(scale, gradient.dtype)
             return super().update_step(gradient, variable, learning_rate)
         index = self._get_variable_index(variable)
+        step = tf.cast(self.iterations + 1, dtype)
+        beta_2 = tf.cast(self.beta_2, dtype)
+        epsilon = tf.cast(self.epsilon, dtype)
+        if self.epsilon_after_bias_correction:
+            # lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
+            #   = lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps * sqrt(1 - b2^t))
+            epsilon = epsilon * tf.sqrt(1 - beta_2**step)
         adamw_update(
             variable.handle,
             self._momentums[index].value.handle,
@@ -139,7 +164,13 @@ class FusedAdamW(keras.optimizers.AdamW):
             tf.cast(learning_rate, dtype),
             decay_rate,
             tf.cast(self.beta_1, dtype),
-            tf.cast(self.beta_2, dtype),
-            tf.cast(self.epsilon, dtype),
-            tf.cast(self.iterations + 1, dtype),
+            beta_2,
+            epsilon,
+            step,
         )
+
+    def get_config(self) -> dict:
+        return {
+            **super().get_config(),
+            "epsilon_after_bias_correction": self.epsilon_after_bias_correction,
+        }

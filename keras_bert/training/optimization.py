@@ -70,8 +70,8 @@ def create_optimizer(
             the rate constant (no warm-up, no decay).
         warmup_fraction: share of `total_steps` spent warming up.
         weight_decay: decoupled weight decay, not applied to biases and LayerNorm parameters.
-        optimizer: "adamw" (`FusedAdamW`) or "lamb" (layer-wise adaptive, for large-batch
-            pretraining).
+        optimizer: "adamw" (`FusedAdamW`, with PyTorch's epsilon: 1e-8 added after bias
+            correction) or "lamb" (layer-wise adaptive, for large-batch pretraining).
         clip_global_norm: clip gradients to this global norm; None to disable.
         gradient_accumulation_steps: apply the summed gradient of this many batches at once.
 
@@ -91,7 +91,11 @@ def create_optimizer(
         "gradient_accumulation_steps": gradient_accumulation_steps,
     }
     if optimizer == "adamw":
-        result = FusedAdamW(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
+        # PyTorch's AdamW, as Hugging Face fine-tunes: epsilon 1e-8 added after bias correction.
+        # Keras' placement with BERT's 1e-6 damped the steps of weights with small gradients.
+        result = FusedAdamW(
+            beta_1=0.9, beta_2=0.999, epsilon=1e-8, epsilon_after_bias_correction=True, **common
+        )
     elif optimizer == "lamb":
         result = keras.optimizers.Lamb(beta_1=0.9, beta_2=0.999, epsilon=1e-6, **common)
     else:
