@@ -80,11 +80,14 @@ def test_client_and_config_import_without_tensorflow_or_keras(statement):
     subprocess.run([sys.executable, "-c", f"{statement}; {check}"], check=True, timeout=120)
 
 
-def test_a_saved_model_loads_after_import_keras_and_keras_bert(tmp_path):
-    from keras_bert import BertConfig, BertEncoder
+def test_a_saved_compiled_model_loads_after_import_keras_and_keras_bert(tmp_path):
+    from keras_bert import BertClassifier, BertConfig, BertEncoder
+    from keras_bert.training import create_optimizer
 
-    path = tmp_path / "encoder.keras"
-    BertEncoder(BertConfig.preset("tiny", vocab_size=50)).save(path)
+    path = tmp_path / "classifier.keras"
+    classifier = BertClassifier(BertEncoder(BertConfig.preset("tiny", vocab_size=50)), 2)
+    classifier.compile(optimizer=create_optimizer(1e-4, total_steps=10))  # saved with it
+    classifier.save(path)
     load = f"import keras, keras_bert; keras.saving.load_model({str(path)!r})"
     subprocess.run([sys.executable, "-c", load], check=True, timeout=120)
 

@@ -93,6 +93,9 @@ class BertTask(keras.Model):
 
     def compile_from_config(self, config: dict[str, Any]) -> None:
         """Compiles a model loaded from `.keras` as it was compiled when saved."""
+        # Registers the optimizer and schedule classes the saved compile config names.
+        import keras_bert.training  # noqa: F401
+
         self.compile(**keras.saving.deserialize_keras_object(config))
         if self.built:
             self.optimizer.build(self.trainable_variables)
