@@ -41,11 +41,11 @@ def load_masked_lm(path: str | Path, **overrides: Any) -> BertMaskedLM:
     from keras_bert.checkpoints import load_checkpoint
     from keras_bert.checkpoints.variables import restore_variables
 
-    encoder = load_encoder(path, **overrides)
-    model = BertMaskedLM(encoder, dtype=overrides.get("dtype"))
-    checkpoint = load_checkpoint(path)
+    checkpoint = load_checkpoint(path)  # read once, for the encoder and the head
     if not any(name.startswith(MASKED_LM_SCOPE) for name in checkpoint.tensors):
         raise ConfigError(f"{path} has no masked-LM head ({MASKED_LM_SCOPE}...).")
+    encoder = BertEncoder.from_checkpoint(checkpoint, **overrides)
+    model = BertMaskedLM(encoder, dtype=overrides.get("dtype"))
     restore_variables(masked_lm_head_variables(model.masked_lm_head), checkpoint, MASKED_LM_SCOPE)
     return model
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 
@@ -12,6 +12,9 @@ from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
+
+if TYPE_CHECKING:
+    from keras_bert.checkpoints import Checkpoint
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -186,7 +189,7 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | Path,
+        path: str | Path | Checkpoint,
         output_all_layers: bool = False,
         dtype: str | None = None,
         **config_changes: Any,
@@ -195,13 +198,14 @@ class BertEncoder(keras.Model):
 
         Reads a Hugging Face BERT directory (`config.json` + `model.safetensors`) or an original
         Google checkpoint (`bert_config.json` + `bert_model.ckpt.*`), from the directory or the
-        checkpoint prefix. Tensors that are missing, unexpected or of the wrong shape are named
-        in the error. `config_changes` override config fields that do not change weight shapes,
-        e.g. `dropout_rate=0.2` or `hidden_activation="gelu_approximate"`.
+        checkpoint prefix, or takes a `Checkpoint` already read. Tensors that are missing,
+        unexpected or of the wrong shape are named in the error. `config_changes` override
+        config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
+        `hidden_activation="gelu_approximate"`.
         """
-        from keras_bert.checkpoints import load_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints import Checkpoint, load_checkpoint, restore_encoder_weights
 
-        checkpoint = load_checkpoint(path)
+        checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path)
         config = checkpoint.config.replace(**config_changes)
         encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
         restore_encoder_weights(encoder, checkpoint)

@@ -129,12 +129,9 @@ def _vocabulary(config: PretrainingConfig) -> tuple[list[str], str]:
     return load_vocabulary(path), path
 
 
-def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str]]:
-    """The training and held-out documents of a text or tfds run, tokenized, and the
-    vocabulary. The held-out documents are a seeded random choice, the same in every run with
-    this seed."""
-    from keras_bert.text import WordPieceTokenizer
-
+def _split_documents(config: PretrainingConfig) -> tuple[list, list]:
+    """The training and held-out documents of a text or tfds run, untokenized. The held-out
+    documents are a seeded random choice, the same in every run with this seed."""
     if config.input_files:
         documents = read_text_documents(config.input_files)
     else:
@@ -145,11 +142,24 @@ def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str
             config.tfds_text_feature,
         )
     random.Random(config.seed).shuffle(documents)
+    return documents[config.held_out_documents :], documents[: config.held_out_documents]
+
+
+def _tokenizer(config: PretrainingConfig):
+    """The run's `WordPieceTokenizer` and its vocabulary."""
+    from keras_bert.text import WordPieceTokenizer
+
     vocabulary, vocabulary_path = _vocabulary(config)
-    tokenizer = WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase)
-    held_out = tokenize_documents(documents[: config.held_out_documents], tokenizer)
-    training = tokenize_documents(documents[config.held_out_documents :], tokenizer)
-    return training, held_out, vocabulary
+    return WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase), vocabulary
+
+
+def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str]]:
+    """The training and held-out documents of a text or tfds run (see `_split_documents`),
+    tokenized, and the vocabulary."""
+    training, held_out = _split_documents(config)
+    tokenizer, vocabulary = _tokenizer(config)
+    held_out = tokenize_documents(held_out, tokenizer)
+    return tokenize_documents(training, tokenizer), held_out, vocabulary
 
 
 def build_datasets(
@@ -219,8 +229,10 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
     callbacks = []
     if config.held_out_documents and not config.tfrecord_pattern:
-        # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs.
-        _, held_out, vocabulary = tokenized_documents(config)
+        # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs
+        # (only they are tokenized here; build_datasets tokenizes the training documents).
+        tokenizer, vocabulary = _tokenizer(config)
+        held_out = tokenize_documents(_split_documents(config)[1], tokenizer)
         evaluation = masked_lm_evaluation_dataset(
             held_out, vocabulary, config.data.seq_length, seed=config.seed
         )
