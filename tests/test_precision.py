@@ -15,6 +15,7 @@ from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
 from keras_bert.models.pretrainer import BertPretrainer
 from tests.precision_checks import check_precision
@@ -75,6 +76,10 @@ LAYERS = {
         (HIDDEN, np.array([[1, 4], [0, 2]], "int32")),
     ),
     "next_sentence_head": (lambda dtype: NextSentenceHead(dtype=dtype), (HIDDEN[:, 0],)),
+    "span_boundary_head": (
+        lambda dtype: SpanBoundaryHead(_token_embedding(dtype), dtype=dtype),
+        (HIDDEN, np.array([[1, 2], [0, 2]], "int32")),
+    ),
 }
 
 

@@ -8,6 +8,7 @@ from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
+from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 
 __all__ = [
     "BertEmbeddings",
@@ -17,5 +18,6 @@ __all__ = [
     "MaskedLMHead",
     "MultiHeadSelfAttention",
     "NextSentenceHead",
+    "SpanBoundaryHead",
     "TransformerEncoderBlock",
 ]

@@ -1,5 +1,7 @@
 """BERT's masked-LM head: transform, LayerNorm and a decoder tied to the token embeddings."""
 
+from __future__ import annotations
+
 import keras
 import tensorflow as tf
 from keras import ops
@@ -8,8 +10,103 @@ from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 
 
+class TiedDecoderHead(keras.layers.Layer):
+    """The base of heads that predict tokens: transforms (dense → activation → LayerNorm) made
+    by `transform`, and a decoder tied to the token embeddings plus an output bias of its own.
+
+    Args:
+        token_embedding: the encoder's `keras.layers.Embedding` to tie the decoder to.
+        hidden_activation: activation of the transforms ("gelu", "gelu_approximate", "relu").
+        layer_norm_epsilon: LayerNorm epsilon.
+        initializer_range: standard deviation of the truncated-normal initializer.
+    """
+
+    def __init__(
+        self,
+        token_embedding: keras.layers.Embedding,
+        hidden_activation: str = "gelu",
+        layer_norm_epsilon: float = 1e-12,
+        initializer_range: float = 0.02,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.token_embedding = token_embedding
+        self.hidden_activation = hidden_activation
+        self.layer_norm_epsilon = layer_norm_epsilon
+        self.initializer_range = initializer_range
+
+    @property
+    def vocabulary_size(self) -> int:
+        return self.token_embedding.input_dim
+
+    def initializer(self) -> keras.initializers.Initializer:
+        return keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+
+    def transform(
+        self, name: str, layer_norm_name: str
+    ) -> tuple[keras.layers.Dense, FastLayerNormalization]:
+        """A dense layer to the embedding width (ALBERT's factorized E; H for BERT) with the
+        head's activation, and its LayerNorm."""
+        dense = keras.layers.Dense(
+            self.token_embedding.output_dim,
+            activation=activation_from_name(self.hidden_activation),
+            kernel_initializer=self.initializer(),
+            dtype=self.dtype_policy,
+            name=name,
+        )
+        layer_norm = FastLayerNormalization(
+            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=layer_norm_name
+        )
+        return dense, layer_norm
+
+    def build_decoder(self) -> None:
+        """Creates the output bias (after the transforms are built, as saved models expect)."""
+        if not self.token_embedding.built:
+            self.token_embedding.build((None,))
+        self.output_bias = self.add_weight(
+            shape=(self.vocabulary_size,),
+            initializer="zeros",
+            # Read in float32: it is added after the logits are cast to float32.
+            autocast=False,
+            name="output_bias",
+        )
+
+    def decode(self, hidden) -> tf.Tensor:
+        """float32 vocabulary logits of `[batch, predictions, width]` vectors."""
+        batch_size, predictions = ops.shape(hidden)[0], ops.shape(hidden)[1]
+        # One 2-D matmul with the table as its transposed operand: its gradient comes out
+        # [vocabulary, width] directly, where a batched einsum would broadcast the table and
+        # reduce a [batch, vocabulary, width] gradient over the batch.
+        flat = ops.reshape(hidden, (-1, ops.shape(hidden)[-1]))
+        table = ops.cast(self.token_embedding.embeddings, flat.dtype)
+        logits = tf.linalg.matmul(flat, table, transpose_b=True)
+        # Softmax over a large vocabulary is computed in float32 under mixed precision.
+        logits = tf.nn.bias_add(ops.cast(logits, "float32"), self.output_bias)
+        return ops.reshape(logits, (batch_size, predictions, self.vocabulary_size))
+
+    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
+        return tuple(masked_positions_shape) + (self.vocabulary_size,)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "token_embedding": keras.layers.serialize(self.token_embedding),
+            "hidden_activation": self.hidden_activation,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+            "initializer_range": self.initializer_range,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        # A head restored on its own owns a copy of the table; inside `BertPretrainer` the model
+        # rebuilds the head tied to its encoder.
+        config = dict(config)
+        config["token_embedding"] = keras.layers.deserialize(config["token_embedding"])
+        return cls(**config)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
-class MaskedLMHead(keras.layers.Layer):
+class MaskedLMHead(TiedDecoderHead):
     """Predicts the tokens at masked positions: dense → activation → LayerNorm → logits.
 
     Only the `[batch, predictions]` positions in `masked_positions` are gathered and decoded,
@@ -38,82 +135,18 @@ class MaskedLMHead(keras.layers.Layer):
     (2, 2, 50)
     """
 
-    def __init__(
-        self,
-        token_embedding: keras.layers.Embedding,
-        hidden_activation: str = "gelu",
-        layer_norm_epsilon: float = 1e-12,
-        initializer_range: float = 0.02,
-        **kwargs,
-    ):
-        super().__init__(**kwargs)
-        self.token_embedding = token_embedding
-        self.hidden_activation = hidden_activation
-        self.layer_norm_epsilon = layer_norm_epsilon
-        self.initializer_range = initializer_range
-        self.dense = keras.layers.Dense(
-            token_embedding.output_dim,
-            activation=activation_from_name(hidden_activation),
-            kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
-            dtype=self.dtype_policy,
-            name="dense",
-        )
-        self.layer_norm = FastLayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
-        )
-
-    @property
-    def vocabulary_size(self) -> int:
-        return self.token_embedding.input_dim
+    def __init__(self, token_embedding: keras.layers.Embedding, **kwargs):
+        super().__init__(token_embedding, **kwargs)
+        self.dense, self.layer_norm = self.transform("dense", "layer_norm")
 
     def build(self, sequence_output_shape, masked_positions_shape=None):
-        if not self.token_embedding.built:
-            self.token_embedding.build((None,))
-        hidden_size = sequence_output_shape[-1]
-        self.dense.build((None, hidden_size))
-        # The transform maps to the embedding width (ALBERT's factorized E; H for BERT).
+        self.dense.build((None, sequence_output_shape[-1]))
         self.layer_norm.build((None, self.token_embedding.output_dim))
-        self.output_bias = self.add_weight(
-            shape=(self.vocabulary_size,),
-            initializer="zeros",
-            # Read in float32: it is added after the logits are cast to float32.
-            autocast=False,
-            name="output_bias",
-        )
+        self.build_decoder()
         self.built = True
 
     def call(self, sequence_output, masked_positions):
         masked_positions = ops.cast(masked_positions, "int32")
-        batch_size, predictions = ops.shape(masked_positions)[0], ops.shape(masked_positions)[1]
         # [batch, predictions, hidden]: the vectors at the masked positions only.
         gathered = ops.take_along_axis(sequence_output, masked_positions[:, :, None], axis=1)
-        hidden = self.layer_norm(self.dense(gathered))
-        # One 2-D matmul with the table as its transposed operand: its gradient comes out
-        # [vocabulary, hidden] directly, where a batched einsum would broadcast the table and
-        # reduce a [batch, vocabulary, hidden] gradient over the batch.
-        hidden = ops.reshape(hidden, (-1, ops.shape(hidden)[-1]))
-        table = ops.cast(self.token_embedding.embeddings, hidden.dtype)
-        logits = tf.linalg.matmul(hidden, table, transpose_b=True)
-        # Softmax over a large vocabulary is computed in float32 under mixed precision.
-        logits = tf.nn.bias_add(ops.cast(logits, "float32"), self.output_bias)
-        return ops.reshape(logits, (batch_size, predictions, self.vocabulary_size))
-
-    def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
-        return tuple(masked_positions_shape) + (self.vocabulary_size,)
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "token_embedding": keras.layers.serialize(self.token_embedding),
-            "hidden_activation": self.hidden_activation,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-            "initializer_range": self.initializer_range,
-        }
-
-    @classmethod
-    def from_config(cls, config):
-        # A head restored on its own owns a copy of the table; inside `BertPretrainer` the model
-        # rebuilds the head tied to its encoder.
-        config = dict(config)
-        config["token_embedding"] = keras.layers.deserialize(config["token_embedding"])
-        return cls(**config)
+        return self.decode(self.layer_norm(self.dense(gathered)))

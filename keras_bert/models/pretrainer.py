@@ -11,6 +11,7 @@ import keras
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm import (
     MASKED_LM_SCOPE,
@@ -49,8 +50,13 @@ class BertPretrainer(BertTask):
     logits `[batch, 2]`, both float32. `compile()` defaults to BERT's losses and metrics; train
     on `keras_bert.data.pretraining_dataset(...).map(split_features)`.
 
+    With `span_boundary_objective=True` (SpanBERT) a `SpanBoundaryHead` adds a third output,
+    `span_boundary` logits `[batch, predictions, vocabulary]`, whose cross-entropy against the
+    masked-LM targets (and weights) is added to the loss; it needs no labels of its own.
+
     Args:
         encoder: a `BertEncoder`, or a `BertConfig` (or its dict) to build one.
+        span_boundary_objective: add SpanBERT's span-boundary head and loss.
 
     Example:
     >>> import numpy as np
@@ -65,7 +71,12 @@ class BertPretrainer(BertTask):
     ((1, 2, 100), (1, 2))
     """
 
-    def __init__(self, encoder: BertEncoder | BertConfig | dict[str, Any], **kwargs):
+    def __init__(
+        self,
+        encoder: BertEncoder | BertConfig | dict[str, Any],
+        span_boundary_objective: bool = False,
+        **kwargs,
+    ):
         dtype = kwargs.pop("dtype", None)
         if not isinstance(encoder, BertEncoder):
             config = BertConfig.from_dict(encoder) if isinstance(encoder, dict) else encoder
@@ -78,24 +89,37 @@ class BertPretrainer(BertTask):
             initializer_range=config.initializer_range, dtype=dtype, name="next_sentence_head"
         )
 
+        span_boundary_head = None
+        if span_boundary_objective:
+            span_boundary_head = SpanBoundaryHead(
+                encoder.token_embedding,
+                hidden_activation=config.hidden_activation,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                dtype=dtype,
+                name="span_boundary_head",
+            )
+
         # Functional model
         inputs = encoder_inputs()
-        inputs["masked_lm_positions"] = keras.Input(
-            shape=(None,), dtype="int32", name="masked_lm_positions"
-        )
+        positions = keras.Input(shape=(None,), dtype="int32", name="masked_lm_positions")
+        inputs["masked_lm_positions"] = positions
         require_pooler(encoder, "BertPretrainer (its next-sentence head)")
         encoder_outputs = encoder({name: inputs[name] for name in INPUT_NAMES})
+        sequence_output = encoder_outputs["sequence_output"]
         outputs = {
-            "masked_lm": masked_lm_head(
-                encoder_outputs["sequence_output"], inputs["masked_lm_positions"]
-            ),
+            "masked_lm": masked_lm_head(sequence_output, positions),
             "next_sentence": next_sentence_head(encoder_outputs["pooled_output"]),
         }
+        if span_boundary_head is not None:
+            outputs["span_boundary"] = span_boundary_head(sequence_output, positions)
         super().__init__(encoder, outputs, inputs=inputs, **kwargs)
 
         # Config
         self.masked_lm_head = masked_lm_head
         self.next_sentence_head = next_sentence_head
+        self.span_boundary_head = span_boundary_head
+        self.span_boundary_objective = span_boundary_objective
 
     @property
     def bert_config(self) -> BertConfig:
@@ -120,6 +144,8 @@ class BertPretrainer(BertTask):
             optimizer = create_optimizer(PRETRAINING_LEARNING_RATE)
         if loss == "auto":
             loss = pretraining_losses()
+            if self.span_boundary_objective:
+                loss["span_boundary"] = MaskedLMLoss(name="span_boundary_loss")
         if weighted_metrics == "auto":
             weighted_metrics = {
                 "masked_lm": [MaskedLMAccuracy(name="accuracy")],
@@ -132,6 +158,24 @@ class BertPretrainer(BertTask):
             weighted_metrics=weighted_metrics,
             **kwargs,
         )
+
+    def _with_span_boundary_targets(self, y, sample_weight):
+        """The span-boundary output learns the masked-LM targets, with their weights."""
+        if self.span_boundary_objective and isinstance(y, dict) and "span_boundary" not in y:
+            y = {**y, "span_boundary": y["masked_lm"]}
+            sample_weight = {**sample_weight, "span_boundary": sample_weight["masked_lm"]}
+        return y, sample_weight
+
+    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
+        y, sample_weight = self._with_span_boundary_targets(y, sample_weight)
+        return super().compute_loss(x, y, y_pred, sample_weight, training)
+
+    def compute_metrics(self, x, y, y_pred, sample_weight=None):
+        y, sample_weight = self._with_span_boundary_targets(y, sample_weight)
+        return super().compute_metrics(x, y, y_pred, sample_weight)
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "span_boundary_objective": self.span_boundary_objective}
 
     @classmethod
     def from_preset(cls, name: str, **config_changes: Any) -> BertPretrainer:
@@ -147,6 +191,7 @@ class BertPretrainer(BertTask):
         path: str | Path,
         dtype: str | None = None,
         vocabulary_file: str | Path | None = None,
+        span_boundary_objective: bool = False,
         **config_changes: Any,
     ) -> BertPretrainer:
         """A pretrainer with the weights of a Google or Hugging Face checkpoint.
@@ -156,7 +201,8 @@ class BertPretrainer(BertTask):
         name by name and shape by shape; a checkpoint without a head (e.g. a sentence-embedding
         model) leaves that head freshly initialised, with a log message. A `vocabulary_file`
         other than the checkpoint's moves the model onto it (`transfer_vocabulary`): pieces
-        both hold keep their embeddings, new pieces start fresh.
+        both hold keep their embeddings, new pieces start fresh. A span-boundary head starts
+        fresh.
         """
         from keras_bert.checkpoints import (
             checkpoint_vocabulary_file,
@@ -176,7 +222,7 @@ class BertPretrainer(BertTask):
         config = checkpoint.config.replace(**config_changes)
         encoder = BertEncoder(config, dtype=dtype, name="encoder")
         restore_encoder_weights(encoder, checkpoint)
-        model = cls(encoder, dtype=dtype)
+        model = cls(encoder, span_boundary_objective=span_boundary_objective, dtype=dtype)
         for scope, variables in pretraining_head_variables(model).items():
             if any(name.startswith(scope) for name in checkpoint.tensors):
                 restore_variables(variables, checkpoint, scope=scope)

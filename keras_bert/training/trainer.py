@@ -46,6 +46,8 @@ class PretrainingConfig:
         model_preset: size of a randomly initialised model ("tiny" ... "large").
         model_config: or a dict of `BertConfig` fields (overrides `model_preset`).
         init_checkpoint: or a checkpoint to start from (heads restored when present).
+        span_boundary_objective: add SpanBERT's span-boundary head and loss (pair it with
+            `data.masking.span_masking`).
         data: a `PretrainingDataConfig` (or its dict).
         global_batch_size: examples per step over all replicas.
         total_steps: training steps (batches) of the whole run.
@@ -75,6 +77,7 @@ class PretrainingConfig:
     model_preset: str = "tiny"
     model_config: dict[str, Any] | None = None
     init_checkpoint: str | None = None
+    span_boundary_objective: bool = False
     data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
     global_batch_size: int = 32
     total_steps: int = 1000
@@ -215,11 +218,15 @@ def build_pretrainer(config: PretrainingConfig):
     if config.init_checkpoint:
         # Continued pretraining, on the checkpoint's vocabulary or a new one.
         return BertPretrainer.from_checkpoint(
-            config.init_checkpoint, vocabulary_file=config.vocabulary_file
+            config.init_checkpoint,
+            vocabulary_file=config.vocabulary_file,
+            span_boundary_objective=config.span_boundary_objective,
         )
     if config.model_config:
-        return BertPretrainer(BertConfig.from_dict(config.model_config))
-    return BertPretrainer(BertConfig.preset(config.model_preset))
+        bert_config = BertConfig.from_dict(config.model_config)
+    else:
+        bert_config = BertConfig.preset(config.model_preset)
+    return BertPretrainer(bert_config, span_boundary_objective=config.span_boundary_objective)
 
 
 def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:

@@ -3,6 +3,7 @@ import numpy as np
 
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.span_boundary_head import SpanBoundaryHead, span_boundaries
 from tests.layer_checks import check_layer
 
 SEQUENCE = np.random.default_rng(0).normal(size=(2, 6, 16)).astype("float32")
@@ -52,3 +53,69 @@ def test_next_sentence_head(tmp_path):
     np.testing.assert_allclose(
         logits, pooled @ np.asarray(head.output_weights).T + np.asarray(head.output_bias), atol=1e-5
     )
+
+
+def _span_bounds_by_walking(positions, sequence_length):
+    """The reference: walk left and right from each real prediction over masked positions."""
+    left, right, offset = [], [], []
+    for row in positions:
+        masked = {int(p) for p in row if p > 0}
+        bounds = []
+        for position in row:
+            if position == 0:
+                bounds.append(None)
+                continue
+            start = end = int(position)
+            while start - 1 in masked:
+                start -= 1
+            while end + 1 in masked:
+                end += 1
+            bounds.append((start - 1, end + 1, position - start))
+        left.append([b[0] for b in bounds if b])
+        right.append([b[1] for b in bounds if b])
+        offset.append([b[2] for b in bounds if b])
+    return left, right, offset
+
+
+def test_span_boundaries_match_walking_the_masked_runs():
+    rng = np.random.default_rng(3)
+    sequence_length, predictions = 24, 10
+    rows = []
+    for _ in range(50):
+        chosen = np.sort(rng.choice(np.arange(1, sequence_length - 1), rng.integers(1, 9), False))
+        rows.append(np.pad(chosen, (0, predictions - len(chosen))))
+    positions = np.array(rows, "int32")
+    left, right, offset = (np.asarray(t) for t in span_boundaries(positions, sequence_length))
+    expected = _span_bounds_by_walking(positions, sequence_length)
+    for row, real in enumerate(positions > 0):
+        for got, want in zip((left, right, offset), expected, strict=True):
+            assert got[row][real].tolist() == want[row]
+
+
+def test_span_boundary_head(tmp_path):
+    check_layer(SpanBoundaryHead(_embedding()), (SEQUENCE, POSITIONS), tmp_path, (2, 3, 30))
+
+
+def test_span_boundary_head_decodes_the_bounds_and_offset_through_the_tied_table():
+    embedding = _embedding()
+    head = SpanBoundaryHead(embedding, max_span_offset=4, hidden_activation="relu")
+    positions = np.array([[2, 3, 0], [1, 4, 0]], "int32")
+    logits = np.asarray(head(SEQUENCE, positions))
+    rows = np.arange(2)[:, None]
+    left, right = np.array([[1, 1, 0], [0, 3, 0]]), np.array([[4, 4, 1], [2, 5, 2]])
+    offset = np.array([[0, 1, 0], [0, 0, 0]])
+    hidden = np.concatenate(
+        [
+            SEQUENCE[rows, left],
+            SEQUENCE[rows, right],
+            np.asarray(head.offset_embedding.embeddings)[offset],
+        ],
+        axis=-1,
+    )
+    for dense, _ in head.transforms:
+        hidden = np.maximum(hidden @ np.asarray(dense.kernel) + np.asarray(dense.bias), 0)
+        hidden = (hidden - hidden.mean(-1, keepdims=True)) / np.sqrt(
+            hidden.var(-1, keepdims=True) + 1e-12
+        )
+    expected = hidden @ np.asarray(embedding.embeddings).T + np.asarray(head.output_bias)
+    np.testing.assert_allclose(logits, expected, atol=1e-4)

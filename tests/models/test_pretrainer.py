@@ -74,6 +74,35 @@ def test_fit_reduces_the_loss_and_reports_both_accuracies():
     assert history["next_sentence_accuracy"][-1] == 1.0
 
 
+def test_span_boundary_objective_adds_its_loss_against_the_masked_lm_targets(tmp_path):
+    model = BertPretrainer(TINY, span_boundary_objective=True)
+    check_layer(
+        model,
+        INPUTS,
+        tmp_path,
+        expected_shapes={
+            "masked_lm": (2, 2, 50),
+            "next_sentence": (2, 2),
+            "span_boundary": (2, 2, 50),
+        },
+    )
+    model.compile()
+    labels = {"masked_lm": np.array([[4, 0], [7, 13]]), "next_sentence": np.array([0, 1])}
+    weights = {"masked_lm": np.array([[1.0, 0.0], [1.0, 1.0]]), "next_sentence": np.ones(2)}
+    results = model.evaluate(INPUTS, labels, sample_weight=weights, verbose=0, return_dict=True)
+    outputs = model(INPUTS)
+    losses = pretraining_losses()
+    span_boundary = losses["masked_lm"](
+        labels["masked_lm"], outputs["span_boundary"], weights["masked_lm"]
+    )
+    np.testing.assert_allclose(results["span_boundary_loss"], float(span_boundary), rtol=1e-5)
+    np.testing.assert_allclose(
+        results["loss"],
+        results["span_boundary_loss"] + results["masked_lm_loss"] + results["next_sentence_loss"],
+        rtol=1e-5,
+    )
+
+
 def test_google_checkpoint_with_heads_round_trips(tmp_path):
     model = BertPretrainer(TINY)
     tensors = {name: np.asarray(variable) for name, variable in pretrainer_variables(model).items()}

@@ -146,3 +146,19 @@ def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_conf
     )
     assert scores["predictions"] > 0 and len(held_out) == 3
     assert scores["accuracy_at_mask"] == pytest.approx(logged, abs=1e-6)
+
+
+def test_spanbert_objectives_train_and_save_the_span_boundary_head(small_config, tmp_path):
+    data = {
+        "seq_length": 32,
+        "next_sentence_prediction": False,
+        "masking": {"max_predictions_per_seq": 8, "span_masking": True},
+    }
+    config = PretrainingConfig(
+        **{**small_config, "data": data, "span_boundary_objective": True, "total_steps": 20}
+    )
+    run_pretraining(config)
+    header = (tmp_path / "run" / "metrics.csv").read_text().splitlines()[0].split(",")
+    assert "span_boundary_loss" in header
+    model = keras.saving.load_model(tmp_path / "run" / "pretrainer.keras")
+    assert model.span_boundary_head.token_embedding is model.encoder.token_embedding
