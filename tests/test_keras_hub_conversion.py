@@ -16,8 +16,11 @@ import pytest
 import tensorflow as tf
 
 from keras_bert import BertClassifier, BertEncoder, BertMaskedLM, from_keras_hub
-from keras_bert.checkpoints import CheckpointError
+from keras_bert.checkpoints import CheckpointError, encoder_variables
+from keras_bert.checkpoints.keras_hub import read_keras_hub_model
 from keras_bert.export import serving_module
+from keras_bert.models.masked_lm import masked_lm_head_variables
+from keras_bert.models.masked_lm_objective import MaskedLMLoss
 from keras_bert.text.vocabulary import load_vocabulary
 from tests.export.fresh_process import run_signatures
 
@@ -304,3 +307,53 @@ def test_exported_classifier_serves_keras_hubs_predictions_on_raw_strings(
     ]
     print(f"{same_ids.sum()} of {len(texts)} dev sentences tokenized alike; differing: {reasons}")
     assert len(reasons) < 0.02 * len(texts) and "unexplained" not in reasons
+
+
+def _gradients(model, inputs, labels, weights):
+    """The masked-LM loss (mean over weighted predictions) and its gradient for every weight."""
+    with tf.GradientTape() as tape:
+        logits = model(inputs)
+        logits = logits["masked_lm"] if isinstance(logits, dict) else logits
+        loss = MaskedLMLoss()(labels, logits, sample_weight=weights)
+    return loss, tape.gradient(loss, model.trainable_weights)
+
+
+def test_masked_lm_gradients_equal_keras_hubs(hub_masked_lm, hub_dev_inputs, vocabulary):
+    """Same weights, same batch of real text: the same loss, and every weight's gradient within
+    1e-4 (the tied embedding's gets the encoder's and the decoder's parts on both sides)."""
+    model, _ = from_keras_hub(hub_masked_lm)
+    hub_inputs = {name: tensor[:16] for name, tensor in hub_dev_inputs.items()}
+    lengths = tf.reduce_sum(tf.cast(hub_inputs["padding_mask"], tf.int32), axis=1)
+    positions = tf.stack([lengths // 3, lengths // 2, lengths - 2, tf.zeros_like(lengths)], 1)
+    labels = tf.gather(hub_inputs["token_ids"], positions, batch_dims=1)
+    weights = tf.constant([[1.0, 1.0, 1.0, 0.0]] * 16)
+    their_loss, their_gradients = _gradients(
+        hub_masked_lm, {**hub_inputs, "mask_positions": positions}, labels, weights
+    )
+    our_loss, our_gradients = _gradients(
+        model, our_inputs(hub_inputs, masked_lm_positions=positions), labels, weights
+    )
+    np.testing.assert_allclose(float(our_loss), float(their_loss), rtol=1e-6)
+
+    # Their gradients, written into a copy of their model, read under our weight names.
+    gradient_model = keras_hub.models.BertMaskedLM.from_config(hub_masked_lm.get_config())
+    gradient_model.set_weights([np.asarray(w) for w in hub_masked_lm.weights])
+    for variable, gradient in zip(gradient_model.trainable_weights, their_gradients, strict=True):
+        # (Their pooler gets no gradient from the masked LM.)
+        variable.assign(
+            tf.zeros_like(variable) if gradient is None else tf.convert_to_tensor(gradient)
+        )
+    theirs = read_keras_hub_model(gradient_model, "gradients").tensors
+    ours = {
+        id(variable): gradient
+        for variable, gradient in zip(model.trainable_weights, our_gradients, strict=True)
+    }
+    named = encoder_variables(model.encoder) | masked_lm_head_variables(model.masked_lm_head)
+    compared = 0
+    for name, variable in named.items():
+        if id(variable) not in ours:  # the pooler: no gradient from the masked LM
+            continue
+        gradient = np.asarray(tf.convert_to_tensor(ours[id(variable)]))
+        np.testing.assert_allclose(gradient, theirs[name].reshape(gradient.shape), atol=1e-4)
+        compared += 1
+    assert compared == len(our_gradients) and np.abs(theirs["cls/predictions/output_bias"]).max()
