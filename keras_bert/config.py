@@ -30,6 +30,7 @@ _ORIGINAL_FIELDS = {
     "initializer_range": "initializer_range",
     "layer_norm_eps": "layer_norm_epsilon",
     "pre_layer_norm": "pre_layer_norm",
+    "relative_attention_buckets": "relative_attention_buckets",
     "position_offset": "position_offset",
     "pooler": "pooler",
     "embedding_size": "embedding_size",
@@ -90,6 +91,9 @@ class BertConfig:
         layer_norm_epsilon: epsilon of every LayerNormalization.
         pre_layer_norm: pre-LayerNorm blocks and a final LayerNorm (a budget-training switch;
             BERT's blocks are post-LN).
+        relative_attention_buckets: a learned attention bias per head and bucket of relative
+            offsets (T5's, Raffel et al. 2020) in every block, beside the absolute positions:
+            a budget-training switch, 0 (off) for BERT.
         model_type: the family the weights come from: "bert", "roberta" or "distilbert"
             (Hugging Face's `model_type`); it names their tensors and picks their tokenizer.
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
@@ -123,6 +127,7 @@ class BertConfig:
     initializer_range: float = 0.02
     layer_norm_epsilon: float = 1e-12
     pre_layer_norm: bool = False
+    relative_attention_buckets: int = 0
     model_type: str = "bert"
     position_offset: int = 0
     pooler: bool = True
@@ -279,6 +284,11 @@ class BertConfig:
             "initializer_range": self.initializer_range,
             "layer_norm_eps": self.layer_norm_epsilon,
             **({"pre_layer_norm": True} if self.pre_layer_norm else {}),
+            **(
+                {"relative_attention_buckets": self.relative_attention_buckets}
+                if self.relative_attention_buckets
+                else {}
+            ),
             # Beyond BERT's fields, only where they differ from BERT's.
             **({"model_type": self.model_type} if self.model_type != "bert" else {}),
             **({"position_offset": self.position_offset} if self.position_offset else {}),

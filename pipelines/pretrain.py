@@ -8,8 +8,10 @@ Every `PretrainingConfig` field is a flag, the data and masking settings include
 (`--seq-length`, `--masked-lm-prob`, `--whole-word-masking true`); `--config run.json` reads
 them from a JSON file (nested as `PretrainingConfig.to_dict` writes them), and flags override
 it. Google's `run_pretraining.py` names work too (`--input_file`, `--max_seq_length`,
-`--train_batch_size`, `--num_train_steps`). Restarting the same command resumes an interrupted
-run from its last checkpoint in `--output-dir`.
+`--train_batch_size`, `--num_train_steps`). `--init-checkpoint minilm` and
+`--vocabulary-file minilm` name the installed MiniLM-L6 checkpoint and its vocabulary.
+Restarting the same command resumes an interrupted run from its last checkpoint in
+`--output-dir`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from pipelines.common import (
     config_overrides,
     expand_files,
     merge_config,
+    resolve_installed,
     run_job,
 )
 
@@ -56,6 +59,8 @@ def pretraining_config(argv: list[str] | None = None) -> PretrainingConfig:
     values = merge_config(values, config_overrides(arguments))
     if values.get("input_files"):
         values["input_files"] = expand_files(values["input_files"])
+    values["init_checkpoint"] = resolve_installed(values.get("init_checkpoint"))
+    values["vocabulary_file"] = resolve_installed(values.get("vocabulary_file"), "vocab.txt")
     return PretrainingConfig(**values)
 
 

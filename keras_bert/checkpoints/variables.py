@@ -25,6 +25,10 @@ def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
     variables = {}
     for projection in ("query", "key", "value"):
         variables |= _dense(f"{prefix}/attention/self/{projection}", getattr(attention, projection))
+    if attention.relative_attention_buckets:
+        variables[f"{prefix}/attention/self/relative_attention_bias"] = (
+            attention.relative_attention_bias
+        )
     variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
     variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
     variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)

@@ -30,6 +30,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
         pre_layer_norm: normalize each branch's input instead of the residual sum.
+        relative_attention_buckets: T5's relative attention bias (see
+            `MultiHeadSelfAttention`); 0 in BERT.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -55,6 +57,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_epsilon: float = 1e-12,
         initializer_range: float = 0.02,
         pre_layer_norm: bool = False,
+        relative_attention_buckets: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -67,6 +70,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
         self.pre_layer_norm = pre_layer_norm
+        self.relative_attention_buckets = relative_attention_buckets
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         self.attention = MultiHeadSelfAttention(
@@ -74,6 +78,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             num_heads,
             attention_dropout_rate=attention_dropout_rate,
             initializer_range=initializer_range,
+            relative_attention_buckets=relative_attention_buckets,
             dtype=self.dtype_policy,
             name="attention",
         )
@@ -155,4 +160,5 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
             "pre_layer_norm": self.pre_layer_norm,
+            "relative_attention_buckets": self.relative_attention_buckets,
         }

@@ -3,9 +3,39 @@
 import math
 
 import keras
+import numpy as np
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
+
+
+def relative_position_buckets(sequence_length, num_buckets: int, max_distance: int):
+    """T5's bidirectional buckets of key − query offsets (Raffel et al. 2020, after Shaw et al.
+    2018): half the buckets per direction, one per offset up to a quarter of `num_buckets`,
+    then logarithmically wider up to `max_distance`, beyond which offsets share the last bucket.
+
+    Returns:
+        int32 `[sequence_length, sequence_length]`: the bucket of each (query, key) pair.
+
+    Example:
+    >>> relative_position_buckets(4, 8, 16).numpy().tolist()
+    [[0, 5, 6, 6], [1, 0, 5, 6], [2, 1, 0, 5], [2, 2, 1, 0]]
+    """
+    positions = ops.arange(sequence_length, dtype="int32")
+    offset = positions[None, :] - positions[:, None]
+    half = num_buckets // 2
+    direction = ops.where(offset > 0, half, 0)
+    distance = ops.abs(offset)
+    exact = half // 2
+    logarithmic = exact + ops.cast(
+        ops.log(ops.maximum(ops.cast(distance, "float32"), 1.0) / exact)
+        / np.log(max_distance / exact)
+        * (half - exact),
+        "int32",
+    )
+    bucket = ops.where(distance < exact, distance, ops.minimum(logarithmic, half - 1))
+    return direction + bucket
+
 
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
@@ -21,6 +51,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         num_heads: number of attention heads.
         attention_dropout_rate: dropout on the attention probabilities.
         initializer_range: standard deviation of the truncated-normal initializer.
+        relative_attention_buckets: if positive, a learned bias per head and bucket of
+            key − query offsets (`relative_position_buckets`) is added to the scores (T5's
+            relative attention; a budget switch, 0 in BERT).
+        relative_attention_max_distance: offsets beyond it share the last bucket.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -42,6 +76,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         num_heads: int,
         attention_dropout_rate: float = 0.1,
         initializer_range: float = 0.02,
+        relative_attention_buckets: int = 0,
+        relative_attention_max_distance: int = 128,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -54,6 +90,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_size = hidden_size // num_heads
         self.attention_dropout_rate = attention_dropout_rate
         self.initializer_range = initializer_range
+        self.relative_attention_buckets = relative_attention_buckets
+        self.relative_attention_max_distance = relative_attention_max_distance
 
         def projection(name: str) -> keras.layers.Dense:
             return keras.layers.Dense(
@@ -72,7 +110,21 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     def build(self, hidden_states_shape, padding_mask_shape=None):
         for projection in (self.query, self.key, self.value, self.output_dense):
             projection.build(hidden_states_shape)
+        if self.relative_attention_buckets:
+            self.relative_attention_bias = self.add_weight(
+                shape=(self.relative_attention_buckets, self.num_heads),
+                initializer="zeros",
+                name="relative_attention_bias",
+            )
         self.built = True
+
+    def _relative_attention_bias(self, sequence_length):
+        """`[1, heads, query, key]`: each head's learned bias for the pair's offset bucket."""
+        buckets = relative_position_buckets(
+            sequence_length, self.relative_attention_buckets, self.relative_attention_max_distance
+        )
+        bias = ops.take(self.relative_attention_bias, buckets, axis=0)
+        return ops.transpose(bias, (2, 0, 1))[None]
 
     def _split_heads(self, tensor):
         batch_size, sequence_length = ops.shape(tensor)[0], ops.shape(tensor)[1]
@@ -87,6 +139,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = self._split_heads(self.value(hidden_states))
 
         unmasked_scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        if self.relative_attention_buckets:
+            bias = self._relative_attention_bias(ops.shape(hidden_states)[1])
+            unmasked_scores = unmasked_scores + ops.cast(bias, unmasked_scores.dtype)
         key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
         scores = unmasked_scores + key_is_padding * ops.cast(MASKED_SCORE, unmasked_scores.dtype)
         probabilities = ops.softmax(scores, axis=-1)
@@ -113,6 +168,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             "num_heads": self.num_heads,
             "attention_dropout_rate": self.attention_dropout_rate,
             "initializer_range": self.initializer_range,
+            "relative_attention_buckets": self.relative_attention_buckets,
+            "relative_attention_max_distance": self.relative_attention_max_distance,
         }
 
 

@@ -102,6 +102,7 @@ class BertEncoder(keras.Model):
                     layer_norm_epsilon=config.layer_norm_epsilon,
                     initializer_range=config.initializer_range,
                     pre_layer_norm=config.pre_layer_norm,
+                    relative_attention_buckets=config.relative_attention_buckets,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )

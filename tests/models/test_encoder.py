@@ -1,6 +1,8 @@
 import numpy as np
+import pytest
 
 from keras_bert import BertConfig, BertEncoder
+from keras_bert.layers import MultiHeadSelfAttention
 from tests.layer_checks import check_layer
 
 TINY = BertConfig.preset("tiny", vocab_size=50, max_position_embeddings=16)
@@ -46,21 +48,51 @@ def test_parameter_counts_match_published_models():
     assert BertEncoder(BertConfig.preset("large")).count_params() == 335_141_888
 
 
-def test_pre_layer_norm_encoder_round_trips_through_a_google_checkpoint(tmp_path):
+@pytest.mark.parametrize(
+    "switches, checked_variable",
+    [
+        ({"pre_layer_norm": True}, "bert/encoder/final_layer_norm/gamma"),
+        (
+            {"relative_attention_buckets": 8},
+            "bert/encoder/layer_1/attention/self/relative_attention_bias",
+        ),
+    ],
+)
+def test_budget_switches_round_trip_through_a_google_checkpoint(
+    switches, checked_variable, tmp_path
+):
     from keras_bert.checkpoints import encoder_variables, save_google_checkpoint
 
-    config = TINY.replace(pre_layer_norm=True, dropout_rate=0.0, attention_dropout_rate=0.0)
+    config = TINY.replace(**switches, dropout_rate=0.0, attention_dropout_rate=0.0)
     encoder = BertEncoder(config, output_all_layers=True)
-    outputs = encoder(INPUTS)
-    # The last block's sum, normalized once more: zero mean and unit variance per vector.
-    np.testing.assert_allclose(np.asarray(outputs["sequence_output"]).mean(-1), 0, atol=1e-5)
-    assert not np.allclose(outputs["encoder_outputs"][-1], outputs["sequence_output"])
     variables = encoder_variables(encoder)
-    assert "bert/encoder/final_layer_norm/gamma" in variables
+    assert checked_variable in variables
+    # Weights away from their zero or one initial values, so that restoring them shows.
+    random = np.random.default_rng(0)
+    for variable in variables.values():
+        variable.assign(np.asarray(variable) + random.normal(0, 0.1, variable.shape))
+    outputs = encoder(INPUTS)
+    if config.pre_layer_norm:
+        # The last block's sum, normalized once more.
+        assert not np.allclose(outputs["encoder_outputs"][-1], outputs["sequence_output"])
     tensors = {name: np.asarray(variable) for name, variable in variables.items()}
     save_google_checkpoint(tensors, config, tmp_path)
     restored = BertEncoder.from_checkpoint(tmp_path, output_all_layers=True)
-    assert restored.bert_config.pre_layer_norm
+    assert restored.bert_config == config
     np.testing.assert_allclose(
-        restored(INPUTS)["sequence_output"], outputs["sequence_output"], atol=1e-6
+        restored(INPUTS)["sequence_output"], outputs["sequence_output"], atol=1e-5
     )
+
+
+def test_relative_attention_bias_reaches_the_scores_by_offset_bucket():
+    attention = MultiHeadSelfAttention(8, 2, relative_attention_buckets=8)
+    hidden = np.random.default_rng(1).normal(size=(1, 5, 8)).astype("float32")
+    mask = np.ones((1, 5), "int32")
+    _, plain = attention(hidden, mask, return_attention_scores=True)
+    bias = np.zeros((8, 2), "float32")
+    bias[5, 1] = 3.0  # head 1, the key one place after the query
+    attention.relative_attention_bias.assign(bias)
+    _, biased = attention(hidden, mask, return_attention_scores=True)
+    difference = np.asarray(biased - plain)
+    assert np.allclose(difference[0, 0], 0)
+    np.testing.assert_allclose(difference[0, 1], 3.0 * np.eye(5, k=1), atol=1e-6)
