@@ -2,7 +2,7 @@
 hide, beside overall accuracy and loss. Prints one JSON line.
 
     python -m pipelines.evaluate_mlm --model runs/tiny \\
-        --input-files held_out.txt [--seq-length 128 --seed 0]
+        --input-files held_out.txt [--seq-length 128 --seed 0] [--baseline-files train.txt]
 
 `--model` is the output directory of a `pipelines.pretrain` run (its `pretrainer.keras` and
 `checkpoint/vocab.txt`) or a checkpoint directory (Hugging Face or Google; heads it lacks are
@@ -37,6 +37,9 @@ class MaskedLMEvaluationJob:
         seed: the seed of the masks.
         batch_size: sequences per batch.
         lowercase: uncased tokenization (default: the run's setting, else the vocabulary's).
+        baseline_files: the text the model trained on: adds `bigram_baseline_at_mask`, the
+            score of guessing each masked token from its left neighbour with successor counts
+            from these files (see `bigram_baseline`).
     """
 
     model: str
@@ -45,6 +48,7 @@ class MaskedLMEvaluationJob:
     seed: int = 0
     batch_size: int = 64
     lowercase: bool | None = None
+    baseline_files: list[str] = dataclasses.field(default_factory=list)
 
 
 def load_masked_lm(directory: Path):
@@ -72,7 +76,11 @@ def load_masked_lm(directory: Path):
 def evaluate(job: MaskedLMEvaluationJob) -> dict:
     """`evaluate_masked_lm`'s scores of `job.model` on `job.input_files`."""
     from keras_bert.data import read_text_documents, tokenize_documents
-    from keras_bert.metrics.masked_lm import evaluate_masked_lm, masked_lm_evaluation_dataset
+    from keras_bert.metrics.masked_lm import (
+        bigram_baseline,
+        evaluate_masked_lm,
+        masked_lm_evaluation_dataset,
+    )
     from keras_bert.text import WordPieceTokenizer, load_vocabulary
 
     model, vocabulary_file, lowercase = load_masked_lm(Path(job.model))
@@ -84,7 +92,12 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
     dataset = masked_lm_evaluation_dataset(
         documents, vocabulary, job.seq_length, job.seed, job.batch_size
     )
-    return evaluate_masked_lm(model, dataset, vocabulary)
+    scores = evaluate_masked_lm(model, dataset, vocabulary)
+    if job.baseline_files:
+        training = read_text_documents(expand_files(job.baseline_files))
+        training = tokenize_documents(training, tokenizer)
+        scores["bigram_baseline_at_mask"] = bigram_baseline(training, dataset, vocabulary)
+    return scores
 
 
 def main(argv: list[str] | None = None) -> dict:

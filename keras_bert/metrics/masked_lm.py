@@ -9,6 +9,7 @@ sentence included), BERT's masking (15%, 80/10/10) under a fixed seed.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Sequence
 
 import keras
@@ -112,6 +113,56 @@ def evaluate_masked_lm(
         "loss": loss_sum / max(count, 1),
         "predictions": count,
     }
+
+
+def bigram_baseline(
+    training_documents: Sequence[TokenizedDocument],
+    dataset: tf.data.Dataset,
+    vocabulary: Sequence[str],
+) -> float:
+    """The `accuracy_at_mask` of a guess without a model: each token at `[MASK]` guessed as the
+    commonest successor, in `training_documents`, of its true left neighbour (`[CLS]` before a
+    document's first token; the commonest token after an unseen one). A masked LM that uses
+    context should beat it; one that guesses frequent tokens stays below it.
+
+    Args:
+        training_documents: tokenized documents the successor counts come from.
+        dataset: the evaluation batches (see `masked_lm_evaluation_dataset`).
+        vocabulary: the WordPiece tokens.
+
+    Example:
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b"]
+    >>> documents = [[np.array([5, 6] * 30, "int32")]]
+    >>> dataset = masked_lm_evaluation_dataset(documents, vocabulary, seq_length=64)
+    >>> bigram_baseline(documents, dataset, vocabulary)
+    1.0
+    """
+    index = {token: position for position, token in enumerate(vocabulary)}
+    successors = collections.defaultdict(collections.Counter)
+    for document in training_documents:
+        ids = [index["[CLS]"], *np.concatenate(document).tolist()]
+        for left, token in zip(ids[:-1], ids[1:], strict=True):
+            successors[left][token] += 1
+    totals = collections.Counter()
+    for counts in successors.values():
+        totals.update(counts)
+    fallback = totals.most_common(1)[0][0]
+    guess = {left: counts.most_common(1)[0][0] for left, counts in successors.items()}
+    hits = at_mask = 0
+    for features in dataset:
+        positions = features["masked_lm_positions"].numpy()
+        labels = features["masked_lm_ids"].numpy()
+        shown = features["input_word_ids"].numpy()
+        original = shown.copy()
+        np.put_along_axis(original, positions, labels, axis=1)
+        lefts = np.take_along_axis(original, np.maximum(positions - 1, 0), axis=1)
+        is_mask = (features["masked_lm_weights"].numpy() > 0) & (
+            np.take_along_axis(shown, positions, axis=1) == index[MASK_TOKEN]
+        )
+        for left, label in zip(lefts[is_mask].tolist(), labels[is_mask].tolist(), strict=True):
+            hits += guess.get(left, fallback) == label
+            at_mask += 1
+    return hits / max(at_mask, 1)
 
 
 class MaskedLMEvaluation(keras.callbacks.Callback):

@@ -143,8 +143,11 @@ def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_conf
     held_out_file.write_text("\n\n".join("\n".join(d) for d in documents[:3]), "utf-8")
     scores = evaluate_mlm.main(
         ["--model", config.output_dir, "--input-files", str(held_out_file), "--seq-length", "32"]
+        + ["--baseline-files", *config.input_files]
     )
     assert scores["predictions"] > 0 and len(held_out) == 3
+    # Common successors ("of the", "in the") make the bigram guess right now and then.
+    assert 0.02 < scores["bigram_baseline_at_mask"] < 0.5
     assert scores["accuracy_at_mask"] == pytest.approx(logged, abs=1e-6)
 
 
