@@ -65,7 +65,7 @@ def load_preprocessor(path: str | Path, seq_length: int = 128, **options: Any):
     Example:
     >>> preprocessor = load_preprocessor("../shared/reference/variants/roberta", seq_length=8)
     >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
-    [[0, 356, 279, 2, 2, 268, 18, 2]]
+    [[0, 356, 279, 2, 2, 87, 273, 2]]
     """
     from keras_bert.checkpoints.loading import locate_checkpoint
     from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor

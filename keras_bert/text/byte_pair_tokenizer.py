@@ -89,7 +89,7 @@ class BytePairTokenizer(keras.layers.Layer):
     >>> ids.to_list()
     [[356, 279, 273, 1020, 18], [69, 225, 4]]
     >>> tokenizer.id_to_token(ids).to_list()[0]
-    [b'The', b'\\xc4\\xa0cat', b'\\xc4\\xa0s', b'at', b'.']
+    [b'The', b'\\xc4\\xa0c', b'at', b'\\xc4\\xa0sat', b'.']
     """
 
     def __init__(

@@ -1,11 +1,11 @@
 """The in-graph preprocessor of a checkpoint directory, chosen by its `model_type`.
 
-| `model_type`           | tokenizer files             | tokenizer                        | pairs                    |
-|------------------------|-----------------------------|----------------------------------|--------------------------|
-| `bert`, `distilbert`   | `vocab.txt`                 | `WordPieceTokenizer`             | `[CLS] A [SEP] B [SEP]`  |
-| `roberta`              | `vocab.json`, `merges.txt`  | `BytePairTokenizer`              | `<s> A </s></s> B </s>`  |
-| `albert`               | `spiece.model`              | `SentencePieceTokenizer` (ALBERT preprocessing) | `[CLS] A [SEP] B [SEP]` |
-| `deberta-v2` (v3)      | `spm.model`                 | `SentencePieceTokenizer`         | `[CLS] A [SEP] B [SEP]`  |
+- `bert`, `distilbert`: `vocab.txt` → `BertPreprocessor` (WordPiece), `[CLS] A [SEP] B [SEP]`.
+- `roberta`: `vocab.json` + `merges.txt` → `BytePairTokenizer`, `<s> A </s></s> B </s>`, one
+  token type, padding `<pad>`.
+- `albert`: `spiece.model` → `SentencePieceTokenizer` with ALBERT's preprocessing,
+  `[CLS] A [SEP] B [SEP]`, padding `<pad>`.
+- `deberta-v2` (DeBERTa-v3): `spm.model` → `SentencePieceTokenizer`, `[CLS] A [SEP] B [SEP]`.
 
 Special tokens come from `tokenizer_config.json` when it names them, else the family's defaults.
 """

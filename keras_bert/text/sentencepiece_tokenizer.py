@@ -74,7 +74,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
     >>> tokenizer = SentencePieceTokenizer("../shared/reference/variants/deberta_v3/spm.model")
     >>> ids = tokenizer(["The cat sat."])
     >>> tokenizer.id_to_token(ids).to_list()
-    [[b'\\xe2\\x96\\x81The', b'\\xe2\\x96\\x81cat', b'\\xe2\\x96\\x81sat', b'.']]
+    [[b'\\xe2\\x96\\x81The', b'\\xe2\\x96\\x81c', b'at', b'\\xe2\\x96\\x81sat', b'.']]
     >>> tokenizer.token_to_id("[CLS]"), tokenizer.vocabulary_size
     (1, 3000)
     """

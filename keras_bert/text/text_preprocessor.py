@@ -71,7 +71,7 @@ class TextPreprocessor(keras.layers.Layer):
     >>> tokenizer = SentencePieceTokenizer("../shared/reference/variants/deberta_v3/spm.model")
     >>> preprocessor = TextPreprocessor(tokenizer, seq_length=8)
     >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
-    [[1, 44, 134, 2, 128, 8, 2, 0]]
+    [[1, 44, 134, 128, 2, 1039, 8, 2]]
     """
 
     def __init__(
