@@ -58,13 +58,8 @@ class TextPreprocessor(keras.layers.Layer):
         second_type_id: the type id of segment B (RoBERTa: 0).
         **kwargs: `keras.layers.Layer` arguments.
 
-    Call arguments:
-        inputs: a string tensor `[batch]` (or a scalar, or a list of Python strings), or a
-            tuple/list of two such tensors (or lists) for sentence pairs.
-
-    Returns:
-        A dict of int32 tensors `[batch, seq_length]`: `input_word_ids`, `input_mask`,
-        `input_type_ids`.
+    It is called as `BertPreprocessor` is (texts, or a pair of texts: see
+    `tokenize_and_pack`) and returns the same dict of int32 `[batch, seq_length]` tensors.
 
     Example:
     >>> from keras_bert.text import SentencePieceTokenizer, TextPreprocessor
