@@ -128,7 +128,9 @@ class BytePairTokenizer(keras.layers.Layer):
             ),
             default_value=-1,
         )
-        tokens = sorted(self.vocabulary, key=self.vocabulary.get)
+        tokens = [""] * size  # ids need not be contiguous
+        for token, index in self.vocabulary.items():
+            tokens[index] = token
         self._tokens = tf.constant(tokens)
         self._special_pattern = "|".join(
             "".join(f"\\x{{{ord(char):X}}}" for char in token) for token in self.special_tokens
