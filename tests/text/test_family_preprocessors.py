@@ -110,3 +110,13 @@ def test_missing_or_wrong_tokenizer_files_are_clear_errors(reference_dir, tmp_pa
     (tmp_path / "albert" / "config.json").write_text(json.dumps({**config, "model_type": "xlm"}))
     with pytest.raises(ConfigError, match="no preprocessor for model_type 'xlm'"):
         keras_bert.load_preprocessor(tmp_path / "albert")
+
+
+def test_raw_string_model_with_the_preprocessor_saves_as_keras(family, tmp_path):
+    _, preprocessor, reference = family
+    text = keras.Input(shape=(), dtype="string")
+    model = keras.Model(text, preprocessor(text)["input_word_ids"])
+    model.save(tmp_path / "model.keras")
+    restored = keras.saving.load_model(tmp_path / "model.keras")
+    texts = tf.constant(reference["texts"]["singles"])
+    np.testing.assert_array_equal(restored(texts), model(texts))
