@@ -51,18 +51,24 @@ def load_masked_lm(path: str | Path, **overrides: Any) -> BertMaskedLM:
 
 
 def load_preprocessor(path: str | Path, seq_length: int = 128, **options: Any):
-    """The in-graph preprocessor of a checkpoint's tokenizer (WordPiece: BERT, DistilBERT)."""
+    """The in-graph preprocessor of a checkpoint's tokenizer, chosen by its `model_type`.
+
+    WordPiece (`BertPreprocessor`) for `bert` and `distilbert`; byte-level BPE for `roberta`
+    and SentencePiece for `albert` and `deberta-v2` (`TextPreprocessor`), each packing pairs
+    as its family does. See `keras_bert.text.checkpoint_preprocessors`.
+
+    Args:
+        path: the checkpoint directory (or a file in it, as `load_encoder` takes).
+        seq_length: length of the packed inputs.
+        **options: further preprocessor arguments (`truncation`, `name`).
+
+    Example:
+    >>> preprocessor = load_preprocessor("../shared/reference/variants/roberta", seq_length=8)
+    >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
+    [[0, 356, 279, 2, 2, 87, 273, 2]]
+    """
     from keras_bert.checkpoints.loading import locate_checkpoint
-    from keras_bert.config import BertConfig
-    from keras_bert.text import BertPreprocessor
+    from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
     directory = locate_checkpoint(path)[0]
-    config_files = [directory / name for name in ("config.json", "bert_config.json")]
-    config_file = next((file for file in config_files if file.is_file()), None)
-    model_type = BertConfig.from_json_file(config_file).model_type if config_file else "bert"
-    if model_type == "roberta":
-        raise ConfigError(
-            f"{path}: RoBERTa's byte-level BPE tokenizer has no in-graph implementation yet; "
-            "tokenize with `tokenizers` and feed ids (input_word_ids, input_mask)."
-        )
-    return BertPreprocessor.from_checkpoint(str(directory), seq_length=seq_length, **options)
+    return checkpoint_preprocessor(directory, seq_length=seq_length, **options)

@@ -96,9 +96,7 @@ def test_distilbert_preprocessor_gives_the_reference_ids(reference_dir):
     np.testing.assert_array_equal(pairs["input_word_ids"], reference["pairs_input_ids"])
 
 
-def test_roberta_has_no_in_graph_tokenizer_yet_and_distilbert_no_pooler(reference_dir):
-    with pytest.raises(ConfigError, match="byte-level BPE"):
-        keras_bert.load_preprocessor(reference_dir / "variants" / "roberta")
+def test_distilbert_has_no_pooler(reference_dir):
     encoder = keras_bert.load_encoder(reference_dir / "variants" / "distilbert")
     with pytest.raises(ConfigError, match="distilbert encoder has no pooler"):
         keras_bert.BertPretrainer(encoder)  # next-sentence prediction reads the pooler

@@ -10,6 +10,12 @@ Facts about TensorFlow Serving 2.21 (the `tensorflow/serving:2.21.0` image) that
   and loading fails with "Op type not registered".
 - It has no Python, so ops that call back into Python (`tf.py_function`, `tf.numpy_function`)
   are registered in a Python process but cannot run in the server.
+- Every op library of the tensorflow-text 2.21 wheel (`tensorflow_text/python/ops/_*.so`) is a
+  dependency of `ops_lib`, so the wheel's registry is the server's. The family's tokenizers
+  rely on this: SentencePiece (ALBERT, DeBERTa-v3) runs `TFText>FastSentencepieceTokenize`
+  (`:fast_sentencepiece_tokenizer_cc`) and ICU's `NormalizeUTF8`; byte-level BPE (RoBERTa) is
+  core ops only (`StaticRegexReplace`, `StringSplitV2`, `UnicodeDecode`, `Unique`, hash tables
+  and a `While` loop). tensorflow-text's `SentencepieceOp` resource is not used in exports.
 
 The available ops are therefore read from the op registry of a fresh Python process that
 imports only `tensorflow` and `tensorflow_text` (this process may have loaded other op

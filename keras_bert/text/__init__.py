@@ -1,7 +1,11 @@
-"""In-graph text processing: WordPiece tokenization, packing into BERT inputs, vocabularies."""
+"""In-graph text processing: WordPiece, byte-level BPE and SentencePiece tokenization, packing
+into BERT inputs, vocabularies."""
 
+from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.packing import BertPacker, truncated_lengths
 from keras_bert.text.preprocessor import BertPreprocessor
+from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from keras_bert.text.text_preprocessor import TextPreprocessor
 from keras_bert.text.tokenizer import WordPieceTokenizer
 from keras_bert.text.vocabulary import (
     build_vocabulary,
@@ -13,6 +17,9 @@ from keras_bert.text.vocabulary import (
 __all__ = [
     "BertPacker",
     "BertPreprocessor",
+    "BytePairTokenizer",
+    "SentencePieceTokenizer",
+    "TextPreprocessor",
     "WordPieceTokenizer",
     "build_vocabulary",
     "infer_lowercase",

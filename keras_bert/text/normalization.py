@@ -28,7 +28,7 @@ from keras_bert.text import unicode_tables
 from keras_bert.text.special_tokens import SPECIAL_TOKENS
 
 
-def _char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
+def char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
     """The body of an RE2 character class matching the code points of `range_tables`."""
     parts = []
     for table in range_tables:
@@ -39,9 +39,9 @@ def _char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
 
 
 _SPECIAL_TOKEN_PATTERN = r"\[(?:" + "|".join(token[1:-1] for token in SPECIAL_TOKENS) + r")\]"
-_WHITESPACE_PATTERN = f"[{_char_class(unicode_tables.WHITESPACE_CHARS)}]+"
-_REMOVED_PATTERN = f"[{_char_class(unicode_tables.REMOVED_CHARS)}]+"
-_NONSPACING_MARK_PATTERN = f"[{_char_class(unicode_tables.NONSPACING_MARKS)}]+"
+_WHITESPACE_PATTERN = f"[{char_class(unicode_tables.WHITESPACE_CHARS)}]+"
+_REMOVED_PATTERN = f"[{char_class(unicode_tables.REMOVED_CHARS)}]+"
+_NONSPACING_MARK_PATTERN = f"[{char_class(unicode_tables.NONSPACING_MARKS)}]+"
 # ASCII without NUL is valid UTF-8 that needs no sanitising.
 _ASCII_TEXT_PATTERN = r"[\x01-\x7f]*"
 # Printable ASCII words need nothing but (uncased) ASCII lowercasing.
@@ -57,14 +57,14 @@ def _split_patterns(lowercase: bool) -> tuple[str, str]:
     tables = [unicode_tables.PUNCTUATION_CHARS, unicode_tables.CJK_CHARS]
     if lowercase:
         tables.append(unicode_tables.UNCASED_PUNCTUATION_CHARS)
-    keep = f"{_SPECIAL_TOKEN_PATTERN}|[{_char_class(*tables)}]"
+    keep = f"{_SPECIAL_TOKEN_PATTERN}|[{char_class(*tables)}]"
     return f"{_WHITESPACE_PATTERN}|{keep}", keep
 
 
 _SPLIT_PATTERNS = {lowercase: _split_patterns(lowercase) for lowercase in (False, True)}
 
 
-def _update_non_ascii(
+def update_non_ascii(
     strings: tf.Tensor,
     ascii_pattern: str,
     ascii_result: tf.Tensor,
@@ -78,11 +78,16 @@ def _update_non_ascii(
     )
 
 
+def replace_invalid_utf8(texts: tf.Tensor) -> tf.Tensor:
+    """`texts` with each invalid UTF-8 sequence replaced by U+FFFD, as Python's
+    `bytes.decode("utf-8", errors="replace")` does."""
+    return tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+
+
 def _sanitize(texts: tf.Tensor) -> tf.Tensor:
     """Invalid UTF-8 to U+FFFD, and NUL to U+0001 (both deleted by clean_text) because
     RegexSplitWithOffsets stops at a NUL byte; U+0001 keeps the offsets."""
-    texts = tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
-    return tf.strings.regex_replace(texts, r"\x00", "\x01")
+    return tf.strings.regex_replace(replace_invalid_utf8(texts), r"\x00", "\x01")
 
 
 def _normalize_non_ascii(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
@@ -112,7 +117,7 @@ def normalize_words(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
     Printable-ASCII words, almost all words of English text, take a fast path (ASCII lowercase
     only); the rest go through the full Unicode path. Special-token words are kept as written.
     """
-    normalized = _update_non_ascii(
+    normalized = update_non_ascii(
         words,
         _PRINTABLE_ASCII_PATTERN,
         tf.strings.lower(words) if lowercase else words,
@@ -136,7 +141,7 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
         raw text of each word and its byte span `[start, end)` in the (UTF-8 sanitised) input.
     """
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
-    texts = _update_non_ascii(texts, _ASCII_TEXT_PATTERN, texts, _sanitize)
+    texts = update_non_ascii(texts, _ASCII_TEXT_PATTERN, texts, _sanitize)
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
     raw_words, starts, ends = tf_text.regex_split_with_offsets(texts, delimiters, kept_delimiters)
     words = normalize_words(raw_words.flat_values, lowercase)

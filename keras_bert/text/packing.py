@@ -56,13 +56,19 @@ class BertPacker(keras.layers.Layer):
     with `pad_id` (mask and type 0) to `seq_length`. Segments that do not fit are truncated with
     `truncated_lengths`. Only core TensorFlow ops, so served graphs need no extra kernels.
 
+    The family's other layouts are settings: RoBERTa packs pairs `<s> A </s></s> B </s>` with
+    one token type (`pair_separators=2, second_type_id=0`); ALBERT and DeBERTa pack as BERT.
+
     Args:
-        seq_length: the length of the packed inputs; at least 3 (5 for pairs).
-        cls_id: id of [CLS].
-        sep_id: id of [SEP].
+        seq_length: the length of the packed inputs; at least 3 (for pairs, 2 more than the
+            special tokens).
+        cls_id: id of [CLS] (RoBERTa's `<s>`).
+        sep_id: id of [SEP] (RoBERTa's `</s>`).
         pad_id: id of [PAD].
         truncation: "longest_first" (original BERT), "longest_first_hf", "round_robin" or
             "waterfall" (see `truncated_lengths`).
+        pair_separators: how many [SEP] end segment A of a pair (RoBERTa: 2).
+        second_type_id: the `input_type_ids` of segment B and its [SEP] (RoBERTa: 0).
         **kwargs: `keras.layers.Layer` arguments.
 
     Example:
@@ -87,9 +93,13 @@ class BertPacker(keras.layers.Layer):
         sep_id: int,
         pad_id: int = 0,
         truncation: str = "longest_first",
+        pair_separators: int = 1,
+        second_type_id: int = 1,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if pair_separators < 1:
+            raise ValueError(f"pair_separators must be at least 1, got {pair_separators}")
         if seq_length < 3:
             raise ValueError(f"seq_length must be at least 3 ([CLS] and [SEP]), got {seq_length}")
         if truncation not in TRUNCATION_STRATEGIES:
@@ -101,6 +111,8 @@ class BertPacker(keras.layers.Layer):
         self.sep_id = sep_id
         self.pad_id = pad_id
         self.truncation = truncation
+        self.pair_separators = pair_separators
+        self.second_type_id = second_type_id
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
@@ -112,8 +124,11 @@ class BertPacker(keras.layers.Layer):
             segments = list(segments)
         else:
             segments = [segments]
-        if len(segments) == 2 and self.seq_length < 5:
-            raise ValueError(f"seq_length must be at least 5 for pairs, got {self.seq_length}")
+        pair_length = 2 + self.pair_separators  # special tokens of a pair
+        if len(segments) == 2 and self.seq_length < pair_length + 2:
+            raise ValueError(
+                f"seq_length must be at least {pair_length + 2} for pairs, got {self.seq_length}"
+            )
         if len(segments) not in (1, 2):
             raise ValueError(f"BertPacker packs 1 or 2 segments, got {len(segments)}")
         lengths = [segment.row_lengths() for segment in segments]
@@ -121,7 +136,7 @@ class BertPacker(keras.layers.Layer):
             budget = self.seq_length - 2
             kept = [tf.minimum(lengths[0], budget)]
         else:
-            budget = self.seq_length - 3
+            budget = self.seq_length - pair_length
             kept = truncated_lengths(*lengths, budget, self.truncation)
         # Dense ops from here: crop each segment to the budget (RaggedTensorToTensor), then
         # gather every output position from its source ([CLS], A, [SEP], B, [SEP] or padding).
@@ -133,15 +148,18 @@ class BertPacker(keras.layers.Layer):
         word_ids = tf.where(positions == 0, self.cls_id, self.pad_id)
         word_ids = tf.where(positions == first_end, self.sep_id, word_ids)
         word_ids = self._copy_segment(word_ids, dense[0], positions, 1, first_end)
+        second_start = first_end + self.pair_separators  # where segment B starts
         if len(segments) == 2:
-            end = first_end + kept[1][:, tf.newaxis] + 1
-            word_ids = tf.where(positions == end, self.sep_id, word_ids)
-            word_ids = self._copy_segment(word_ids, dense[1], positions, first_end + 1, end)
+            end = second_start + kept[1][:, tf.newaxis]
+            separators = (positions >= first_end) & (positions < second_start) | (positions == end)
+            word_ids = tf.where(separators, self.sep_id, word_ids)
+            word_ids = self._copy_segment(word_ids, dense[1], positions, second_start, end)
         input_mask = tf.cast(positions <= end, tf.int32)
+        is_second = tf.cast(positions >= second_start, tf.int32)
         return {
             "input_word_ids": tf.cast(word_ids, tf.int32),
             "input_mask": input_mask,
-            "input_type_ids": tf.cast(positions > first_end, tf.int32) * input_mask,
+            "input_type_ids": is_second * self.second_type_id * input_mask,
         }
 
     @staticmethod
@@ -167,6 +185,8 @@ class BertPacker(keras.layers.Layer):
                 "sep_id": self.sep_id,
                 "pad_id": self.pad_id,
                 "truncation": self.truncation,
+                "pair_separators": self.pair_separators,
+                "second_type_id": self.second_type_id,
             }
         )
         return config

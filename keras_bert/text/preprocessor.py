@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
+from keras_bert.text.text_preprocessor import tokenize_and_pack
 from keras_bert.text.tokenizer import WordPieceTokenizer
 from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
 
@@ -110,18 +111,7 @@ class BertPreprocessor(keras.layers.Layer):
         return self.tokenizer.lowercase
 
     def call(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
-        # A list of Python strings is one batch of texts; a list of anything else is segments.
-        if isinstance(inputs, (tuple, list)) and not isinstance(inputs[0], (str, bytes)):
-            texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in inputs]
-        else:
-            texts = [tf.convert_to_tensor(inputs, dtype=tf.string)]
-        is_scalar = texts[0].shape.rank == 0
-        if is_scalar:
-            texts = [segment[tf.newaxis] for segment in texts]
-        packed = self.packer([self.tokenizer(segment) for segment in texts])
-        if is_scalar:
-            packed = {name: tensor[0] for name, tensor in packed.items()}
-        return packed
+        return tokenize_and_pack(inputs, self.tokenizer, self.packer)
 
     def get_config(self) -> dict:
         config = super().get_config()

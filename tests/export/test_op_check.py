@@ -30,6 +30,29 @@ def test_exports_hold_no_xla_compiled_function(exported_base, task):
     assert [f.signature.name for f in library if f.attr["_XlaMustCompile"].b] == []
 
 
+@pytest.mark.parametrize(
+    "family, tokenizer_ops",
+    [
+        ("roberta", {"StaticRegexReplace", "UnicodeDecode", "LookupTableFindV2", "While"}),
+        ("albert", {"TFText>FastSentencepieceTokenize", "NormalizeUTF8", "StringLower"}),
+        ("deberta_v3", {"TFText>FastSentencepieceTokenize"}),
+    ],
+)
+def test_family_preprocessors_use_only_tf_serving_ops(
+    family, tokenizer_ops, reference_dir, tmp_path
+):
+    import keras_bert
+
+    preprocessor = keras_bert.load_preprocessor(reference_dir / "variants" / family)
+    module = tf.Module()
+    module.preprocessor = preprocessor
+    serve = tf.function(preprocessor.call, input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path), signatures=serve.get_concrete_function())
+    ops = check_serving_ops(tmp_path)
+    assert tokenizer_ops <= ops
+    assert not any(op.startswith("Sentencepiece") for op in ops)
+
+
 def test_registry_holds_core_and_text_ops_but_not_python_ops():
     available = serving_ops()
     assert {"MatMul", "StringLower", "UnicodeTranscode", "NormalizeUTF8"} <= available

@@ -1,0 +1,249 @@
+"""`BytePairTokenizer`: raw strings to byte-level BPE ids (RoBERTa, GPT-2) inside the graph."""
+
+import json
+import os
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+from keras_bert.errors import ConfigError
+from keras_bert.text import byte_level_unicode_tables as tables
+from keras_bert.text.normalization import char_class, replace_invalid_utf8
+
+ROBERTA_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
+# Never in valid UTF-8, so it can mark split points in sanitised text.
+_MARKER = b"\xff"
+
+_SPACE = char_class(tables.WHITESPACE_CHARS)
+_LETTER = char_class(tables.LETTER_CHARS)
+_NUMBER = char_class(tables.NUMBER_CHARS)
+# GPT-2's pattern without its `\s+(?!\S)` (RE2 has no look-ahead): `_LAST_SPACE` first cuts
+# each text before the last space of a run that precedes a non-space, where `\s+(?!\S)` stops.
+_WORD_PATTERN = (
+    rf"'s|'t|'re|'ve|'m|'ll|'d| ?[{_LETTER}]+| ?[{_NUMBER}]+| ?[^{_SPACE}{_LETTER}{_NUMBER}]+"
+    rf"|[{_SPACE}]+"
+)
+_LAST_SPACE_PATTERN = f"[{_SPACE}][^{_SPACE}]"
+
+
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map of the 256 byte values to printable characters (the base vocabulary)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1)]
+    printable += range(ord("®"), ord("ÿ") + 1)
+    others = [byte for byte in range(256) if byte not in printable]
+    mapping = {byte: chr(byte) for byte in printable}
+    mapping.update({byte: chr(256 + index) for index, byte in enumerate(others)})
+    return mapping
+
+
+def load_byte_pair_files(
+    vocabulary: str | os.PathLike, merges: str | os.PathLike
+) -> tuple[dict[str, int], list[str]]:
+    """Reads a `vocab.json` (token → id) and a `merges.txt` ("a b" per line, by rank).
+
+    Raises:
+        FileNotFoundError: a file does not exist.
+        ConfigError: a file is not what it should be.
+    """
+    for path in (vocabulary, merges):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"Byte-level BPE file not found: {os.fspath(path)!r}")
+    try:
+        with open(vocabulary, encoding="utf-8") as file:
+            tokens = json.load(file)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{os.fspath(vocabulary)!r} is not a BPE vocab.json: {error}") from None
+    with open(merges, encoding="utf-8", errors="strict") as file:
+        lines = file.read().split("\n")
+    merge_lines = [line for line in lines if line and not line.startswith("#version")]
+    return tokens, merge_lines
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BytePairTokenizer(keras.layers.Layer):
+    """Tokenizes raw strings into byte-level BPE ids, exactly as Hugging Face `tokenizers` does.
+
+    The checkpoint's special tokens written in the text ("<mask>") are tokens of their own;
+    the rest is split with GPT-2's pre-tokenization regex (character classes of
+    `byte_level_unicode_tables`, its `\\s+(?!\\S)` emulated), each word's UTF-8 bytes become
+    the base symbols and merges apply by rank until none applies, as `tokenizers`' BPE does.
+    The merges run vectorized over the distinct words of the batch in one `tf.while_loop`
+    (one iteration per merge step of the longest word), with integer hash-table lookups.
+    Only core TensorFlow ops, so SavedModels with it run in TensorFlow Serving.
+    Invalid UTF-8 is first replaced by U+FFFD, as `bytes.decode("utf-8", errors="replace")`.
+
+    Args:
+        vocabulary: path of a `vocab.json`, or its dict token → id.
+        merges: path of a `merges.txt`, or its lines ("a b", by rank).
+        special_tokens: the tokens matched as written in the text (those in the vocabulary).
+        **kwargs: `keras.layers.Layer` arguments.
+
+    Example:
+    >>> from keras_bert.text import BytePairTokenizer
+    >>> tokenizer = BytePairTokenizer(
+    ...     "../shared/reference/variants/roberta/vocab.json",
+    ...     "../shared/reference/variants/roberta/merges.txt",
+    ... )
+    >>> ids = tokenizer(["The cat sat.", "a <mask>"])
+    >>> ids.to_list()
+    [[356, 279, 273, 1020, 18], [69, 225, 4]]
+    >>> tokenizer.id_to_token(ids).to_list()[0]
+    [b'The', b'\\xc4\\xa0c', b'at', b'\\xc4\\xa0sat', b'.']
+    """
+
+    def __init__(
+        self,
+        vocabulary: str | os.PathLike | dict[str, int],
+        merges: str | os.PathLike | Sequence[str],
+        special_tokens: Sequence[str] = ROBERTA_SPECIAL_TOKENS,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        if isinstance(vocabulary, (str, os.PathLike)):
+            vocabulary, merges = load_byte_pair_files(vocabulary, merges)
+        self.vocabulary = dict(vocabulary)
+        self.merges = list(merges)
+        self.special_tokens = [token for token in special_tokens if token in self.vocabulary]
+        size = max(self.vocabulary.values()) + 1
+        self._size = size
+        byte_tokens = bytes_to_unicode()
+        missing = [token for token in byte_tokens.values() if token not in self.vocabulary]
+        if missing:
+            raise ConfigError(f"The BPE vocabulary lacks byte tokens {missing[:10]}")
+        self._byte_ids = tf.constant(
+            [self.vocabulary[byte_tokens[byte]] for byte in range(256)], tf.int64
+        )
+        keys, values = [], []
+        for rank, line in enumerate(self.merges):
+            pair = line.split(" ")
+            merged = "".join(pair)
+            if len(pair) != 2 or not all(token in self.vocabulary for token in (*pair, merged)):
+                raise ConfigError(f"BPE merge {rank} ({line!r}) is not 'a b' of known tokens")
+            keys.append(self.vocabulary[pair[0]] * size + self.vocabulary[pair[1]])
+            values.append(rank * size + self.vocabulary[merged])
+        self._merge_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(keys, tf.int64), tf.constant(values, tf.int64)
+            ),
+            default_value=-1,
+        )
+        tokens = [""] * size  # ids need not be contiguous
+        for token, index in self.vocabulary.items():
+            tokens[index] = token
+        self._tokens = tf.constant(tokens)
+        self._special_pattern = "|".join(
+            "".join(f"\\x{{{ord(char):X}}}" for char in token) for token in self.special_tokens
+        )
+        self._special_table = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(self.special_tokens, tf.string),
+                tf.constant([self.vocabulary[token] for token in self.special_tokens], tf.int64),
+            ),
+            default_value=-1,
+        )
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def token_to_id(self, token: str) -> int:
+        """The id of `token` (`ValueError` if absent)."""
+        if token not in self.vocabulary:
+            raise ValueError(f"{token!r} is not in the BPE vocabulary")
+        return self.vocabulary[token]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return self._size
+
+    def pre_tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """The words `[batch, (words)]` of sanitised texts: special tokens, then GPT-2's split."""
+        if self.special_tokens:
+            marked = tf.strings.regex_replace(
+                texts, self._special_pattern, _MARKER + b"\\0" + _MARKER
+            )
+            parts = tf.strings.split(marked, _MARKER)
+        else:
+            parts = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
+        is_special = self._special_ids(parts.flat_values) >= 0
+        cut = tf.strings.regex_replace(parts.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
+        segments = tf.strings.split(tf.where(is_special, parts.flat_values, cut), _MARKER)
+        segment_is_special = tf.gather(is_special, segments.value_rowids())
+        marked = tf.strings.regex_replace(segments.flat_values, _WORD_PATTERN, _MARKER + b"\\0")
+        marked = tf.where(segment_is_special, segments.flat_values, marked)
+        words = parts.with_flat_values(segments.with_flat_values(tf.strings.split(marked, _MARKER)))
+        words = words.merge_dims(1, 3)
+        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+
+    def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
+        """The id of each word that is a special token, -1 for the others."""
+        return self._special_table.lookup(words)
+
+    def _initial_symbols(self, words: tf.Tensor) -> tf.RaggedTensor:
+        """Each word's base symbols: the ids of its bytes, or its id if a special token."""
+        byte_values = tf.strings.unicode_decode(words, "ISO-8859-1")  # one code point per byte
+        symbols = byte_values.with_flat_values(
+            tf.gather(self._byte_ids, tf.cast(byte_values.flat_values, tf.int64))
+        )
+        special_ids = self._special_ids(words)
+        specials = tf.RaggedTensor.from_tensor(special_ids[:, tf.newaxis])
+        rows = tf.range(tf.size(words, out_type=tf.int64))
+        rows = tf.where(special_ids >= 0, rows + tf.size(words, out_type=tf.int64), rows)
+        return tf.gather(tf.concat([symbols, specials], axis=0), rows)
+
+    def _merge(self, symbols: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Applies the merges by rank to every word of `symbols` `[words, (symbols)]`."""
+        size = tf.constant(self._size, tf.int64)
+        num_words = symbols.nrows()
+
+        def step(values: tf.Tensor, rows: tf.Tensor, _: tf.Tensor):
+            found = self._merge_table.lookup(values[:-1] * size + values[1:])
+            valid = (rows[:-1] == rows[1:]) & (found >= 0)
+            rank = tf.where(valid, found // size, tf.int64.max)
+            best_rank = tf.math.unsorted_segment_min(rank, rows[:-1], num_words)
+            best = valid & (rank == tf.gather(best_rank, rows[:-1]))
+            # A pair (x, x) can repeat ("a a a"): merge the 1st, 3rd, ... of each run, as
+            # merging left to right does.
+            positions = tf.range(tf.size(best, out_type=tf.int64))
+            run_starts = best & ~tf.concat([[False], best[:-1]], axis=0)
+            start_positions = tf.concat([[0], tf.boolean_mask(positions, run_starts)], axis=0)
+            run_index = tf.cumsum(tf.cast(run_starts, tf.int64))
+            offsets = positions - tf.gather(start_positions, run_index)
+            merge = best & (offsets % 2 == 0)
+            merged = tf.where(merge, found % size, values[:-1])
+            values = tf.concat([merged, values[-1:]], axis=0)
+            kept = ~tf.concat([[False], merge], axis=0)
+            return tf.boolean_mask(values, kept), tf.boolean_mask(rows, kept), tf.reduce_any(merge)
+
+        values, rows = symbols.flat_values, symbols.value_rowids()
+        values, rows, _ = tf.while_loop(
+            lambda values, rows, merged: merged,
+            step,
+            (values, rows, tf.size(values) > 1),
+            shape_invariants=(tf.TensorShape([None]), tf.TensorShape([None]), tf.TensorShape([])),
+        )
+        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words)
+
+    def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
+        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        words = self.pre_tokenize(texts)
+        distinct_words, word_index = tf.unique(words.flat_values)
+        ids = self._merge(self._initial_symbols(distinct_words))
+        ids = tf.gather(tf.cast(ids, tf.int32), word_index)
+        return words.with_flat_values(ids).merge_dims(1, 2)
+
+    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
+        """Maps ids (dense or ragged, any int dtype) to their tokens (byte-level strings)."""
+        return tf.ragged.map_flat_values(lambda values: tf.gather(self._tokens, values), ids)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "vocabulary": self.vocabulary,
+                "merges": self.merges,
+                "special_tokens": self.special_tokens,
+            }
+        )
+        return config

@@ -1,0 +1,62 @@
+"""The reference tokenizers of BERT's family, in plain Python: `tokenizers` for RoBERTa's
+byte-level BPE, `sentencepiece` with each model's original preprocessing for ALBERT and
+DeBERTa-v3."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import sentencepiece
+from tokenizers import Tokenizer
+
+SPIECE_UNDERLINE = "\u2581"
+
+
+def albert_preprocess_text(text: str, lower: bool = True) -> str:
+    """google-research/albert `tokenization.preprocess_text`, with the `` and '' rule of
+    XLNet's `prepro_utils` (and Hugging Face's ALBERT tokenizer)."""
+    outputs = " ".join(text.strip().split())
+    outputs = outputs.replace("``", '"').replace("''", '"')
+    outputs = unicodedata.normalize("NFKD", outputs)
+    outputs = "".join(char for char in outputs if not unicodedata.combining(char))
+    return outputs.lower() if lower else outputs
+
+
+def albert_encode_ids(model: sentencepiece.SentencePieceProcessor, text: str) -> list[int]:
+    """google-research/albert `encode_ids` of preprocessed text: SentencePiece pieces, each
+    "<digit>," piece re-encoded without its comma and "▁", then the comma."""
+    pieces = []
+    for piece in model.encode(text, out_type=str):
+        if len(piece) > 1 and piece[-1] == "," and piece[-2].isdigit():
+            split = model.encode(piece[:-1].replace(SPIECE_UNDERLINE, ""), out_type=str)
+            if piece[0] != SPIECE_UNDERLINE and split[0][0] == SPIECE_UNDERLINE:
+                split = split[1:] if len(split[0]) == 1 else [split[0][1:], *split[1:]]
+            pieces += [*split, piece[-1]]
+        else:
+            pieces.append(piece)
+    return [model.piece_to_id(piece) for piece in pieces]
+
+
+class FamilyReference:
+    """`encode(texts)`: the reference ids of a family's tokenizer (no special tokens)."""
+
+    def __init__(self, family: str, checkpoint: Path):
+        self.family = family
+        if family == "roberta":
+            self.tokenizer = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
+            self.tokenizer.no_truncation()
+            self.tokenizer.no_padding()
+        else:
+            model_file = "spiece.model" if family == "albert" else "spm.model"
+            self.model = sentencepiece.SentencePieceProcessor(
+                model_file=str(checkpoint / model_file)
+            )
+
+    def encode(self, texts: list[str]) -> list[list[int]]:
+        if self.family == "roberta":
+            encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+            return [encoding.ids for encoding in encodings]
+        if self.family == "albert":
+            return [albert_encode_ids(self.model, albert_preprocess_text(t)) for t in texts]
+        return self.model.encode(texts)

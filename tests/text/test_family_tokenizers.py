@@ -1,0 +1,108 @@
+"""The family's in-graph tokenizers give the ids of their reference libraries: `tokenizers`
+(RoBERTa's byte-level BPE) and `sentencepiece` with the models' original preprocessing (ALBERT,
+DeBERTa-v3), on every sentence of shared/data and on fuzzed Unicode and bytes."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+import sentencepiece
+import tensorflow as tf
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import keras_bert
+from keras_bert.text import SentencePieceTokenizer
+from tests.text.family_references import FamilyReference, albert_encode_ids
+
+FAMILIES = ("roberta", "albert", "deberta_v3")
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def family(request, reference_dir):
+    """(name, in-graph tokenizer, reference) of each family."""
+    checkpoint = reference_dir / "variants" / request.param
+    tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
+    return request.param, tokenizer, FamilyReference(request.param, checkpoint)
+
+
+def _ids(tokenizer, texts) -> list[list[int]]:
+    return tokenizer(tf.constant(texts, tf.string)).to_list()
+
+
+@pytest.mark.slow
+def test_ids_equal_the_reference_on_every_shared_sentence(family, corpus_sentences):
+    _, tokenizer, reference = family
+    ours, expected = _ids(tokenizer, corpus_sentences), reference.encode(corpus_sentences)
+    wrong = [index for index in range(len(expected)) if ours[index] != expected[index]]
+    assert not wrong, [(corpus_sentences[i], ours[i], expected[i]) for i in wrong[:3]]
+
+
+def test_singles_equal_the_sentencepiece_reference_ids(family, reference_dir):
+    name, tokenizer, _ = family
+    archive = np.load(reference_dir / "variants" / f"{name}_visible_sentences_reference.npz")
+    key = "singles_original_input_ids" if name != "roberta" else "singles_input_ids"
+    texts = json.loads(str(archive["texts_json"]))["singles"]
+    for ids, row, mask in zip(
+        _ids(tokenizer, texts), archive[key], archive["singles_attention_mask"], strict=True
+    ):
+        assert ids == row[1 : mask.sum() - 1].tolist()
+
+
+TRICKY_TEXTS = [
+    "",
+    " ",
+    "   leading, inner   and trailing   ",
+    "it's 'sup? They'll've \n\n\t x",
+    "path.... and ......",
+    "Ｆｕｌｌｗｉｄｔｈ ﬁne ①② ℌ",
+    "Σίσυφος ΑΣ İstanbul straße Ǆ",
+    "a\x00b \x00",
+    "``quoted'' and \"quoted\"",
+    "1,000 and 1990, 2000,",
+    "<s> <mask> </s><pad>",
+    "\u3000\u2028\u200b\ufeff\U0001f600 \u0301a",
+]
+
+
+def test_ids_equal_the_reference_on_tricky_texts(family):
+    _, tokenizer, reference = family
+    assert _ids(tokenizer, TRICKY_TEXTS) == reference.encode(TRICKY_TEXTS)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.text(max_size=40), min_size=1, max_size=8))
+def test_fuzzed_unicode_gives_the_reference_ids(family, texts):
+    _, tokenizer, reference = family
+    assert _ids(tokenizer, texts) == reference.encode(texts)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.lists(st.binary(max_size=40), min_size=1, max_size=8))
+def test_fuzzed_bytes_give_the_ids_of_their_replaced_decoding(family, data):
+    _, tokenizer, reference = family
+    expected = reference.encode([raw.decode("utf-8", errors="replace") for raw in data])
+    assert _ids(tokenizer, data) == expected
+
+
+def test_albert_resplits_digit_comma_pieces_as_google_research_does(tmp_path, data_dir):
+    # A model trained with numbers glued to commas has "1990,"-like pieces to re-split.
+    lines = (data_dir / "pretraining" / "wikipedia_sample.txt").read_text().splitlines()[:3000]
+    lines += ["In 1990, 2000, 2010, and 1,000, 25,000 people came."] * 200
+    model = io.BytesIO()
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        vocab_size=1200,
+        split_by_number=False,
+        control_symbols=["[CLS]", "[SEP]"],
+        minloglevel=2,
+    )
+    processor = sentencepiece.SentencePieceProcessor(model_proto=model.getvalue())
+    pieces = [processor.id_to_piece(index) for index in range(processor.get_piece_size())]
+    assert any(len(p) > 1 and p[-1] == "," and p[-2].isdigit() for p in pieces)
+    tokenizer = SentencePieceTokenizer(model.getvalue(), albert_preprocessing=True)
+    texts = ["In 1990, 2000, 2010, and 1,000, 25,000 people came.", "x1990, 7,", "1990,"]
+    assert _ids(tokenizer, texts) == [albert_encode_ids(processor, text) for text in texts]
+    assert _ids(tokenizer, texts) != processor.encode(texts)
