@@ -54,20 +54,19 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.head_size = hidden_size // num_heads
         self.attention_dropout_rate = attention_dropout_rate
         self.initializer_range = initializer_range
-
-        def projection(name: str) -> keras.layers.Dense:
-            return keras.layers.Dense(
-                hidden_size,
-                kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
-                dtype=self.dtype_policy,
-                name=name,
-            )
-
-        self.query = projection("query")
-        self.key = projection("key")
-        self.value = projection("value")
-        self.output_dense = projection("output")
+        self.query = self._projection("query")
+        self.key = self._projection("key")
+        self.value = self._projection("value")
+        self.output_dense = self._projection("output")
         self.dropout = FastDropout(attention_dropout_rate, dtype=self.dtype_policy)
+
+    def _projection(self, name: str) -> keras.layers.Dense:
+        return keras.layers.Dense(
+            self.hidden_size,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+            dtype=self.dtype_policy,
+            name=name,
+        )
 
     def build(self, hidden_states_shape, padding_mask_shape=None):
         for projection in (self.query, self.key, self.value, self.output_dense):
@@ -87,13 +86,20 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = self._split_heads(self.value(hidden_states))
 
         unmasked_scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        return self._attend(
+            unmasked_scores, value, padding_mask, training, return_attention_scores
+        )
+
+    def _attend(self, unmasked_scores, value, padding_mask, training, return_attention_scores):
+        """Masks padded keys, takes the softmax and the weighted sum of `value` (split into
+        heads), and projects it; with the scores when asked."""
         key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
         scores = unmasked_scores + key_is_padding * ops.cast(MASKED_SCORE, unmasked_scores.dtype)
         probabilities = ops.softmax(scores, axis=-1)
         probabilities = self.dropout(probabilities, training=training)
 
         context = ops.einsum("bnqk,bknh->bqnh", probabilities, value)
-        batch_size, sequence_length = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
+        batch_size, sequence_length = ops.shape(value)[0], ops.shape(value)[1]
         context = ops.reshape(context, (batch_size, sequence_length, self.hidden_size))
         if return_attention_scores:
             return self.output_dense(context), unmasked_scores
