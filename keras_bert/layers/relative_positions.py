@@ -23,7 +23,7 @@ def relative_position_buckets(
     >>> relative_position_buckets(3, 16, 512).tolist()
     [[0, -1, -2], [1, 0, -1], [2, 1, 0]]
     >>> int(relative_position_buckets(200, 16, 512)[199, 0])
-    13
+    14
     """
     positions = np.arange(seq_length)
     relative = positions[:, None] - positions[None, :]

@@ -86,9 +86,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = self._split_heads(self.value(hidden_states))
 
         unmasked_scores = ops.einsum("bqnh,bknh->bnqk", query, key)
-        return self._attend(
-            unmasked_scores, value, padding_mask, training, return_attention_scores
-        )
+        return self._attend(unmasked_scores, value, padding_mask, training, return_attention_scores)
 
     def _attend(self, unmasked_scores, value, padding_mask, training, return_attention_scores):
         """Masks padded keys, takes the softmax and the weighted sum of `value` (split into

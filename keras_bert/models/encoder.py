@@ -165,7 +165,9 @@ class BertEncoder(keras.Model):
         if embedding_projection is not None:
             hidden_states = embedding_projection(hidden_states)
         embedding_output = hidden_states
-        relative_inputs = () if relative_embeddings is None else (relative_embeddings(hidden_states),)
+        relative_inputs = (
+            () if relative_embeddings is None else (relative_embeddings(hidden_states),)
+        )
         encoder_outputs = []
         for group in config.layer_groups:
             for block in block_groups[group]:
