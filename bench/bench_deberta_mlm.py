@@ -23,7 +23,14 @@ import statistics
 import sys
 import time
 
-from bench.bench_pretraining import PREDICTIONS, SEQUENCE_LENGTH, fake_batch, stock_adamw
+from bench.bench_pretraining import (
+    PREDICTIONS,
+    SEQUENCE_LENGTH,
+    compile_keras_hub_masked_lm,
+    fake_batch,
+    keras_hub_sizes,
+    stock_adamw,
+)
 
 PRECISIONS = ("float32", "mixed_bfloat16")
 
@@ -69,25 +76,15 @@ def _ours(config, batch, jit_compile: bool):
 
 
 def _keras_hub(config, batch, jit_compile: bool):
-    import keras
     import keras_hub
 
     backbone = keras_hub.models.DebertaV3Backbone(
-        vocabulary_size=config.vocab_size,
-        num_layers=config.num_layers,
-        num_heads=config.num_heads,
-        hidden_dim=config.hidden_size,
-        intermediate_dim=config.intermediate_size,
-        dropout=config.dropout_rate,
+        **keras_hub_sizes(config),
         max_sequence_length=config.relative_position_range,
         bucket_size=config.position_buckets,
     )
-    model = keras_hub.models.DebertaV3MaskedLM(backbone, preprocessor=None)
-    model.compile(
-        optimizer=stock_adamw(),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        weighted_metrics=[keras.metrics.SparseCategoricalAccuracy(name="masked_lm_accuracy")],
-        jit_compile=jit_compile,
+    model = compile_keras_hub_masked_lm(
+        keras_hub.models.DebertaV3MaskedLM(backbone, preprocessor=None), stock_adamw(), jit_compile
     )
     x = {
         "token_ids": batch["word_ids"],
@@ -192,7 +189,9 @@ def print_table(results: list[dict], arguments: argparse.Namespace) -> None:
     for result in results:
         for name in IMPLEMENTATIONS:
             if "error" in result[name]:
-                print(f"{name}, {result['precision']}, XLA {result['xla']}: {result[name]['error']}")
+                print(
+                    f"{name}, {result['precision']}, XLA {result['xla']}: {result[name]['error']}"
+                )
     best = {}
     for name in IMPLEMENTATIONS:
         timed = [(r[name]["median_step_s"], r) for r in results if "median_step_s" in r[name]]

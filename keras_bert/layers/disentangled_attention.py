@@ -10,7 +10,7 @@ from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.relative_positions import relative_embedding_rows
-from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
+from keras_bert.layers.self_attention import MultiHeadSelfAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -170,18 +170,6 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         gathered = ops.take(flat, ops.reshape(flat_index, (-1,)), axis=2)
         length = ops.shape(flat_index)[0]
         return ops.reshape(gathered, (batch_size, num_heads, length, length))
-
-    def compute_output_spec(
-        self,
-        hidden_states,
-        padding_mask,
-        relative_embeddings=None,
-        training=None,
-        return_attention_scores=False,
-    ):
-        return output_spec(
-            hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
-        )
 
     def get_config(self):
         return {

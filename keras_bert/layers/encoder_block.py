@@ -161,12 +161,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         return hidden_states
 
     def compute_output_spec(
-        self,
-        hidden_states,
-        padding_mask,
-        relative_embeddings=None,
-        training=None,
-        return_attention_scores=False,
+        self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
     ):
         return output_spec(
             hidden_states, self.num_heads, self.compute_dtype, return_attention_scores

@@ -104,7 +104,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return self.output_dense(context)
 
     def compute_output_spec(
-        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+        self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
     ):
         return output_spec(
             hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
