@@ -395,8 +395,9 @@ class BertConfig:
         hidden, intermediate = self.hidden_size, self.intermediate_size
         positions = self.max_position_embeddings if self.position_biased_input else 0
         embeddings = (self.vocab_size + positions + self.type_vocab_size) * hidden
-        if self.relative_attention:
+        if self.relative_attention:  # DeBERTa's relative embeddings (and their LayerNorm)
             embeddings += 2 * self.relative_attention_span * hidden
+            embeddings += 2 * hidden if self.norm_rel_ebd == "layer_norm" else 0
         layer_norm = 2 * hidden
         attention = 4 * (hidden * hidden + hidden) + layer_norm
         feed_forward = hidden * intermediate + intermediate + intermediate * hidden + hidden

@@ -133,6 +133,7 @@ def test_outputs_do_not_depend_on_padding_or_trace_length(deberta_dir, deberta_r
 def test_encoder_saves_and_loads(deberta_dir, deberta_reference, tmp_path):
     encoder = keras_bert.load_encoder(deberta_dir, output_all_layers=True)
     assert "pooled_output" not in encoder.output
+    assert encoder.count_params() == encoder.bert_config.num_parameters()
     clone = BertEncoder.from_config(encoder.get_config())
     assert clone.bert_config == encoder.bert_config
     encoder.save(tmp_path / "encoder.keras")
