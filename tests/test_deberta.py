@@ -10,7 +10,7 @@ import tensorflow as tf
 
 import keras_bert
 from keras_bert import BertConfig, BertEncoder, CheckpointError, ConfigError
-from keras_bert.checkpoints import load_checkpoint
+from keras_bert.checkpoints import encoder_variables, load_checkpoint, save_google_checkpoint
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.relative_positions import relative_embedding_rows
 from keras_bert.models import BertMaskedLM, BertQuestionAnswerer, BertTokenClassifier
@@ -141,6 +141,19 @@ def test_encoder_saves_and_loads(deberta_dir, deberta_reference, tmp_path):
     inputs = _inputs(deberta_reference, seq_length=24)
     np.testing.assert_allclose(
         restored(inputs)["sequence_output"], encoder(inputs)["sequence_output"], atol=1e-6
+    )
+
+
+def test_google_format_round_trip(deberta_dir, deberta_reference, tmp_path):
+    """What pretraining saves (`bert_config.json` + a TF checkpoint) loads back the same."""
+    encoder = keras_bert.load_encoder(deberta_dir)
+    tensors = {name: variable.numpy() for name, variable in encoder_variables(encoder).items()}
+    save_google_checkpoint(tensors, encoder.bert_config, tmp_path)
+    restored = keras_bert.load_encoder(tmp_path)
+    assert restored.bert_config == encoder.bert_config
+    inputs = _inputs(deberta_reference, seq_length=24)
+    np.testing.assert_array_equal(
+        restored(inputs)["sequence_output"], encoder(inputs)["sequence_output"]
     )
 
 
