@@ -177,19 +177,43 @@ def _first_step_loss(build, batch, jit_compile: bool) -> float:
     return model.fit(tf.data.Dataset.from_tensors(batch), verbose=0).history["loss"][0]
 
 
-@pytest.mark.slow
-def test_masked_lm_xla_step_matches_the_plain_step(deberta_dir, deberta_reference):
-    inputs = _inputs(deberta_reference, seq_length=32)
+def _masked_lm_batch(inputs):
     positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
-    features = {**inputs, "masked_lm_positions": positions}
-    labels = {"masked_lm": inputs["input_word_ids"][:, 1:4]}
-    weights = {"masked_lm": np.ones((len(positions), 3), "float32")}
+    return (
+        {**inputs, "masked_lm_positions": positions},
+        {"masked_lm": inputs["input_word_ids"][:, 1:4]},
+        {"masked_lm": np.ones(positions.shape, "float32")},
+    )
 
-    def build():
-        return keras_bert.load_masked_lm(deberta_dir, dropout_rate=0.0, attention_dropout_rate=0.0)
 
-    plain = _first_step_loss(build, (features, labels, weights), jit_compile=False)
-    compiled = _first_step_loss(build, (features, labels, weights), jit_compile=True)
+def _classifier_batch(inputs):
+    return inputs, np.arange(len(inputs["input_mask"])) % 2
+
+
+XLA_MODELS = {
+    "masked_lm": (
+        lambda path: keras_bert.load_masked_lm(path, dropout_rate=0.0, attention_dropout_rate=0.0),
+        _masked_lm_batch,
+    ),
+    "classifier": (
+        lambda path: keras_bert.BertClassifier(
+            keras_bert.load_encoder(path, dropout_rate=0.0, attention_dropout_rate=0.0),
+            num_classes=2,
+            dropout_rate=0.0,
+        ),
+        _classifier_batch,
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", sorted(XLA_MODELS))
+def test_xla_step_matches_the_plain_step(model, deberta_dir, deberta_reference):
+    """What a TPU runs: the `jit_compile=True` train step gives the plain step's loss."""
+    build, make_batch = XLA_MODELS[model]
+    batch = make_batch(_inputs(deberta_reference, seq_length=32))
+    plain = _first_step_loss(lambda: build(deberta_dir), batch, jit_compile=False)
+    compiled = _first_step_loss(lambda: build(deberta_dir), batch, jit_compile=True)
     assert np.isfinite(plain) and abs(compiled - plain) <= 1e-4 * max(1.0, abs(plain))
 
 
@@ -220,15 +244,14 @@ def test_task_models_fit_on_the_deberta_encoder(task, deberta_dir, deberta_refer
 
 
 def test_masked_lm_fits_on_the_deberta_encoder(deberta_dir, deberta_reference):
-    inputs = _inputs(deberta_reference, seq_length=32)
-    positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
+    features, labels, weights = _masked_lm_batch(_inputs(deberta_reference, seq_length=32))
     keras.utils.set_random_seed(0)
     model = BertMaskedLM(keras_bert.load_encoder(deberta_dir))
     model.compile(optimizer=keras.optimizers.Adam(1e-3))
     history = model.fit(
-        {**inputs, "masked_lm_positions": positions},
-        {"masked_lm": inputs["input_word_ids"][:, 1:4]},
-        sample_weight={"masked_lm": np.ones(positions.shape, "float32")},
+        features,
+        labels,
+        sample_weight=weights,
         epochs=15,
         batch_size=8,
         verbose=0,
