@@ -75,7 +75,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         self.position_buckets = position_buckets
         self.max_relative_positions = max_relative_positions
         self.pos_att_type = pos_att_type
-        self.terms = tuple(term.strip() for term in pos_att_type.lower().split("|") if term)
+        self.terms = tuple(term.strip() for term in pos_att_type.lower().split("|") if term.strip())
         self.share_att_key = share_att_key
         self.position_dropout_rate = position_dropout_rate
         self.span = position_buckets if position_buckets > 0 else max_relative_positions

@@ -36,7 +36,8 @@ class BertEncoder(keras.Model):
     with `sequence_output` `[batch, sequence, hidden]` and `pooled_output` `[batch, hidden]`, and
     with `output_all_layers=True` also `embedding_output` and `encoder_outputs` (one tensor per
     block; with `pre_layer_norm` the sequence output is the last of them after the final
-    LayerNorm).
+    LayerNorm). The family's settings come from the config: DeBERTa's (`relative_attention`)
+    add a relative position table that every block's disentangled attention reads.
 
     Args:
         config: a `BertConfig` (or its dict form).
