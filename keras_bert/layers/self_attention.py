@@ -35,7 +35,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             before the padding mask and softmax (TinyBERT's attention distillation).
 
     Example:
-    >>>     >>> attention = MultiHeadSelfAttention(hidden_size=8, num_heads=2)
+    >>> import numpy as np
+    >>> attention = MultiHeadSelfAttention(hidden_size=8, num_heads=2)
     >>> tuple(attention(np.ones((1, 3, 8)), np.array([[1, 1, 0]])).shape)
     (1, 3, 8)
     """
