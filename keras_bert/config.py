@@ -34,6 +34,7 @@ _ORIGINAL_FIELDS = {
     "layer_norm_eps": "layer_norm_epsilon",
     "pre_layer_norm": "pre_layer_norm",
     "relative_attention_buckets": "relative_attention_buckets",
+    "local_attention_bias": "local_attention_bias",
     "position_offset": "position_offset",
     "pooler": "pooler",
     "embedding_size": "embedding_size",
@@ -105,6 +106,10 @@ class BertConfig:
         relative_attention_buckets: a learned attention bias per head and bucket of relative
             offsets (T5's, Raffel et al. 2020) in every block, beside the absolute positions:
             a budget-training switch, 0 (off) for BERT.
+        local_attention_bias: with relative attention, each head starts with this bias toward
+            one neighbour (−1, +1, −2, +2, ... by head; Raganato et al. 2020's fixed
+            previous/next-token heads as a starting point), so that context is visible from the
+            first step; 0 starts the biases at zero.
         model_type: the family the weights come from: "bert", "roberta", "distilbert",
             "albert" or "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`); it names
             their tensors and picks their tokenizer. DeBERTa zeroes the embeddings at padding.
@@ -152,6 +157,7 @@ class BertConfig:
     layer_norm_epsilon: float = 1e-12
     pre_layer_norm: bool = False
     relative_attention_buckets: int = 0
+    local_attention_bias: float = 0.0
     model_type: str = "bert"
     position_offset: int = 0
     pooler: bool = True
@@ -357,7 +363,10 @@ class BertConfig:
             "layer_norm_eps": self.layer_norm_epsilon,
             **({"pre_layer_norm": True} if self.pre_layer_norm else {}),
             **(
-                {"relative_attention_buckets": self.relative_attention_buckets}
+                {
+                    "relative_attention_buckets": self.relative_attention_buckets,
+                    "local_attention_bias": self.local_attention_bias,
+                }
                 if self.relative_attention_buckets
                 else {}
             ),

@@ -33,6 +33,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         pre_layer_norm: normalize each branch's input instead of the residual sum.
         relative_attention_buckets: T5's relative attention bias (see
             `MultiHeadSelfAttention`); 0 in BERT.
+        local_attention_bias: its initial bias toward each head's neighbour.
         disentangled_attention: DeBERTa's attention settings (`position_buckets`,
             `max_relative_positions`, `pos_att_type`, `share_att_key`: see
             `DisentangledSelfAttention`), or None for BERT's self-attention.
@@ -63,6 +64,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         initializer_range: float = 0.02,
         pre_layer_norm: bool = False,
         relative_attention_buckets: int = 0,
+        local_attention_bias: float = 0.0,
         disentangled_attention: dict | None = None,
         **kwargs,
     ):
@@ -77,6 +79,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.pre_layer_norm = pre_layer_norm
         self.relative_attention_buckets = relative_attention_buckets
+        self.local_attention_bias = local_attention_bias
         self.disentangled_attention = disentangled_attention
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
@@ -91,6 +94,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 hidden_size,
                 num_heads,
                 relative_attention_buckets=relative_attention_buckets,
+                local_attention_bias=local_attention_bias,
                 **attention_options,
             )
         else:
@@ -189,5 +193,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "initializer_range": self.initializer_range,
             "pre_layer_norm": self.pre_layer_norm,
             "relative_attention_buckets": self.relative_attention_buckets,
+            "local_attention_bias": self.local_attention_bias,
             "disentangled_attention": self.disentangled_attention,
         }

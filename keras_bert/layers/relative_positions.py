@@ -69,6 +69,28 @@ def t5_relative_position_buckets(sequence_length, num_buckets: int, max_distance
     return direction + bucket
 
 
+def local_attention_bias(
+    num_buckets: int, num_heads: int, max_distance: int, strength: float
+) -> np.ndarray:
+    """A T5 bias table `[num_buckets, num_heads]` that starts each head on one neighbour: head
+    `h` gets `strength` at offset −1, +1, −2, +2, ... (by `h`), 0 elsewhere. The fixed
+    previous- and next-token heads of Raganato et al. (2020), here only the starting point of
+    learned biases: the model sees its neighbours from the first step.
+
+    Example:
+    >>> local_attention_bias(8, 3, 16, 5.0)[:, 0].tolist()  # head 0: the previous token
+    [0.0, 5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    """
+    table = np.zeros((num_buckets, num_heads), np.float32)
+    offsets = t5_relative_position_buckets(2 * num_heads + 1, num_buckets, max_distance)
+    middle = num_heads  # the query in the middle of 2 * num_heads + 1 positions
+    for head in range(num_heads):
+        distance = head // 2 + 1
+        key = middle - distance if head % 2 == 0 else middle + distance
+        table[int(offsets[middle, key]), head] = strength
+    return table
+
+
 def relative_embedding_rows(
     seq_length: int, span: int, position_buckets: int, max_relative_positions: int
 ) -> tuple[np.ndarray, np.ndarray, int, int]:

@@ -6,7 +6,10 @@ import keras
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
-from keras_bert.layers.relative_positions import t5_relative_position_buckets
+from keras_bert.layers.relative_positions import (
+    local_attention_bias,
+    t5_relative_position_buckets,
+)
 
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
@@ -26,6 +29,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             key − query offsets (`t5_relative_position_buckets`) is added to the scores (T5's
             relative attention; a budget switch, 0 in BERT).
         relative_attention_max_distance: offsets beyond it share the last bucket.
+        local_attention_bias: the initial bias of each head's neighbour (see
+            `local_attention_bias`); 0 starts the biases at zero, as T5.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -49,6 +54,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         initializer_range: float = 0.02,
         relative_attention_buckets: int = 0,
         relative_attention_max_distance: int = 128,
+        local_attention_bias: float = 0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -63,6 +69,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.relative_attention_buckets = relative_attention_buckets
         self.relative_attention_max_distance = relative_attention_max_distance
+        self.local_attention_bias = local_attention_bias
         self.query = self._projection("query")
         self.key = self._projection("key")
         self.value = self._projection("value")
@@ -83,7 +90,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if self.relative_attention_buckets:
             self.relative_attention_bias = self.add_weight(
                 shape=(self.relative_attention_buckets, self.num_heads),
-                initializer="zeros",
+                initializer=keras.initializers.Constant(
+                    local_attention_bias(
+                        self.relative_attention_buckets,
+                        self.num_heads,
+                        self.relative_attention_max_distance,
+                        self.local_attention_bias,
+                    )
+                ),
                 name="relative_attention_bias",
             )
         self.built = True
@@ -145,6 +159,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             "initializer_range": self.initializer_range,
             "relative_attention_buckets": self.relative_attention_buckets,
             "relative_attention_max_distance": self.relative_attention_max_distance,
+            "local_attention_bias": self.local_attention_bias,
         }
 
 

@@ -131,6 +131,7 @@ class BertEncoder(keras.Model):
                     initializer_range=config.initializer_range,
                     pre_layer_norm=config.pre_layer_norm,
                     relative_attention_buckets=config.relative_attention_buckets,
+                    local_attention_bias=config.local_attention_bias,
                     disentangled_attention=disentangled_attention,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
