@@ -202,7 +202,12 @@ def document_stream(
         raise DataError("Text documents need a tokenizer.")
 
     if tfds_name:
-        documents = tfds_documents(tfds_name, tfds_split, tfds_data_dir, tfds_text_feature)
+        documents = source_documents(
+            tfds_name=tfds_name,
+            tfds_split=tfds_split,
+            tfds_data_dir=tfds_data_dir,
+            tfds_text_feature=tfds_text_feature,
+        )
         documents = documents.shard(num_shards, shard_index).repeat(num_epochs)
     else:
         sources = tf.data.Dataset.from_tensor_slices((files, tf.range(len(files), dtype=tf.int64)))
@@ -242,3 +247,50 @@ def count_text_documents(paths: Sequence[str | os.PathLike]) -> list[int]:
                 in_document = not blank
         counts.append(count + in_document)
     return counts
+
+
+def source_documents(
+    files: Sequence[str | os.PathLike] = (),
+    tfds_name: str | None = None,
+    tfds_split: str = "train",
+    tfds_data_dir: str | os.PathLike | None = None,
+    tfds_text_feature: str = "text",
+) -> tf.data.Dataset:
+    """The untokenized documents of text files (in file order) or of a tfds dataset, as
+    `(document_id, sentences)`, unshuffled."""
+    if tfds_name:
+        return tfds_documents(tfds_name, tfds_split, tfds_data_dir, tfds_text_feature)
+    if not files:
+        raise DataError("No input: give text files or a tfds dataset.")
+    sources = tf.data.Dataset.from_tensor_slices(
+        ([str(path) for path in files], tf.range(len(files), dtype=tf.int64))
+    )
+    return sources.flat_map(text_file_documents)
+
+
+def document_ids(files: Sequence[str | os.PathLike] = (), **source) -> list[int]:
+    """The ids of a corpus' documents in order: counted line by line for text files, one pass
+    of `source_documents` for tfds; nothing is held but the ids."""
+    if source.get("tfds_name"):
+        return [int(identifier) for identifier, _ in source_documents(**source).as_numpy_iterator()]
+    return [
+        int(document_id(source_index, index))
+        for source_index, count in enumerate(count_text_documents(files))
+        for index in range(count)
+    ]
+
+
+def documents_by_id(
+    ids: Sequence[int], files: Sequence[str | os.PathLike] = (), **source
+) -> list[list[str]]:
+    """The sentences of the documents with these ids, in the order of `ids` (one pass over the
+    corpus; only those documents are held)."""
+    wanted = tf.constant(sorted(ids), tf.int64)
+    found = source_documents(files, **source).filter(
+        lambda identifier, _: tf.reduce_any(tf.equal(wanted, identifier))
+    )
+    by_id = {
+        int(identifier): [sentence.decode("utf-8") for sentence in sentences]
+        for identifier, sentences in found.as_numpy_iterator()
+    }
+    return [by_id[identifier] for identifier in ids]

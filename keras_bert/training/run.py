@@ -188,9 +188,9 @@ def fit_resumable(
     initial_epoch = completed_epochs(worker_dir / "backup")
     if initial_epoch:
         logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
-    train, validation = datasets(initial_epoch * settings.steps_per_epoch)
-
     with strategy.scope():
+        # In the scope: a dataset can be made per input pipeline of the strategy.
+        train, validation = datasets(initial_epoch * settings.steps_per_epoch)
         model = build_model()
         model.compile(
             optimizer=settings.create_optimizer(),
