@@ -267,8 +267,9 @@ def packed_instances(
     separator = tf.constant([document_separator if across else 0], tf.int32)
 
     def sentences_of(document_id, sentences):
-        starts = tf.equal(tf.range(sentences.nrows()), 0)
-        return tf.data.Dataset.from_tensor_slices((sentences, starts, tf.zeros_like(starts)))
+        return tf.data.Dataset.range(sentences.nrows()).map(
+            lambda index: (sentences[index], tf.equal(index, 0), tf.constant(False))
+        )
 
     # An empty last sentence flushes the sequence of a finite stream.
     end = tf.data.Dataset.from_tensors(

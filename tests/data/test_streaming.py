@@ -31,6 +31,11 @@ SMALL_BUFFERS = StreamingConfig(
 )
 SEQ_LENGTH = 128
 BINS = np.linspace(0, SEQ_LENGTH, 9)
+# The histograms are compared without short targets: the target is drawn once per document, so
+# with short_seq_prob 0.1 a pass over the corpus' 376 documents has ~38 short-target documents,
+# and which ones they are moves the share of full sequences by ±4 points from seed to seed of
+# the reference itself (0.848-0.900 over seeds 0-4, measured); without, both agree within 1.
+NO_SHORT_TARGETS = 0.0
 
 
 @pytest.fixture(scope="module")
@@ -125,11 +130,13 @@ def test_documents_stream_as_the_python_reader_reads_them(corpus_files, tokenize
 
 @pytest.mark.slow
 def test_next_sentence_pairs_match_the_python_reference(corpus_files, tokenizer, corpus_documents):
-    config = PretrainingDataConfig(seq_length=SEQ_LENGTH)
+    config = PretrainingDataConfig(seq_length=SEQ_LENGTH, short_seq_prob=NO_SHORT_TARGETS)
     streamed = _streamed(corpus_files, tokenizer, config)
     reference = [
         (i.tokens_a, i.tokens_b, i.next_sentence_label)
-        for i in create_instances(corpus_documents, SEQ_LENGTH, seed=0)
+        for i in create_instances(
+            corpus_documents, SEQ_LENGTH, seed=0, short_seq_prob=NO_SHORT_TARGETS
+        )
     ]
     random_share = np.mean([label for _, _, label in streamed])
     print(
@@ -151,7 +158,10 @@ def test_next_sentence_pairs_match_the_python_reference(corpus_files, tokenizer,
 @pytest.mark.slow
 def test_sentence_order_pairs_match_the_python_reference(corpus_files, tokenizer, corpus_documents):
     config = PretrainingDataConfig(
-        seq_length=SEQ_LENGTH, next_sentence_prediction=False, sentence_order_prediction=True
+        seq_length=SEQ_LENGTH,
+        next_sentence_prediction=False,
+        sentence_order_prediction=True,
+        short_seq_prob=NO_SHORT_TARGETS,
     )
     streamed = _streamed(corpus_files, tokenizer, config)
     reference = [
@@ -162,6 +172,7 @@ def test_sentence_order_pairs_match_the_python_reference(corpus_files, tokenizer
             seed=0,
             next_sentence_prediction=False,
             sentence_order_prediction=True,
+            short_seq_prob=NO_SHORT_TARGETS,
         )
     ]
     swapped_share = np.mean([label for _, _, label in streamed])
@@ -174,6 +185,7 @@ def test_sentence_order_pairs_match_the_python_reference(corpus_files, tokenizer
         assert index.holding(first) & index.holding(second)
 
 
+@pytest.mark.slow
 def test_full_sentences_cross_documents_only_at_a_separator(
     corpus_files, tokenizer, corpus_documents, vocabulary
 ):
@@ -184,7 +196,6 @@ def test_full_sentences_cross_documents_only_at_a_separator(
     )
     sequences = [tokens for tokens, _, _ in streamed.ragged_batch(512).as_numpy_iterator()]
     sequences = [row for batch in sequences for row in batch]
-    num_tokens = sum(len(np.concatenate(d)) for d in corpus_documents[:105])
     assert all(len(row) <= 62 for row in sequences)
     index = DocumentIndex(corpus_documents[:105])
     crossings = 0
@@ -194,9 +205,14 @@ def test_full_sentences_cross_documents_only_at_a_separator(
         crossings += len(parts) - 1
         assert all(index.holding(part) for part in parts if len(part))
     assert crossings > 0
-    # Every token of the corpus is packed once (a sentence longer than 62 tokens is cut).
+    # As many sequences and tokens as the reference packs (sentences over 62 tokens are cut).
+    reference = create_instances(
+        corpus_documents[:105], 64, seed=0, next_sentence_prediction=False, document_separator=102
+    )
     packed = sum(int((row != 102).sum()) for row in sequences)
-    assert 0.97 * num_tokens < packed <= num_tokens
+    reference_packed = sum(int((i.tokens_a != 102).sum()) for i in reference)
+    assert abs(packed / reference_packed - 1) < 0.005
+    assert abs(len(sequences) / len(reference) - 1) < 0.01
 
 
 def test_truncation_lengths_are_those_of_the_reference():
@@ -214,6 +230,7 @@ def test_truncation_lengths_are_those_of_the_reference():
             assert np.all(np.diff(got_a.numpy()) == 1) and np.all(np.diff(got_b.numpy()) == 1)
 
 
+@pytest.mark.slow
 def test_batches_are_deterministic_and_input_pipelines_share_the_corpus(
     corpus_files, tokenizer, vocabulary
 ):
@@ -227,7 +244,7 @@ def test_batches_are_deterministic_and_input_pipelines_share_the_corpus(
             vocabulary,
             batch_size=16,
             config=config,
-            streaming=SMALL_BUFFERS,
+            streaming=StreamingConfig(4, 4, 64, 16, 256),
             input_context=input_context,
         )
         return list(dataset.take(count).as_numpy_iterator())
