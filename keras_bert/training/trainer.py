@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -190,9 +191,11 @@ def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str
 
 def build_datasets(
     config: PretrainingConfig, start_batch: int = 0
-) -> tuple[tf.data.Dataset, tf.data.Dataset | None]:
+) -> tuple[tf.data.Dataset | Callable, tf.data.Dataset | None]:
     """The training dataset (resuming after `start_batch` batches) and the held-out dataset,
-    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`."""
+    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`. Streamed text or tfds
+    input gives the training dataset as a function of the `tf.distribute.InputContext` (see
+    `fit_resumable`): every worker streams its own share of the corpus."""
     data = config.data
     if config.tfrecord_pattern:
         train = read_pretraining_tfrecords(
@@ -207,7 +210,8 @@ def build_datasets(
     tokenizer, vocabulary = _tokenizer(config)
     held_out_ids, held_out_documents = _held_out(config)
 
-    def train_dataset(input_context: tf.distribute.InputContext | None = None):
+    def train(input_context: tf.distribute.InputContext | None = None) -> tf.data.Dataset:
+        # Made by each input pipeline: its share of the corpus, its replicas' batches.
         return streaming_pretraining_dataset(
             config.input_files,
             tokenizer,
@@ -222,14 +226,6 @@ def build_datasets(
             **_tfds_source(config),
         ).map(split_features)
 
-    strategy = tf.distribute.get_strategy()
-    if strategy.num_replicas_in_sync > 1 or isinstance(
-        strategy, (tf.distribute.MultiWorkerMirroredStrategy, tf.distribute.TPUStrategy)
-    ):
-        # Each worker reads its share of the corpus and makes its replicas' batches.
-        train = strategy.distribute_datasets_from_function(train_dataset)
-    else:
-        train = train_dataset()
     held_out = tokenize_documents(held_out_documents, tokenizer)
     evaluation = None
     if held_out and config.eval_steps:

@@ -268,3 +268,17 @@ def test_batches_are_deterministic_and_input_pipelines_share_the_corpus(
     ]
     assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 105
     assert first_batches(contexts[1], count=1)[0]["input_word_ids"].shape == (8, 64)
+
+
+def test_tfds_text_is_split_into_sentences_as_in_python(data_dir):
+    from keras_bert.data import split_sentences
+    from keras_bert.data.document_stream import split_sentences_in_graph
+
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:10]
+    for document in documents:
+        # An article as running text: paragraphs of five sentences.
+        text = "\n".join(
+            " ".join(document[start : start + 5]) for start in range(0, len(document), 5)
+        )
+        got = [s.decode("utf-8") for s in split_sentences_in_graph(tf.constant(text)).numpy()]
+        assert got == split_sentences(text)
