@@ -35,10 +35,10 @@ def _read_documents(path: str) -> Iterator[tuple[str, list[str]]]:
 
 class _Tokenize:
     """Tokenizes a document's sentences with the in-graph `WordPieceTokenizer` (built once per
-    worker)."""
+    worker from the tokens, which travel with the transform: workers need no vocabulary file)."""
 
-    def __init__(self, vocabulary_file: str, lowercase: bool):
-        self.vocabulary_file, self.lowercase, self.tokenizer = vocabulary_file, lowercase, None
+    def __init__(self, vocabulary: Sequence[str], lowercase: bool):
+        self.vocabulary, self.lowercase, self.tokenizer = list(vocabulary), lowercase, None
 
     def __call__(self, keyed_document):
         import tensorflow as tf
@@ -46,7 +46,7 @@ class _Tokenize:
         from keras_bert.text import WordPieceTokenizer
 
         if self.tokenizer is None:
-            self.tokenizer = WordPieceTokenizer(self.vocabulary_file, lowercase=self.lowercase)
+            self.tokenizer = WordPieceTokenizer(self.vocabulary, lowercase=self.lowercase)
         key, sentences = keyed_document
         ids = self.tokenizer(tf.constant(sentences)).numpy()
         pieces = [np.asarray(row, np.int32) for row in ids if len(row)]
@@ -129,7 +129,7 @@ def build_pipeline(
     Args:
         pipeline: a `beam.Pipeline` (its options choose the runner).
         input_files: BERT-format text files (any Beam file system: local, gs://, ...).
-        vocabulary_file: the WordPiece `vocab.txt`.
+        vocabulary_file: the WordPiece `vocab.txt` (read here, where the pipeline is built).
         output_prefix: the shards are `{output_prefix}-00000-of-0000N.tfrecord`.
         config: a `PretrainingDataConfig`.
         lowercase: uncased tokenization.
@@ -149,7 +149,7 @@ def build_pipeline(
         | "Files" >> beam.Create(sorted(input_files))
         | "Read" >> beam.FlatMap(_read_documents)
         | "Spread" >> beam.Reshuffle()
-        | "Tokenize" >> beam.FlatMap(_Tokenize(vocabulary_file, lowercase))
+        | "Tokenize" >> beam.FlatMap(_Tokenize(vocabulary, lowercase))
     )
     sample = documents | "Sample" >> beam.combiners.Sample.FixedSizeGlobally(random_sample_size)
     instances = documents | "Instances" >> beam.FlatMap(
