@@ -102,7 +102,7 @@ def child_beam(files: list[str], workers: int, output: str) -> dict:
     arguments = ["--beam", "true", "--input-files", *files, "--vocabulary-file"]
     arguments += [vocabulary_file(), "--output-dir", output, "--dupe-factor", "1"]
     arguments += ["--seq-length", str(SEQ_LENGTH), "--num-shards", "4"]
-    arguments += ["--runner", "DirectRunner", "--direct_num_workers", str(workers)]
+    arguments += ["--runner", "FnApiRunner", "--direct_num_workers", str(workers)]
     if workers > 1:
         arguments += ["--direct_running_mode", "multi_processing"]
     started = time.perf_counter()

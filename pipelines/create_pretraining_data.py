@@ -12,7 +12,7 @@ go to Beam's `PipelineOptions`, e.g. several local processes:
 
     python -m pipelines.create_pretraining_data --beam true --input-files 'corpus/*.txt' \
         --vocabulary-file vocab.txt --output-dir data/pretraining --num-shards 64 \
-        --runner DirectRunner --direct_num_workers 2 --direct_running_mode multi_processing
+        --runner FnApiRunner --direct_num_workers 2 --direct_running_mode multi_processing
 
 or Dataflow (`--runner DataflowRunner --project P --region R --temp_location gs://B/tmp`,
 input and output on gs://), Flink (`--runner FlinkRunner`) or Spark (`--runner SparkRunner`).
@@ -119,11 +119,18 @@ def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: lis
 
     if not job.input_files:
         raise ConfigError("The Beam pipeline reads text files (--input-files).")
+    from apache_beam.io.filesystems import FileSystems
+
+    # Beam's file systems expand the globs: local paths, gs://, hdfs://, s3://.
+    patterns = [part for item in job.input_files for part in item.split(",") if part]
+    files = sorted(
+        metadata.path for match in FileSystems.match(patterns) for metadata in match.metadata_list
+    )
     prefix = f"{job.output_dir.rstrip('/')}/pretraining"
     with beam.Pipeline(options=PipelineOptions(beam_arguments)) as pipeline:
         build_pipeline(
             pipeline,
-            expand_files(job.input_files),
+            files,
             job.vocabulary_file,
             prefix,
             job.data,
@@ -132,8 +139,6 @@ def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: lis
             num_shards=job.num_shards,
             seed=job.seed,
         )
-    from apache_beam.io.filesystems import FileSystems
-
     return sorted(match.path for match in FileSystems.match([f"{prefix}-*"])[0].metadata_list)
 
 
