@@ -2,8 +2,8 @@
 
 The same pipeline runs on the `DirectRunner` (several local processes) and on Dataflow, Flink
 or Spark with a runner flag. Instances follow `instances._pair_instances` per document; the
-random B segments come from a fixed-size sample of documents drawn across all shards (a side
-input: bounded per worker, unlike the corpus). Masking is `TokenMasker`, and the files are
+random B segments come from a fixed-size, seeded sample of documents drawn across all shards (a
+side input: bounded per worker, unlike the corpus). Masking is `TokenMasker`, and the files are
 Google's feature format (`tfrecords.read_pretraining_tfrecords` reads them).
 """
 
@@ -151,7 +151,10 @@ def build_pipeline(
         | "Spread" >> beam.Reshuffle()
         | "Tokenize" >> beam.FlatMap(_Tokenize(vocabulary, lowercase))
     )
-    sample = documents | "Sample" >> beam.combiners.Sample.FixedSizeGlobally(random_sample_size)
+    # A fixed-size sample of documents from all shards, seeded: those of lowest hash.
+    sample = documents | "Sample" >> beam.combiners.Top.Of(
+        random_sample_size, key=lambda document: -zlib.crc32(f"{seed}/{document[0]}".encode())
+    )
     instances = documents | "Instances" >> beam.FlatMap(
         lambda document, sampled: _document_instances(document, sampled, config, seed, dupe_factor),
         sampled=beam.pvalue.AsSingleton(sample),

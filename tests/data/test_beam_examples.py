@@ -46,7 +46,7 @@ def beam_records(shards, vocabulary_file, tmp_path_factory):
             DATA,
             dupe_factor=2,
             num_shards=3,
-            random_sample_size=8,
+            random_sample_size=40,
         )
     return sorted(output.glob("pretraining-*.tfrecord"))
 
