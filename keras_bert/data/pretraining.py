@@ -123,17 +123,16 @@ def pretraining_dataset(
         short_seq_prob=config.short_seq_prob,
         document_separator=document_separator(vocabulary, config),
     )
-    options = tf.data.Options()
-    # A generator cannot be split by files: every worker runs it and keeps its share of batches.
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     return masked_batches(
-        dataset.with_options(options),
+        dataset,
         vocabulary,
         batch_size,
         config,
         seed,
         start_batch=start_batch,
         drop_remainder=drop_remainder,
+        # A generator cannot be split by files: every worker runs it and keeps its share.
+        auto_shard_policy=tf.data.experimental.AutoShardPolicy.DATA,
     )
 
 
@@ -150,10 +149,14 @@ def masked_batches(
     seed: int,
     start_batch: int = 0,
     drop_remainder: bool = True,
+    auto_shard_policy: tf.data.experimental.AutoShardPolicy = (
+        tf.data.experimental.AutoShardPolicy.AUTO
+    ),
 ) -> tf.data.Dataset:
     """Batches of pretraining features from `(tokens_a, tokens_b, next_sentence_label)`
     instances: packed and masked in `Dataset.map`, masks seeded by `(seed, batch index)`;
-    `start_batch` batches are skipped unmasked."""
+    `start_batch` batches are skipped unmasked; `auto_shard_policy` says how a strategy may
+    split the batches between workers."""
     packer = _packer(list(vocabulary), config.seq_length)
     masker = TokenMasker(vocabulary, config.masking)
 
@@ -172,6 +175,7 @@ def masked_batches(
     dataset = dataset.skip(start_batch).map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
     options = tf.data.Options()
     options.deterministic = True
+    options.experimental_distribute.auto_shard_policy = auto_shard_policy
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 

@@ -171,15 +171,14 @@ def streaming_pretraining_dataset(
         input_context,
         **source,
     )
-    options = tf.data.Options()
-    # Each input pipeline reads its own share already.
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
     return masked_batches(
-        instances.with_options(options),
+        instances,
         vocabulary,
         batch_size,
         config,
         seed,
         start_batch=start_batch,
         drop_remainder=drop_remainder,
+        # Each input pipeline reads its own share already.
+        auto_shard_policy=tf.data.experimental.AutoShardPolicy.OFF,
     )
