@@ -5,10 +5,11 @@ the exact Python reference): a document's sentences are gathered into chunks up 
 length (shorter at `short_seq_prob`), a chunk splits into A and B at a random sentence, and B
 is the actual continuation or, half the time, a random segment of another document (NSP); SOP
 swaps the two halves instead; without pairs, full sentences are packed (across documents with a
-separator: FULL-SENTENCES). Here the walk over a document is a `tf.while_loop`, the random
-segments come from a second, independently shuffled document stream, packing is a
-`Dataset.scan`, and randomness is stateless (seeded by the document's place in the stream), so
-the same pipeline runs on TPU hosts and in every worker of a distributed run.
+separator: FULL-SENTENCES). Here the walk over a document is a `tf.while_loop` from chunk to
+chunk (`searchsorted` finds the sentence at which each reaches its target), the random segments
+come from a second, independently shuffled document stream, packing is a `Dataset.scan`, and
+randomness is stateless (seeded by the document's place in the stream), so the same pipeline
+runs on TPU hosts and in every worker of a distributed run.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import tensorflow as tf
 
 
 def _seed(seed: int, index: tf.Tensor, stream: int) -> tf.Tensor:
-    """A stateless seed for element `index` of a stream (0: pairs, 1: random segments)."""
-    return tf.stack([tf.constant(seed * 2 + stream, tf.int64), tf.cast(index, tf.int64)])
+    """A stateless seed for element `index` of a stream of draws (0: a document's pairs,
+    1: random segments, 2: truncation of an instance)."""
+    return tf.stack([tf.constant(seed * 4 + stream, tf.int64), tf.cast(index, tf.int64)])
 
 
 def document_chunks(
