@@ -142,6 +142,14 @@ def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: lis
     return sorted(match.path for match in FileSystems.match([f"{prefix}-*"])[0].metadata_list)
 
 
+def _beam_spelling(argument: str) -> str:
+    """`--direct-num-workers=2` → `--direct_num_workers=2`; values are kept."""
+    if not argument.startswith("--"):
+        return argument
+    name, separator, value = argument.partition("=")
+    return "--" + name[2:].replace("-", "_") + separator + value
+
+
 def main(argv: list[str] | None = None) -> list:
     import sys
 
@@ -151,6 +159,8 @@ def main(argv: list[str] | None = None) -> list:
     job = StaticExamplesJob(**config_overrides(arguments))
     if beam_arguments and not job.beam:
         parser.error(f"unrecognized arguments: {' '.join(beam_arguments)}")
+    # The parser spells every option with dashes; Beam's options are snake_case.
+    beam_arguments = [_beam_spelling(argument) for argument in beam_arguments]
     logging.basicConfig(level=logging.INFO)
     if job.beam:
         paths = create_static_examples_with_beam(job, beam_arguments)
