@@ -143,7 +143,12 @@ def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: lis
 
 
 def _beam_spelling(argument: str) -> str:
-    """`--direct-num-workers=2` → `--direct_num_workers=2`; values are kept."""
+    """`--direct-num-workers=2` → `--direct_num_workers=2`; values are kept.
+
+    Example:
+    >>> [_beam_spelling(a) for a in ["--direct-num-workers", "2", "--temp-location=gs://b/t-1"]]
+    ['--direct_num_workers', '2', '--temp_location=gs://b/t-1']
+    """
     if not argument.startswith("--"):
         return argument
     name, separator, value = argument.partition("=")
