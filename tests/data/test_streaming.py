@@ -232,14 +232,19 @@ def test_truncation_lengths_are_those_of_the_reference():
 
 @pytest.mark.slow
 def test_batches_are_deterministic_and_input_pipelines_share_the_corpus(
-    corpus_files, tokenizer, vocabulary
+    data_dir, tokenizer, vocabulary, tmp_path
 ):
+    # 12 articles in 3 shards.
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:12]
+    shards = []
+    for index in range(3):
+        shards.append(tmp_path / f"shard-{index}.txt")
+        shards[-1].write_text("\n\n".join("\n".join(d) for d in documents[index::3]), "utf-8")
     config = PretrainingDataConfig(seq_length=64)
-    wikipedia = corpus_files[:1]
 
-    def first_batches(input_context=None, count=2):
+    def first_batch(input_context=None):
         dataset = streaming_pretraining_dataset(
-            wikipedia,
+            shards,
             tokenizer,
             vocabulary,
             batch_size=16,
@@ -247,27 +252,30 @@ def test_batches_are_deterministic_and_input_pipelines_share_the_corpus(
             streaming=StreamingConfig(4, 4, 64, 16, 256),
             input_context=input_context,
         )
-        return list(dataset.take(count).as_numpy_iterator())
+        return next(dataset.as_numpy_iterator())
 
-    first = first_batches()
-    assert set(first[0]) == set(FEATURE_NAMES)
-    assert first[0]["input_word_ids"].shape == (16, 64)
-    for got, want in zip(first_batches(), first, strict=True):
-        for name in FEATURE_NAMES:
-            np.testing.assert_array_equal(got[name], want[name])
-    # Two input pipelines: half the per-replica batch each, and different documents.
-    contexts = [tf.distribute.InputContext(2, index, 2) for index in range(2)]
-    shards = [
-        {
-            int(identifier)
-            for identifier, _ in document_stream(
-                wikipedia, tokenizer, num_epochs=1, num_shards=2, shard_index=index
-            )
-        }
-        for index in range(2)
-    ]
-    assert not shards[0] & shards[1] and len(shards[0] | shards[1]) == 105
-    assert first_batches(contexts[1], count=1)[0]["input_word_ids"].shape == (8, 64)
+    first = first_batch()
+    assert set(first) == set(FEATURE_NAMES)
+    assert first["input_word_ids"].shape == (16, 64)
+    again = first_batch()
+    for name in FEATURE_NAMES:
+        np.testing.assert_array_equal(again[name], first[name])
+    # Two input pipelines: half the per-replica batch each, and different documents, whether
+    # they share files (3 files) or documents (1 file).
+    context = tf.distribute.InputContext(2, 1, 2)
+    assert first_batch(context)["input_word_ids"].shape == (8, 64)
+    for files in (shards, shards[:1]):
+        identifiers = [
+            {
+                int(identifier)
+                for identifier, _ in document_stream(
+                    files, tokenizer, num_epochs=1, num_shards=2, shard_index=index
+                )
+            }
+            for index in range(2)
+        ]
+        assert not identifiers[0] & identifiers[1] and identifiers[0] and identifiers[1]
+        assert len(identifiers[0] | identifiers[1]) == len(documents[:: 3 // len(files)])
 
 
 def test_tfds_text_is_split_into_sentences_as_in_python(data_dir):
