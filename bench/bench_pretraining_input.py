@@ -9,8 +9,9 @@ largest worker process's) and its throughput in sequences per second:
   buffers) read for `--batches` batches after 150 (the first fills the 4,096-instance shuffle
   buffer, the rest drain it: what is timed is made while it is timed); `--modes` adds SOP and
   FULL-SENTENCES;
-- beam: `create_pretraining_data --beam` (dupe factor 1, seq 128) on the DirectRunner with
-  1 and 2 worker processes (`multi_processing`), sequences written / wall time.
+- beam: `create_pretraining_data --beam` (dupe factor 1, seq 128) on the local FnApiRunner
+  with 1 and 2 worker processes (`multi_processing`, beside the runner's process), sequences
+  written / wall time; the largest worker's peak RSS is that of the worker processes.
 
     python -m bench.bench_pretraining_input                        # everything
     python -m bench.bench_pretraining_input --cases streaming --replicas 1 4 16
@@ -102,9 +103,9 @@ def child_beam(files: list[str], workers: int, output: str) -> dict:
     arguments = ["--beam", "true", "--input-files", *files, "--vocabulary-file"]
     arguments += [vocabulary_file(), "--output-dir", output, "--dupe-factor", "1"]
     arguments += ["--seq-length", str(SEQ_LENGTH), "--num-shards", "4"]
+    # Worker processes beside the runner's, one worker included (apples to apples).
     arguments += ["--runner", "FnApiRunner", "--direct_num_workers", str(workers)]
-    if workers > 1:
-        arguments += ["--direct_running_mode", "multi_processing"]
+    arguments += ["--direct_running_mode", "multi_processing"]
     started = time.perf_counter()
     paths = main(arguments)
     elapsed = time.perf_counter() - started
