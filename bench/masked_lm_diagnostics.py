@@ -170,7 +170,9 @@ def corpus_datasets(arguments: argparse.Namespace):
             "masking": {"max_predictions_per_seq": round(0.15 * arguments.seq_length)},
         },
     )
-    return build_datasets(run)
+    train, evaluation = build_datasets(run)
+    # A streamed corpus gives a dataset function (per input pipeline): here there is one.
+    return (train() if callable(train) else train), evaluation
 
 
 def unmasked_ids(inputs, labels):

@@ -6,6 +6,16 @@
 
 Google's flag names work too (`--input_file a.txt,b.txt`, `--vocab_file`, `--do_lower_case`,
 `--max_seq_length`, `--random_seed`, `--do_whole_word_mask`).
+
+With `--beam true` the job is an Apache Beam pipeline (text files only); flags it does not know
+go to Beam's `PipelineOptions`, e.g. several local processes:
+
+    python -m pipelines.create_pretraining_data --beam true --input-files 'corpus/*.txt' \
+        --vocabulary-file vocab.txt --output-dir data/pretraining --num-shards 64 \
+        --runner FnApiRunner --direct_num_workers 2 --direct_running_mode multi_processing
+
+or Dataflow (`--runner DataflowRunner --project P --region R --temp_location gs://B/tmp`,
+input and output on gs://), Flink (`--runner FlinkRunner`) or Spark (`--runner SparkRunner`).
 """
 
 from __future__ import annotations
@@ -15,7 +25,13 @@ import logging
 
 from keras_bert.data import PretrainingDataConfig
 from keras_bert.errors import ConfigError
-from pipelines.common import expand_files, parse_job, run_job
+from pipelines.common import (
+    JobParser,
+    add_config_arguments,
+    config_overrides,
+    expand_files,
+    run_job,
+)
 
 # Google's create_pretraining_data.py flag names, where they differ from ours.
 GOOGLE_FLAGS = {
@@ -45,6 +61,7 @@ class StaticExamplesJob:
         dupe_factor: passes over the data, each with its own pairs and masks.
         num_shards: TFRecord files to write.
         seed: the seed of pairs and masks.
+        beam: run as an Apache Beam pipeline (see the module's docstring).
     """
 
     output_dir: str
@@ -58,6 +75,7 @@ class StaticExamplesJob:
     dupe_factor: int = 10
     num_shards: int = 1
     seed: int = 12345
+    beam: bool = False
 
     def __post_init__(self):
         if isinstance(self.data, dict):
@@ -92,10 +110,67 @@ def create_static_examples(job: StaticExamplesJob) -> list:
     )
 
 
+def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: list[str]) -> list:
+    """Runs the Beam pipeline of `keras_bert.data.beam_examples`; returns the shard paths."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from keras_bert.data.beam_examples import build_pipeline
+
+    if not job.input_files:
+        raise ConfigError("The Beam pipeline reads text files (--input-files).")
+    from apache_beam.io.filesystems import FileSystems
+
+    # Beam's file systems expand the globs: local paths, gs://, hdfs://, s3://.
+    patterns = [part for item in job.input_files for part in item.split(",") if part]
+    files = sorted(
+        metadata.path for match in FileSystems.match(patterns) for metadata in match.metadata_list
+    )
+    prefix = f"{job.output_dir.rstrip('/')}/pretraining"
+    with beam.Pipeline(options=PipelineOptions(beam_arguments)) as pipeline:
+        build_pipeline(
+            pipeline,
+            files,
+            job.vocabulary_file,
+            prefix,
+            job.data,
+            lowercase=job.lowercase,
+            dupe_factor=job.dupe_factor,
+            num_shards=job.num_shards,
+            seed=job.seed,
+        )
+    return sorted(match.path for match in FileSystems.match([f"{prefix}-*"])[0].metadata_list)
+
+
+def _beam_spelling(argument: str) -> str:
+    """`--direct-num-workers=2` → `--direct_num_workers=2`; values are kept.
+
+    Example:
+    >>> [_beam_spelling(a) for a in ["--direct-num-workers", "2", "--temp-location=gs://b/t-1"]]
+    ['--direct_num_workers', '2', '--temp_location=gs://b/t-1']
+    """
+    if not argument.startswith("--"):
+        return argument
+    name, separator, value = argument.partition("=")
+    return "--" + name[2:].replace("-", "_") + separator + value
+
+
 def main(argv: list[str] | None = None) -> list:
-    job = parse_job(__doc__, StaticExamplesJob, argv, aliases=GOOGLE_FLAGS)
+    import sys
+
+    parser = JobParser(description=__doc__.split("\n\n")[0])
+    add_config_arguments(parser, StaticExamplesJob, aliases=GOOGLE_FLAGS)
+    arguments, beam_arguments = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+    job = StaticExamplesJob(**config_overrides(arguments))
+    if beam_arguments and not job.beam:
+        parser.error(f"unrecognized arguments: {' '.join(beam_arguments)}")
+    # The parser spells every option with dashes; Beam's options are snake_case.
+    beam_arguments = [_beam_spelling(argument) for argument in beam_arguments]
     logging.basicConfig(level=logging.INFO)
-    paths = create_static_examples(job)
+    if job.beam:
+        paths = create_static_examples_with_beam(job, beam_arguments)
+    else:
+        paths = create_static_examples(job)
     logging.info("Wrote %s", ", ".join(str(path) for path in paths))
     return paths
 

@@ -1,5 +1,6 @@
 """tf.data pipelines for pretraining: documents, sentence pairs, masking, TFRecord shards."""
 
+from keras_bert.data.document_stream import document_stream
 from keras_bert.data.documents import (
     documents_from_texts,
     load_tfds_documents,
@@ -14,6 +15,7 @@ from keras_bert.data.pretraining import (
     pretraining_dataset,
     split_features,
 )
+from keras_bert.data.streaming import StreamingConfig, streaming_pretraining_dataset
 from keras_bert.data.tfrecords import (
     create_pretraining_tfrecords,
     read_pretraining_tfrecords,
@@ -25,9 +27,11 @@ __all__ = [
     "Instance",
     "MaskingConfig",
     "PretrainingDataConfig",
+    "StreamingConfig",
     "TokenMasker",
     "create_instances",
     "create_pretraining_tfrecords",
+    "document_stream",
     "documents_from_texts",
     "load_tfds_documents",
     "pretraining_dataset",
@@ -35,6 +39,7 @@ __all__ = [
     "read_text_documents",
     "split_features",
     "split_sentences",
+    "streaming_pretraining_dataset",
     "tokenize_documents",
     "write_pretraining_tfrecords",
 ]

@@ -1,9 +1,11 @@
 """Sentence-pair instances for pretraining, as in Google's original `create_pretraining_data.py`.
 
-The pair construction walks documents sentence by sentence with a seeded `random.Random`, so it
-is plain Python (it needs whole documents and random access to other documents, which tf.data
-ops do not give); it feeds `tf.data` through `from_generator`. Sentences are tokenized once, up
-front, by the in-graph `WordPieceTokenizer`.
+The pair construction walks documents sentence by sentence with a seeded `random.Random`, in
+plain Python over a corpus held in memory; it feeds `tf.data` through `from_generator`
+(`pretraining_dataset`, `create_pretraining_tfrecords`). It is the exact reference of the rules:
+training streams corpora of any size through their TensorFlow-ops version
+(`graph_instances.py`, `streaming.py`), and the Beam pipeline (`beam_examples.py`) runs these
+functions per document.
 """
 
 from __future__ import annotations

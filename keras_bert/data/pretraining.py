@@ -113,6 +113,50 @@ def pretraining_dataset(
         (float32), and int32 `[batch]` next-sentence labels (1: B is random).
     """
     config = config or PretrainingDataConfig()
+    dataset = instance_dataset(
+        documents,
+        config.seq_length,
+        seed,
+        num_epochs=num_epochs,
+        next_sentence_prediction=config.next_sentence_prediction,
+        sentence_order_prediction=config.sentence_order_prediction,
+        short_seq_prob=config.short_seq_prob,
+        document_separator=document_separator(vocabulary, config),
+    )
+    return masked_batches(
+        dataset,
+        vocabulary,
+        batch_size,
+        config,
+        seed,
+        start_batch=start_batch,
+        drop_remainder=drop_remainder,
+        # A generator cannot be split by files: every worker runs it and keeps its share.
+        auto_shard_policy=tf.data.experimental.AutoShardPolicy.DATA,
+    )
+
+
+def document_separator(vocabulary: Sequence[str], config: PretrainingDataConfig) -> int | None:
+    """The token between documents packed together (FULL-SENTENCES), or None."""
+    return list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None
+
+
+def masked_batches(
+    instances: tf.data.Dataset,
+    vocabulary: Sequence[str],
+    batch_size: int,
+    config: PretrainingDataConfig,
+    seed: int,
+    start_batch: int = 0,
+    drop_remainder: bool = True,
+    auto_shard_policy: tf.data.experimental.AutoShardPolicy = (
+        tf.data.experimental.AutoShardPolicy.AUTO
+    ),
+) -> tf.data.Dataset:
+    """Batches of pretraining features from `(tokens_a, tokens_b, next_sentence_label)`
+    instances: packed and masked in `Dataset.map`, masks seeded by `(seed, batch index)`;
+    `start_batch` batches are skipped unmasked; `auto_shard_policy` says how a strategy may
+    split the batches between workers."""
     packer = _packer(list(vocabulary), config.seq_length)
     masker = TokenMasker(vocabulary, config.masking)
 
@@ -127,22 +171,11 @@ def pretraining_dataset(
             "next_sentence_labels": next_sentence_labels,
         }
 
-    dataset = instance_dataset(
-        documents,
-        config.seq_length,
-        seed,
-        num_epochs=num_epochs,
-        next_sentence_prediction=config.next_sentence_prediction,
-        sentence_order_prediction=config.sentence_order_prediction,
-        short_seq_prob=config.short_seq_prob,
-        document_separator=list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None,
-    )
-    dataset = dataset.ragged_batch(batch_size, drop_remainder=drop_remainder).enumerate()
+    dataset = instances.ragged_batch(batch_size, drop_remainder=drop_remainder).enumerate()
     dataset = dataset.skip(start_batch).map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)
     options = tf.data.Options()
     options.deterministic = True
-    # A generator cannot be split by files: every worker runs it and keeps its share of batches.
-    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    options.experimental_distribute.auto_shard_policy = auto_shard_policy
     return dataset.with_options(options).prefetch(tf.data.AUTOTUNE)
 
 

@@ -164,7 +164,9 @@ def fit_resumable(
         build_model: makes the model; called in the strategy's scope.
         settings: the run's `RunSettings`.
         datasets: `start_step -> (train, validation or None)`; `train` yields batches from
-            `start_step` on (the step a resumed run continues at), at least to the run's end.
+            `start_step` on (the step a resumed run continues at), at least to the run's end;
+            it is a dataset, or a function `tf.distribute.InputContext -> dataset` of global
+            batches' per-replica shares (`distribute_datasets_from_function`).
         run_config: written to `output_dir/config.json` (the chief's), as JSON.
         compile_options: more `compile` arguments (loss, metrics).
         callbacks: called before the backup and log callbacks, so what they add to an epoch's
@@ -189,6 +191,9 @@ def fit_resumable(
     if initial_epoch:
         logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
     train, validation = datasets(initial_epoch * settings.steps_per_epoch)
+    if callable(train):
+        # A dataset function: each input pipeline (worker) makes its own share.
+        train = strategy.distribute_datasets_from_function(train)
 
     with strategy.scope():
         model = build_model()

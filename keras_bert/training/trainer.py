@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ from keras_bert.data import (
     split_features,
     tokenize_documents,
 )
+from keras_bert.data.document_stream import document_ids, documents_by_id
+from keras_bert.data.streaming import StreamingConfig, streaming_pretraining_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.training.run import RunSettings, check_precision, fit_resumable
@@ -38,7 +41,9 @@ class PretrainingConfig:
         vocabulary_file: the WordPiece `vocab.txt`; with `init_checkpoint`, a new vocabulary
             the checkpoint moves onto (default: the checkpoint's own).
         lowercase: uncased tokenization.
-        input_files: BERT-format text files (one sentence per line, blank line between docs).
+        input_files: BERT-format text files (one sentence per line, blank line between docs),
+            or TFRecord files of tokenized documents (`*.tfrecord`, see `document_stream`);
+            streamed (`streaming_pretraining_dataset`), never read whole.
         tfds_name: or a TensorFlow Datasets text dataset (see `load_tfds_documents`).
         tfds_split, tfds_data_dir, tfds_text_feature: its split, data dir and text feature.
         tfrecord_pattern: or static examples written by `create_pretraining_data.py`.
@@ -49,6 +54,7 @@ class PretrainingConfig:
         span_boundary_objective: add SpanBERT's span-boundary head and loss (pair it with
             `data.masking.span_masking`).
         data: a `PretrainingDataConfig` (or its dict).
+        streaming: a `StreamingConfig` (or its dict): the buffers of text and tfds input.
         global_batch_size: examples per step over all replicas.
         total_steps: training steps (batches) of the whole run.
         steps_per_checkpoint: an epoch of `fit`: backup, logs and evaluation cadence.
@@ -79,6 +85,7 @@ class PretrainingConfig:
     init_checkpoint: str | None = None
     span_boundary_objective: bool = False
     data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
+    streaming: StreamingConfig = dataclasses.field(default_factory=StreamingConfig)
     global_batch_size: int = 32
     total_steps: int = 1000
     steps_per_checkpoint: int = 100
@@ -100,6 +107,8 @@ class PretrainingConfig:
     def __post_init__(self):
         if isinstance(self.data, dict):
             self.data = PretrainingDataConfig(**self.data)
+        if isinstance(self.streaming, dict):
+            self.streaming = StreamingConfig(**self.streaming)
         check_precision(self.precision)
         if self.total_steps % self.steps_per_checkpoint:
             raise ConfigError(
@@ -109,11 +118,6 @@ class PretrainingConfig:
         sources = [bool(self.input_files), bool(self.tfds_name), bool(self.tfrecord_pattern)]
         if sum(sources) != 1:
             raise ConfigError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
-        if self.strategy == "tpu" and not self.tfrecord_pattern:
-            raise ConfigError(
-                "TPU workers cannot run the Python pair generator of text input: write static "
-                "examples with pipelines/create_pretraining_data.py and pass tfrecord_pattern."
-            )
         if not self.tfrecord_pattern and not self.vocabulary_file and not self.init_checkpoint:
             raise ConfigError("Text input needs a vocabulary_file (or an init_checkpoint's).")
 
@@ -156,6 +160,29 @@ def _tokenizer(config: PretrainingConfig):
     return WordPieceTokenizer(vocabulary_path, lowercase=config.lowercase), vocabulary
 
 
+def _tfds_source(config: PretrainingConfig) -> dict[str, Any]:
+    if not config.tfds_name:
+        return {}
+    return {
+        "tfds_name": config.tfds_name,
+        "tfds_split": config.tfds_split,
+        "tfds_data_dir": config.tfds_data_dir,
+        "tfds_text_feature": config.tfds_text_feature,
+    }
+
+
+def _held_out(config: PretrainingConfig) -> tuple[list[int], list]:
+    """The stream ids and the sentences of the held-out documents of a streamed run: the
+    seeded choice of `_split_documents` (the same documents, in the same order), found
+    without holding the corpus."""
+    if not config.held_out_documents:
+        return [], []
+    ids = document_ids(config.input_files, **_tfds_source(config))
+    random.Random(config.seed).shuffle(ids)
+    held_out_ids = ids[: config.held_out_documents]
+    return held_out_ids, documents_by_id(held_out_ids, config.input_files, **_tfds_source(config))
+
+
 def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str]]:
     """The training and held-out documents of a text or tfds run (see `_split_documents`),
     tokenized, and the vocabulary."""
@@ -167,9 +194,11 @@ def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str
 
 def build_datasets(
     config: PretrainingConfig, start_batch: int = 0
-) -> tuple[tf.data.Dataset, tf.data.Dataset | None]:
+) -> tuple[tf.data.Dataset | Callable, tf.data.Dataset | None]:
     """The training dataset (resuming after `start_batch` batches) and the held-out dataset,
-    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`."""
+    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`. Streamed text or tfds
+    input gives the training dataset as a function of the `tf.distribute.InputContext` (see
+    `fit_resumable`): every worker streams its own share of the corpus."""
     data = config.data
     if config.tfrecord_pattern:
         train = read_pretraining_tfrecords(
@@ -181,15 +210,26 @@ def build_datasets(
         ).skip(start_batch)
         return train.map(split_features), None
 
-    documents, held_out, vocabulary = tokenized_documents(config)
-    train = pretraining_dataset(
-        documents,
-        vocabulary,
-        config.global_batch_size,
-        data,
-        seed=config.seed,
-        start_batch=start_batch,
-    ).map(split_features)
+    tokenizer, vocabulary = _tokenizer(config)
+    held_out_ids, held_out_documents = _held_out(config)
+
+    def train(input_context: tf.distribute.InputContext | None = None) -> tf.data.Dataset:
+        # Made by each input pipeline: its share of the corpus, its replicas' batches.
+        return streaming_pretraining_dataset(
+            config.input_files,
+            tokenizer,
+            vocabulary,
+            config.global_batch_size,
+            data,
+            seed=config.seed,
+            start_batch=start_batch,
+            streaming=config.streaming,
+            input_context=input_context,
+            excluded_ids=held_out_ids,
+            **_tfds_source(config),
+        ).map(split_features)
+
+    held_out = tokenize_documents(held_out_documents, tokenizer)
     evaluation = None
     if held_out and config.eval_steps:
         # Fixed seed and no skipping: every evaluation sees the same pairs and masks.
@@ -237,9 +277,9 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     callbacks = []
     if config.held_out_documents and not config.tfrecord_pattern:
         # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs
-        # (only they are tokenized here; build_datasets tokenizes the training documents).
+        # (only they are read whole; build_datasets streams the training documents).
         tokenizer, vocabulary = _tokenizer(config)
-        held_out = tokenize_documents(_split_documents(config)[1], tokenizer)
+        held_out = tokenize_documents(_held_out(config)[1], tokenizer)
         evaluation = masked_lm_evaluation_dataset(
             held_out, vocabulary, config.data.seq_length, seed=config.seed
         )

@@ -43,6 +43,12 @@ def small_config(small_corpus, tmp_path):
         "output_dir": str(tmp_path / "run"),
         "model_config": SMALL_MODEL,
         "data": {"seq_length": 32, "masking": {"max_predictions_per_seq": 5}},
+        # Buffers for 15 documents (the defaults would hold several passes of them).
+        "streaming": {
+            "document_shuffle_buffer": 16,
+            "instance_shuffle_buffer": 256,
+            "segment_shuffle_buffer": 256,
+        },
         "global_batch_size": 8,
         "total_steps": 40,
         "steps_per_checkpoint": 10,

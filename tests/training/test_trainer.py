@@ -27,8 +27,21 @@ def test_config_is_validated(tmp_path):
         PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", total_steps=15)
     with pytest.raises(ValueError, match="exactly one of"):
         PretrainingConfig(str(tmp_path), vocabulary_file="v")
-    with pytest.raises(ValueError, match="tfrecord_pattern"):
-        PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", strategy="tpu")
+    # Text input streams in graph, so TPU workers take it too.
+    PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", strategy="tpu")
+    with pytest.raises(ValueError, match="instance_shuffle_buffer"):
+        pretraining_config(
+            [
+                "--output-dir",
+                "o",
+                "--input-files",
+                "a",
+                "--vocabulary-file",
+                "v",
+                "--instance-shuffle-buffer",
+                "0",
+            ]
+        )
     with pytest.raises(ValueError, match="precision"):
         PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", precision="fp8")
 

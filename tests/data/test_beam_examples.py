@@ -1,0 +1,118 @@
+"""Static examples from the Apache Beam pipeline: Google's format, the writer's masking, and a
+pretrainer trains on them."""
+
+import apache_beam as beam
+import numpy as np
+import pytest
+
+from keras_bert.data import (
+    MaskingConfig,
+    PretrainingDataConfig,
+    create_pretraining_tfrecords,
+    read_pretraining_tfrecords,
+    read_text_documents,
+    tokenize_documents,
+)
+from keras_bert.data.beam_examples import build_pipeline
+from keras_bert.text import WordPieceTokenizer, load_vocabulary
+from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+
+DATA = PretrainingDataConfig(seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, data_dir):
+    """40 Wikipedia articles in four BERT-format shards."""
+    folder = tmp_path_factory.mktemp("beam_input")
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:40]
+    paths = []
+    for index in range(4):
+        path = folder / f"shard-{index}.txt"
+        part = documents[index::4]
+        path.write_text("\n\n".join("\n".join(document) for document in part) + "\n", "utf-8")
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def beam_records(shards, vocabulary_file, tmp_path_factory):
+    output = tmp_path_factory.mktemp("beam_output")
+    with beam.Pipeline(runner="DirectRunner") as pipeline:
+        build_pipeline(
+            pipeline,
+            shards,
+            str(vocabulary_file),
+            str(output / "pretraining"),
+            DATA,
+            dupe_factor=2,
+            num_shards=3,
+            random_sample_size=40,
+        )
+    return sorted(output.glob("pretraining-*.tfrecord"))
+
+
+def _statistics(pattern, vocabulary):
+    batches = read_pretraining_tfrecords(pattern, 64, 64, 10, shuffle=False, num_epochs=1)
+    features = {name: [] for name in ("ids", "mask", "positions", "weights", "labels", "masked")}
+    for batch in batches.as_numpy_iterator():
+        features["ids"].append(batch["masked_lm_ids"])
+        features["weights"].append(batch["masked_lm_weights"])
+        features["labels"].append(batch["next_sentence_labels"])
+        features["mask"].append(batch["input_mask"])
+        seen = np.take_along_axis(batch["input_word_ids"], batch["masked_lm_positions"], 1)
+        features["masked"].append(seen)
+    ids, weights = np.concatenate(features["ids"]), np.concatenate(features["weights"])
+    seen = np.concatenate(features["masked"])
+    predicted = weights > 0
+    return {
+        "sequences": len(weights),
+        "predictions per sequence": predicted.sum(1).mean(),
+        "[MASK] share": (seen[predicted] == vocabulary.index("[MASK]")).mean(),
+        "unchanged share": (seen[predicted] == ids[predicted]).mean(),
+        "random B share": np.concatenate(features["labels"]).mean(),
+        "tokens per sequence": np.concatenate(features["mask"]).sum(1).mean(),
+    }
+
+
+def test_beam_examples_have_the_writers_masking_statistics(
+    beam_records, shards, vocabulary, vocabulary_file, tmp_path
+):
+    assert len(beam_records) == 3
+    documents = tokenize_documents(
+        read_text_documents(shards), WordPieceTokenizer(str(vocabulary_file))
+    )
+    create_pretraining_tfrecords(documents, vocabulary, tmp_path, DATA, dupe_factor=2)
+    got = _statistics(str(beam_records[0].parent / "*.tfrecord"), vocabulary)
+    want = _statistics(str(tmp_path / "*.tfrecord"), vocabulary)
+    print(f"\nBeam / writer: {got} / {want}")
+    assert abs(got["sequences"] / want["sequences"] - 1) < 0.05
+    assert abs(got["predictions per sequence"] - want["predictions per sequence"]) < 0.1
+    assert abs(got["[MASK] share"] - want["[MASK] share"]) < 0.03
+    assert abs(got["unchanged share"] - want["unchanged share"]) < 0.03
+    assert abs(got["random B share"] - want["random B share"]) < 0.05
+    assert abs(got["tokens per sequence"] / want["tokens per sequence"] - 1) < 0.03
+
+
+@pytest.mark.slow
+def test_the_pretrainer_trains_on_beam_examples(beam_records, vocabulary_file, tmp_path):
+    model = {
+        "vocab_size": len(load_vocabulary(vocabulary_file)),
+        "hidden_size": 32,
+        "num_layers": 1,
+        "num_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": 64,
+    }
+    config = PretrainingConfig(
+        output_dir=str(tmp_path / "run"),
+        tfrecord_pattern=str(beam_records[0].parent / "*.tfrecord"),
+        model_config=model,
+        data=DATA,
+        global_batch_size=8,
+        total_steps=4,
+        steps_per_checkpoint=2,
+        verbose=0,
+    )
+    history = run_pretraining(config)
+    assert int(history.model.optimizer.iterations.numpy()) == 4
+    assert np.isfinite(history.history["loss"]).all()
