@@ -25,6 +25,8 @@ from tests.export.test_family_export import FAMILIES
 SEQ_LENGTH = 48
 MAX_QUESTION_LENGTH = 16
 MAX_ANSWER_LENGTH = 12
+MAX_ENTITIES = 16
+ENTITY_OUTPUTS = ("entity_labels", "entity_starts", "entity_ends", "entity_texts")
 
 
 def _fit(model, dataset) -> None:
@@ -34,10 +36,14 @@ def _fit(model, dataset) -> None:
     assert np.isfinite(history.history["loss"]).all()
 
 
-def _serve(version, inputs: dict[str, list[str]]) -> dict:
-    call = {"export_dir": version, "signature": "serving_default", "dtype": "string"}
-    [outputs] = run_signatures([{**call, "inputs": inputs}])
-    return outputs
+def _call(version, inputs: dict[str, list[str]]) -> dict:
+    """A `serving_default` call for `run_signatures`."""
+    return {
+        "export_dir": version,
+        "signature": "serving_default",
+        "dtype": "string",
+        "inputs": inputs,
+    }
 
 
 def _byte_spans(words: list[str]) -> list[tuple[int, int]]:
@@ -70,26 +76,19 @@ def _expected_entities(model, preprocessor, sentences, tag_names) -> list[list[t
     return entities
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", FAMILIES)
-def test_token_classifier_fine_tunes_and_serves_raw_strings(
-    family, reference_dir, data_dir, tmp_path
-):
-    checkpoint = reference_dir / "variants" / family
-    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
+def _token_classifier(checkpoint, preprocessor, data_dir, export_dir):
+    """A token classifier fine-tuned on tweets, its export, and served requests with the
+    entities that the training pipeline's tags give."""
     sentences = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl").sample(32)
     tag_names = tag_names_of(sentences)
     model = keras_bert.BertTokenClassifier(
         keras_bert.load_encoder(checkpoint), label_names=tag_names
     )
-    _fit(
-        model,
-        token_classification_dataset(sentences, preprocessor, encode_tags(sentences, tag_names), 8),
-    )
+    tag_ids = encode_tags(sentences, tag_names)
+    _fit(model, token_classification_dataset(sentences, preprocessor, tag_ids, 8))
+    module = TokenClassifierServing(model, preprocessor, max_entities=MAX_ENTITIES)
+    version = export_for_serving(module, export_dir, "token_classifier")
 
-    version = export_for_serving(
-        TokenClassifierServing(model, preprocessor, max_entities=16), tmp_path, family
-    )
     # Served: sentences whose words are the tokenizer's words (none split, none merged).
     texts = [" ".join(words) for words in sentences.words]
     _, word_starts, word_ends = preprocessor.tokenizer.tokenize_words_with_offsets(
@@ -107,29 +106,11 @@ def test_token_classifier_fine_tunes_and_serves_raw_strings(
         [sentences.words[index] for index in same_words],
         [sentences.tags[index] for index in same_words],
     )
-    outputs = _serve(version, {"text": [" ".join(words) for words in served.words]})
-
-    expected = _expected_entities(model, preprocessor, served, tag_names)
-    assert sum(map(len, expected)) > 0  # a model a few steps from random tags words
-    for row, (words, entities) in enumerate(zip(served.words, expected, strict=True)):
-        text = " ".join(words)
-        count = outputs["num_entities"][row]
-        got = list(
-            zip(
-                outputs["entity_labels"][row][:count],
-                outputs["entity_starts"][row][:count],
-                outputs["entity_ends"][row][:count],
-                strict=True,
-            )
-        )
-        assert got == entities[:16], text
-        for start, end, entity_text in zip(
-            outputs["entity_starts"][row][:count],
-            outputs["entity_ends"][row][:count],
-            outputs["entity_texts"][row][:count],
-            strict=True,
-        ):
-            assert text[start:end] == entity_text
+    texts = [" ".join(words) for words in served.words]
+    return _call(version, {"text": texts}), (
+        texts,
+        _expected_entities(model, preprocessor, served, tag_names),
+    )
 
 
 def _expected_answers(model, preprocessor, examples) -> list[tuple[str, int, int]]:
@@ -160,19 +141,15 @@ def _expected_answers(model, preprocessor, examples) -> list[tuple[str, int, int
     return answers
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", FAMILIES)
-def test_question_answerer_fine_tunes_and_serves_raw_strings(
-    family, reference_dir, data_dir, tmp_path
-):
-    checkpoint = reference_dir / "variants" / family
-    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
+def _question_answerer(checkpoint, preprocessor, data_dir, export_dir):
+    """A question answerer fine-tuned on the SQuAD sample, its export, and the questions with
+    the answers that the Python windows give."""
     examples = read_squad(data_dir / "qa" / "squad_v1_sample.json")
     windows = build_question_windows(
         examples,
         preprocessor.tokenizer,
         SEQ_LENGTH,
-        doc_stride=24,
+        doc_stride=12,
         max_query_length=MAX_QUESTION_LENGTH,
         for_training=True,
         packer=preprocessor.packer,
@@ -180,22 +157,51 @@ def test_question_answerer_fine_tunes_and_serves_raw_strings(
     assert (windows.start_positions > 0).sum() >= len(examples)  # every answer is found
     model = keras_bert.BertQuestionAnswerer(keras_bert.load_encoder(checkpoint))
     _fit(model, windows.dataset(8, shuffle=True))
-
     module = QuestionAnswererServing(
         model,
         preprocessor,
         max_question_length=MAX_QUESTION_LENGTH,
         max_answer_length=MAX_ANSWER_LENGTH,
     )
-    version = export_for_serving(module, tmp_path, family)
-    outputs = _serve(
-        version,
-        {
-            "question": [example.question for example in examples],
-            "context": [example.context for example in examples],
-        },
-    )
-    served = list(
-        zip(outputs["answer_text"], outputs["answer_start"], outputs["answer_end"], strict=True)
-    )
-    assert served == _expected_answers(model, preprocessor, examples)
+    version = export_for_serving(module, export_dir, "question_answerer")
+    inputs = {
+        "question": [example.question for example in examples],
+        "context": [example.context for example in examples],
+    }
+    return _call(version, inputs), _expected_answers(model, preprocessor, examples)
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def served(request, reference_dir, data_dir, tmp_path_factory) -> dict:
+    """Per task: (what the fresh process served, what the Python pipelines expect)."""
+    checkpoint = reference_dir / "variants" / request.param
+    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
+    export_dir = tmp_path_factory.mktemp(request.param)
+    tasks = {
+        "token_classifier": _token_classifier(checkpoint, preprocessor, data_dir, export_dir),
+        "question_answerer": _question_answerer(checkpoint, preprocessor, data_dir, export_dir),
+    }
+    outputs = run_signatures([call for call, _ in tasks.values()])
+    return {
+        task: (task_outputs, expected)
+        for (task, (_, expected)), task_outputs in zip(tasks.items(), outputs, strict=True)
+    }
+
+
+@pytest.mark.slow
+def test_token_classifier_fine_tunes_and_serves_raw_strings(served):
+    outputs, (texts, expected) = served["token_classifier"]
+    assert sum(map(len, expected)) > 0  # a model a few steps from random tags words
+    for row, (text, entities) in enumerate(zip(texts, expected, strict=True)):
+        count = outputs["num_entities"][row]
+        found = [outputs[name][row][:count] for name in ENTITY_OUTPUTS]
+        assert list(zip(*found[:3], strict=True)) == entities[:MAX_ENTITIES], text
+        for start, end, entity_text in zip(*found[1:], strict=True):
+            assert text[start:end] == entity_text
+
+
+@pytest.mark.slow
+def test_question_answerer_fine_tunes_and_serves_raw_strings(served):
+    outputs, expected = served["question_answerer"]
+    answers = ("answer_text", "answer_start", "answer_end")
+    assert list(zip(*(outputs[name] for name in answers), strict=True)) == expected
