@@ -11,11 +11,11 @@ from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end, round_to_characters
+from keras_bert.text.special_token_split import MARKER as _MARKER
+from keras_bert.text.special_token_split import SpecialTokens
 
 ROBERTA_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 _SPACE_SYMBOL = "\u0120"  # "Ġ", the byte-level symbol of a space
-# Never in valid UTF-8, so it can mark split points in sanitised text.
-_MARKER = b"\xff"
 
 _SPACE = char_class(tables.WHITESPACE_CHARS)
 _LETTER = char_class(tables.LETTER_CHARS)
@@ -151,15 +151,8 @@ class BytePairTokenizer(keras.layers.Layer):
             leading_spaces[self.vocabulary[token]] = 0
         self._byte_lengths = tf.constant(byte_lengths, tf.int64)
         self._leading_spaces = tf.constant(leading_spaces, tf.int64)
-        self._special_pattern = "|".join(
-            "".join(f"\\x{{{ord(char):X}}}" for char in token) for token in self.special_tokens
-        )
-        self._special_table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(self.special_tokens, tf.string),
-                tf.constant([self.vocabulary[token] for token in self.special_tokens], tf.int64),
-            ),
-            default_value=-1,
+        self._special = SpecialTokens(
+            {token: self.vocabulary[token] for token in self.special_tokens}
         )
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -177,13 +170,7 @@ class BytePairTokenizer(keras.layers.Layer):
 
     def pre_tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """The words `[batch, (words)]` of sanitised texts: special tokens, then GPT-2's split."""
-        if self.special_tokens:
-            marked = tf.strings.regex_replace(
-                texts, self._special_pattern, _MARKER + b"\\0" + _MARKER
-            )
-            parts = tf.strings.split(marked, _MARKER)
-        else:
-            parts = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
+        parts = self._special.split(texts)
         is_special = self._special_ids(parts.flat_values) >= 0
         cut = tf.strings.regex_replace(parts.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
         segments = tf.strings.split(tf.where(is_special, parts.flat_values, cut), _MARKER)
@@ -196,7 +183,7 @@ class BytePairTokenizer(keras.layers.Layer):
 
     def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
         """The id of each word that is a special token, -1 for the others."""
-        return self._special_table.lookup(words)
+        return self._special.ids(words)
 
     def _initial_symbols(self, words: tf.Tensor) -> tf.RaggedTensor:
         """Each word's base symbols: the ids of its bytes, or its id if a special token."""
@@ -204,11 +191,7 @@ class BytePairTokenizer(keras.layers.Layer):
         symbols = byte_values.with_flat_values(
             tf.gather(self._byte_ids, tf.cast(byte_values.flat_values, tf.int64))
         )
-        special_ids = self._special_ids(words)
-        specials = tf.RaggedTensor.from_tensor(special_ids[:, tf.newaxis])
-        rows = tf.range(tf.size(words, out_type=tf.int64))
-        rows = tf.where(special_ids >= 0, rows + tf.size(words, out_type=tf.int64), rows)
-        return tf.gather(tf.concat([symbols, specials], axis=0), rows)
+        return self._special.with_special_ids(words, symbols)
 
     def _merge(self, symbols: tf.RaggedTensor) -> tf.RaggedTensor:
         """Applies the merges by rank to every word of `symbols` `[words, (symbols)]`."""

@@ -2,6 +2,7 @@
 
 import base64
 import os
+from collections.abc import Sequence
 
 import keras
 import tensorflow as tf
@@ -12,6 +13,7 @@ from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.special_token_split import SpecialTokens
 
 WORD_BOUNDARY = "\u2581"  # "▁", SentencePiece's marker of a preceding space
 
@@ -78,6 +80,9 @@ class SentencePieceTokenizer(keras.layers.Layer):
         proto: the `.model` file (path) or its bytes.
         albert_preprocessing: apply ALBERT's preprocessing and "9," split.
         lowercase: with `albert_preprocessing`, lower-case the text (uncased ALBERT).
+        special_tokens: pieces matched as written in the text ("[MASK]"), as Hugging Face's
+            tokenizers match their special tokens (`sentencepiece` does not); the text
+            between them is tokenized part by part. Those not in the vocabulary are ignored.
         **kwargs: `keras.layers.Layer` arguments.
 
     Example:
@@ -98,6 +103,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         proto: str | os.PathLike | bytes,
         albert_preprocessing: bool = False,
         lowercase: bool = False,
+        special_tokens: Sequence[str] = (),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -114,6 +120,10 @@ class SentencePieceTokenizer(keras.layers.Layer):
         self._token_ids = {token: index for index, token in enumerate(self.vocabulary)}
         self._pieces = tf.constant(self.vocabulary)
         self._split_pieces = self._digit_comma_splits(model) if albert_preprocessing else None
+        self.special_tokens = [token for token in special_tokens if token in self._token_ids]
+        self._special = SpecialTokens(
+            {token: self._token_ids[token] for token in self.special_tokens}
+        )
         surfaces = [piece.replace(WORD_BOUNDARY, "") for piece in self.vocabulary]
         self._surfaces = tf.constant(surfaces)
         self._surface_lengths = tf.constant([len(s.encode("utf-8")) for s in surfaces], tf.int64)
@@ -175,11 +185,17 @@ class SentencePieceTokenizer(keras.layers.Layer):
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        if not self.special_tokens:
+            return self._tokenize(texts)
+        parts = self._special.split(texts)
+        ids = self._special.with_special_ids(parts.flat_values, self._tokenize(parts.flat_values))
+        return parts.with_flat_values(ids).merge_dims(1, 2)
+
+    def _tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """The ids of sanitised texts `[n]` without special tokens, `[n, (pieces)]`."""
         if self.albert_preprocessing:
             texts = albert_preprocess(texts, self.lowercase)
-        else:
-            texts = replace_invalid_utf8(texts)
         ids = self._sentencepiece.tokenize(texts).with_row_splits_dtype(tf.int64)
         if self._split_pieces is not None:
             split = tf.gather(self._split_pieces, ids.flat_values)
@@ -271,6 +287,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
                 "proto": base64.b64encode(self.proto).decode("ascii"),
                 "albert_preprocessing": self.albert_preprocessing,
                 "lowercase": self.lowercase,
+                "special_tokens": self.special_tokens,
             }
         )
         return config
