@@ -40,6 +40,19 @@ _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in 
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
 
 Preprocessor = BertPreprocessor | TextPreprocessor
+# The mask tokens of BERT's family: BERT's, ALBERT's and DeBERTa's; RoBERTa's.
+MASK_TOKENS = (MASK_TOKEN, "<mask>")
+
+
+def mask_token_of(tokenizer) -> str:
+    """The first of `MASK_TOKENS` that `tokenizer` knows."""
+    for token in MASK_TOKENS:
+        try:
+            tokenizer.token_to_id(token)
+        except ValueError:
+            continue
+        return token
+    raise ConfigError(f"The tokenizer has none of the mask tokens {MASK_TOKENS}.")
 
 
 def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
@@ -436,7 +449,8 @@ class QuestionAnswererServing(_Serving):
 class MaskedLMServing(_Serving):
     """Masked-LM serving: text with `[MASK]` → the `top_k` most likely tokens at each mask.
 
-    `serving_default` input: `text`, string `[batch]`; write `[MASK]` where a token is missing.
+    `serving_default` input: `text`, string `[batch]`; write the mask token (`[MASK]`,
+    RoBERTa's `<mask>`: `mask_token`) where a token is missing.
     Outputs, for the first `max_masks` masks of each text (in the first `seq_length - 2` word
     pieces): `top_tokens` string and `top_ids` int32 `[batch, max_masks, top_k]` (padding "" and
     -1), `top_probabilities` float32 (padding 0), `num_masks` int32 `[batch]`.
@@ -445,7 +459,7 @@ class MaskedLMServing(_Serving):
     Args:
         model: a `BertMaskedLM` or `BertPretrainer`, or any model that takes the encoder inputs plus
             `masked_lm_positions` `[batch, predictions]` and returns `{"masked_lm": logits}`.
-        preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
+        preprocessor: the preprocessor (its vocabulary must hold `[MASK]` or `<mask>`).
         top_k: fillers per mask.
         max_masks: mask slots per text.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
@@ -460,12 +474,14 @@ class MaskedLMServing(_Serving):
         **options,
     ):
         super().__init__(model, preprocessor, **options)
-        self.mask_id = preprocessor.tokenizer.token_to_id(MASK_TOKEN)
+        self.mask_token = mask_token_of(preprocessor.tokenizer)
+        self.mask_id = preprocessor.tokenizer.token_to_id(self.mask_token)
         self.top_k = top_k
         self.max_masks = max_masks
 
     def example_inputs(self):
-        return {"text": ["The capital of France is [MASK].", "I [MASK] you [MASK] much."]}
+        mask = self.mask_token
+        return {"text": [f"The capital of France is {mask}.", f"I {mask} you {mask} much."]}
 
     def _outputs_from_ids(self, inputs):
         word_ids = inputs["input_word_ids"]

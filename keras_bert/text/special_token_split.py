@@ -28,13 +28,15 @@ class SpecialTokens(tf.Module):
         self._pattern = "|".join(
             "".join(f"\\x{{{ord(char):X}}}" for char in token) for token in self.tokens
         )
-        self._table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(self.tokens, tf.string),
-                tf.constant([ids[token] for token in self.tokens], tf.int64),
-            ),
-            default_value=-1,
-        )
+        self._table = None  # a table cannot be empty
+        if self.tokens:
+            self._table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(
+                    tf.constant(self.tokens, tf.string),
+                    tf.constant([ids[token] for token in self.tokens], tf.int64),
+                ),
+                default_value=-1,
+            )
 
     def split(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Sanitised (valid UTF-8) texts `[batch]` → parts `[batch, (parts)]`, each special
@@ -46,6 +48,8 @@ class SpecialTokens(tf.Module):
 
     def ids(self, parts: tf.Tensor) -> tf.Tensor:
         """The int64 id of each part that is a special token, -1 for the others."""
+        if self._table is None:
+            return tf.fill(tf.shape(parts), tf.constant(-1, tf.int64))
         return self._table.lookup(parts)
 
     def with_special_ids(self, parts: tf.Tensor, pieces: tf.RaggedTensor) -> tf.RaggedTensor:
