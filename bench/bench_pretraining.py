@@ -111,23 +111,38 @@ def stock_adamw():
     return optimizer
 
 
+def keras_hub_sizes(config) -> dict:
+    """A `BertConfig`'s sizes as keras-hub's backbones name them."""
+    return {
+        "vocabulary_size": config.vocab_size,
+        "num_layers": config.num_layers,
+        "num_heads": config.num_heads,
+        "hidden_dim": config.hidden_size,
+        "intermediate_dim": config.intermediate_size,
+        "dropout": config.dropout_rate,
+    }
+
+
 def keras_hub_masked_lm(config, optimizer, jit_compile: bool = False):
     """keras-hub's `BertMaskedLM` (no preprocessor) of the size a `BertConfig` says, compiled
     with `optimizer`, its loss and masked accuracy (as `masked_lm_accuracy`)."""
-    import keras
     import keras_hub
 
     backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=config.vocab_size,
-        num_layers=config.num_layers,
-        num_heads=config.num_heads,
-        hidden_dim=config.hidden_size,
-        intermediate_dim=config.intermediate_size,
-        dropout=config.dropout_rate,
+        **keras_hub_sizes(config),
         max_sequence_length=config.max_position_embeddings,
         num_segments=config.type_vocab_size,
     )
-    model = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    return compile_keras_hub_masked_lm(
+        keras_hub.models.BertMaskedLM(backbone, preprocessor=None), optimizer, jit_compile
+    )
+
+
+def compile_keras_hub_masked_lm(model, optimizer, jit_compile: bool):
+    """A keras-hub masked LM compiled with `optimizer`, its loss and masked accuracy (as
+    `masked_lm_accuracy`)."""
+    import keras
+
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

@@ -12,7 +12,10 @@ from keras_bert.errors import ConfigError
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
 # The families whose encoders are BERT's blocks with other settings.
-MODEL_TYPES = ("bert", "roberta", "distilbert", "albert")
+MODEL_TYPES = ("bert", "roberta", "distilbert", "albert", "deberta-v2")
+# DeBERTa's disentangled attention terms: content→position and position→content.
+RELATIVE_ATTENTION_TERMS = ("c2p", "p2c")
+RELATIVE_EMBEDDING_NORMS = ("none", "layer_norm")
 
 # The fields of Google's `bert_config.json` / Hugging Face's BERT and RoBERTa `config.json`
 # (plus our extensions), and of Hugging Face's DistilBERT `config.json`, mapped to ours.
@@ -31,11 +34,20 @@ _ORIGINAL_FIELDS = {
     "layer_norm_eps": "layer_norm_epsilon",
     "pre_layer_norm": "pre_layer_norm",
     "relative_attention_buckets": "relative_attention_buckets",
+    "local_attention_bias": "local_attention_bias",
     "position_offset": "position_offset",
     "pooler": "pooler",
     "embedding_size": "embedding_size",
     "num_hidden_groups": "num_layer_groups",
     "inner_group_num": "inner_group_num",
+    # DeBERTa (v2, v3): relative positions and disentangled attention.
+    "position_biased_input": "position_biased_input",
+    "relative_attention": "relative_attention",
+    "position_buckets": "position_buckets",
+    "max_relative_positions": "max_relative_positions",
+    "pos_att_type": "pos_att_type",
+    "share_att_key": "share_att_key",
+    "norm_rel_ebd": "norm_rel_ebd",
 }
 _DISTILBERT_FIELDS = {
     "vocab_size": "vocab_size",
@@ -94,8 +106,13 @@ class BertConfig:
         relative_attention_buckets: a learned attention bias per head and bucket of relative
             offsets (T5's, Raffel et al. 2020) in every block, beside the absolute positions:
             a budget-training switch, 0 (off) for BERT.
-        model_type: the family the weights come from: "bert", "roberta" or "distilbert"
-            (Hugging Face's `model_type`); it names their tensors and picks their tokenizer.
+        local_attention_bias: with relative attention, each head starts with this bias toward
+            one neighbour (−1, +1, −2, +2, ... by head; Raganato et al. 2020's fixed
+            previous/next-token heads as a starting point), so that context is visible from the
+            first step; 0 starts the biases at zero.
+        model_type: the family the weights come from: "bert", "roberta", "distilbert",
+            "albert" or "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`); it names
+            their tensors and picks their tokenizer. DeBERTa zeroes the embeddings at padding.
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
             positions then count real tokens only). 0 for BERT.
         pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
@@ -105,6 +122,18 @@ class BertConfig:
             groups of weights (layer l uses group `int(l / (num_layers / num_layer_groups))`);
             None for BERT's own weights per layer.
         inner_group_num: blocks per group, run one after another in each layer (ALBERT).
+        position_biased_input: whether learned absolute positions are added to the embeddings
+            (DeBERTa-v3 has none: its positions are relative).
+        relative_attention: DeBERTa's disentangled self-attention over relative positions.
+        position_buckets: relative distances are log-bucketed into `2 * position_buckets`
+            embeddings (distances below `position_buckets / 2` keep their own); -1 for none.
+        max_relative_positions: the distance the log buckets reach (and without buckets the
+            span of the relative embeddings); -1 for `max_position_embeddings`.
+        pos_att_type: the disentangled terms besides content→content, "|"-separated:
+            "c2p" (content→position), "p2c" (position→content).
+        share_att_key: whether the relative embeddings go through the content query and key
+            projections (DeBERTa-v3) instead of their own.
+        norm_rel_ebd: "layer_norm" to normalize the relative embeddings, or "none".
 
     Example:
     >>> config = BertConfig.preset("tiny")
@@ -128,12 +157,20 @@ class BertConfig:
     layer_norm_epsilon: float = 1e-12
     pre_layer_norm: bool = False
     relative_attention_buckets: int = 0
+    local_attention_bias: float = 0.0
     model_type: str = "bert"
     position_offset: int = 0
     pooler: bool = True
     embedding_size: int | None = None
     num_layer_groups: int | None = None
     inner_group_num: int = 1
+    position_biased_input: bool = True
+    relative_attention: bool = False
+    position_buckets: int = -1
+    max_relative_positions: int = -1
+    pos_att_type: str = ""
+    share_att_key: bool = False
+    norm_rel_ebd: str = "none"
 
     def __post_init__(self) -> None:
         for name in (
@@ -178,11 +215,45 @@ class BertConfig:
                 raise ConfigError(f"{name} must be in [0, 1), got {value!r}.")
         if self.initializer_range <= 0 or self.layer_norm_epsilon <= 0:
             raise ConfigError("initializer_range and layer_norm_epsilon must be positive.")
+        unknown_terms = set(self.relative_attention_terms) - set(RELATIVE_ATTENTION_TERMS)
+        if unknown_terms:
+            raise ConfigError(
+                f"Unknown pos_att_type {self.pos_att_type!r}; its terms are "
+                f"{', '.join(RELATIVE_ATTENTION_TERMS)}, separated by '|'."
+            )
+        if self.norm_rel_ebd not in RELATIVE_EMBEDDING_NORMS:
+            raise ConfigError(
+                f"Unknown norm_rel_ebd {self.norm_rel_ebd!r}; expected one of "
+                f"{', '.join(RELATIVE_EMBEDDING_NORMS)}."
+            )
+        if self.relative_attention and self.relative_attention_span < 2:
+            raise ConfigError(
+                f"position_buckets ({self.position_buckets}) and max_relative_positions "
+                f"({self.max_relative_positions}) leave no relative positions to attend to."
+            )
 
     @property
     def head_size(self) -> int:
         """Dimensions per attention head."""
         return self.hidden_size // self.num_heads
+
+    @property
+    def relative_attention_terms(self) -> tuple[str, ...]:
+        """The disentangled attention terms of `pos_att_type`, e.g. `("p2c", "c2p")`."""
+        return tuple(term.strip() for term in self.pos_att_type.lower().split("|") if term.strip())
+
+    @property
+    def relative_position_range(self) -> int:
+        """The distance DeBERTa's log buckets reach (`max_relative_positions`, or
+        `max_position_embeddings` where that is below 1, as Hugging Face reads it)."""
+        if self.max_relative_positions < 1:
+            return self.max_position_embeddings
+        return self.max_relative_positions
+
+    @property
+    def relative_attention_span(self) -> int:
+        """Relative embeddings on each side of distance 0 (half the table's rows)."""
+        return self.position_buckets if self.position_buckets > 0 else self.relative_position_range
 
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
@@ -235,7 +306,9 @@ class BertConfig:
         as the exact erf GELU, as Hugging Face reads it; Google's TF1 code computed it with the
         tanh approximation, which `replace(hidden_activation="gelu_approximate")` reproduces.
         Hugging Face's `model_type` picks the family: RoBERTa counts positions from its padding
-        id + 1; DistilBERT names its fields otherwise and has no token types and no pooler.
+        id + 1; DistilBERT names its fields otherwise and has no token types and no pooler;
+        DeBERTa (`deberta-v2`) has no pooler in its encoder and reads its relative-attention
+        fields (`pos_att_type` as a list or a "|"-separated string).
         """
         model_type = values.get("model_type", "bert")
         if model_type not in MODEL_TYPES:
@@ -246,6 +319,8 @@ class BertConfig:
             "sinusoidal_pos_embds"
         ):
             raise ConfigError("Only absolute (learned) position embeddings are supported.")
+        if model_type == "deberta-v2":
+            _check_deberta_fields(values)
         names = _DISTILBERT_FIELDS if model_type == "distilbert" else _ORIGINAL_FIELDS
         fields = {ours: values[theirs] for theirs, ours in names.items() if theirs in values}
         missing = [
@@ -259,11 +334,14 @@ class BertConfig:
                 f"Unsupported hidden_act {activation!r}; supported: {', '.join(_HF_ACTIVATIONS)}."
             )
         fields["hidden_activation"] = _HF_ACTIVATIONS[activation]
+        if isinstance(fields.get("pos_att_type"), list):
+            fields["pos_att_type"] = "|".join(fields["pos_att_type"])
         family = {
             "bert": {},
             "roberta": {"position_offset": values.get("pad_token_id", 1) + 1},
             "distilbert": {"type_vocab_size": 0, "pooler": False},
             "albert": {},
+            "deberta-v2": {"pooler": False},
         }[model_type]
         return cls(**{**family, **fields, "model_type": model_type})
 
@@ -285,7 +363,10 @@ class BertConfig:
             "layer_norm_eps": self.layer_norm_epsilon,
             **({"pre_layer_norm": True} if self.pre_layer_norm else {}),
             **(
-                {"relative_attention_buckets": self.relative_attention_buckets}
+                {
+                    "relative_attention_buckets": self.relative_attention_buckets,
+                    "local_attention_bias": self.local_attention_bias,
+                }
                 if self.relative_attention_buckets
                 else {}
             ),
@@ -300,6 +381,19 @@ class BertConfig:
                     "inner_group_num": self.inner_group_num,
                 }
                 if self.num_layer_groups
+                else {}
+            ),  # fmt: skip
+            **(
+                {
+                    "position_biased_input": self.position_biased_input,
+                    "relative_attention": self.relative_attention,
+                    "position_buckets": self.position_buckets,
+                    "max_relative_positions": self.max_relative_positions,
+                    "pos_att_type": self.pos_att_type,
+                    "share_att_key": self.share_att_key,
+                    "norm_rel_ebd": self.norm_rel_ebd,
+                }
+                if self.model_type == "deberta-v2"
                 else {}
             ),  # fmt: skip
         }
@@ -318,14 +412,16 @@ class BertConfig:
     def num_parameters(self) -> int:
         """Weights of a `BertEncoder` of this config (embeddings, blocks and pooler)."""
         hidden, intermediate = self.hidden_size, self.intermediate_size
-        embeddings = (
-            self.vocab_size + self.max_position_embeddings + self.type_vocab_size
-        ) * hidden
+        positions = self.max_position_embeddings if self.position_biased_input else 0
+        embeddings = (self.vocab_size + positions + self.type_vocab_size) * hidden
+        if self.relative_attention:  # DeBERTa's relative embeddings (and their LayerNorm)
+            embeddings += 2 * self.relative_attention_span * hidden
+            embeddings += 2 * hidden if self.norm_rel_ebd == "layer_norm" else 0
         layer_norm = 2 * hidden
         attention = 4 * (hidden * hidden + hidden) + layer_norm
         feed_forward = hidden * intermediate + intermediate + intermediate * hidden + hidden
         block = attention + feed_forward + layer_norm
-        pooler = hidden * hidden + hidden
+        pooler = hidden * hidden + hidden if self.pooler else 0
         return embeddings + layer_norm + self.num_layers * block + pooler
 
     # Presets -------------------------------------------------------------------------------
@@ -351,6 +447,21 @@ class BertConfig:
         """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
         warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
         return cls.preset(name, **changes)
+
+
+def _check_deberta_fields(values: dict[str, Any]) -> None:
+    """Raises a `ConfigError` for the DeBERTa variants whose layers keras_bert lacks."""
+    if values.get("conv_kernel_size", 0) > 0:
+        raise ConfigError(
+            f"DeBERTa-v2's convolution layer (conv_kernel_size {values['conv_kernel_size']}) is "
+            "not supported; DeBERTa-v3 checkpoints have none."
+        )
+    embedding_size = values.get("embedding_size")
+    if embedding_size is not None and embedding_size != values.get("hidden_size"):
+        raise ConfigError(
+            f"DeBERTa embedding_size {embedding_size} differs from hidden_size "
+            f"{values.get('hidden_size')}: its embedding projection is not supported."
+        )
 
 
 class Preset(NamedTuple):

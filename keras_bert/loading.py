@@ -1,9 +1,11 @@
 """One entry point for BERT and its family: a Hugging Face (or Google) directory in, the model
 its `model_type` declares out.
 
-`bert`, `roberta` and `distilbert` checkpoints load into `BertEncoder` (BERT's blocks with the
-family's settings: RoBERTa's position offset and LayerNorm epsilon, DistilBERT's missing token
-types and pooler), exact to Hugging Face's outputs.
+`bert`, `roberta`, `distilbert`, `albert` and `deberta-v2` (DeBERTa-v3) checkpoints load into
+`BertEncoder` (BERT's blocks with the family's settings: RoBERTa's position offset and LayerNorm
+epsilon, DistilBERT's missing token types and pooler, ALBERT's factorized embeddings and shared
+layers, DeBERTa's relative positions and disentangled attention), exact to Hugging Face's
+outputs.
 """
 
 from __future__ import annotations

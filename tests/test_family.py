@@ -1,5 +1,5 @@
-"""BERT's family in BERT's blocks: RoBERTa and DistilBERT checkpoints (random weights, written
-by Hugging Face transformers) give transformers' outputs."""
+"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT and DeBERTa-v3 checkpoints (random
+weights, written by Hugging Face transformers) give transformers' outputs."""
 
 import json
 
@@ -9,7 +9,14 @@ import pytest
 import keras_bert
 from keras_bert.errors import ConfigError
 
-VARIANTS = ("roberta", "distilbert", "albert")
+VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3")
+# The `model_type` each reference checkpoint declares.
+MODEL_TYPES = {
+    "roberta": "roberta",
+    "distilbert": "distilbert",
+    "albert": "albert",
+    "deberta_v3": "deberta-v2",
+}
 
 
 def _reference(reference_dir, family):
@@ -32,7 +39,7 @@ def _inputs(reference, part):
 def test_encoder_matches_transformers(family, reference_dir):
     reference = _reference(reference_dir, family)
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family, output_all_layers=True)
-    assert encoder.bert_config.model_type == family
+    assert encoder.bert_config.model_type == MODEL_TYPES[family]
     for part in ("singles", "pairs"):
         inputs = _inputs(reference, part)
         outputs = encoder(inputs)

@@ -89,10 +89,25 @@ def test_layer_precision(name, tmp_path):
     check_precision(build, inputs, tmp_path)
 
 
+# DeBERTa-v3's settings (relative positions bucketed beyond 4 tokens, as 256 buckets do beyond 128).
+DEBERTA_CONFIG = CONFIG.replace(
+    model_type="deberta-v2",
+    type_vocab_size=0,
+    pooler=False,
+    position_biased_input=False,
+    relative_attention=True,
+    position_buckets=8,
+    pos_att_type="p2c|c2p",
+    share_att_key=True,
+    norm_rel_ebd="layer_norm",
+)
+
+
+@pytest.mark.parametrize("config", [CONFIG, DEBERTA_CONFIG], ids=["bert", "deberta"])
 @pytest.mark.parametrize("seq_length", [4, 17, 32])
-def test_encoder_precision_at_several_lengths(seq_length, tmp_path):
+def test_encoder_precision_at_several_lengths(config, seq_length, tmp_path):
     check_precision(
-        lambda dtype: BertEncoder(CONFIG, dtype=dtype), encoder_inputs(seq_length), tmp_path
+        lambda dtype: BertEncoder(config, dtype=dtype), encoder_inputs(seq_length), tmp_path
     )
 
 

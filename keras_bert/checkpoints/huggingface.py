@@ -67,6 +67,15 @@ _FAMILY_NAMES: dict[str, list[tuple[str, str]]] = {
         (r"^vocab_projector\.bias$", "cls.predictions.bias"),
         (r"^vocab_projector\.weight$", "cls.predictions.decoder.weight"),
     ],
+    "deberta-v2": [
+        (r"^deberta\.", "bert."),
+        (r"attention\.self\.(query|key|value)_proj\.", r"attention.self.\1."),
+        # The masked-LM head of `legacy: false` checkpoints (`cls.predictions` otherwise).
+        (r"^lm_predictions\.lm_head\.(dense|LayerNorm)\.", r"cls.predictions.transform.\1."),
+        (r"^lm_predictions\.lm_head\.bias$", "cls.predictions.bias"),
+        # The replaced-token-detection head of ELECTRA-style pretraining: no model reads it.
+        (r"^mask_predictions\.", "cls.mask_predictions."),
+    ],
 }
 
 

@@ -23,9 +23,11 @@ def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str
 def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
     attention = block.attention
     variables = {}
-    for projection in ("query", "key", "value"):
-        variables |= _dense(f"{prefix}/attention/self/{projection}", getattr(attention, projection))
-    if attention.relative_attention_buckets:
+    for projection in ("query", "key", "value", "pos_key_proj", "pos_query_proj"):
+        layer = getattr(attention, projection, None)  # DeBERTa's own position projections
+        if layer is not None:
+            variables |= _dense(f"{prefix}/attention/self/{projection}", layer)
+    if getattr(attention, "relative_attention_buckets", 0):
         variables[f"{prefix}/attention/self/relative_attention_bias"] = (
             attention.relative_attention_bias
         )
@@ -42,12 +44,19 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     embeddings = encoder.embeddings
     variables = {
         "bert/embeddings/word_embeddings": embeddings.token_embedding.embeddings,
-        "bert/embeddings/position_embeddings": embeddings.position_embedding.embeddings,
         **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
     }
+    if embeddings.position_embedding is not None:
+        position_table = embeddings.position_embedding.embeddings
+        variables["bert/embeddings/position_embeddings"] = position_table
     if embeddings.segment_embedding is not None:
         segment_table = embeddings.segment_embedding.embeddings
         variables["bert/embeddings/token_type_embeddings"] = segment_table
+    relative_embeddings = encoder.relative_embeddings
+    if relative_embeddings is not None:
+        variables["bert/encoder/rel_embeddings"] = relative_embeddings.embeddings
+        if relative_embeddings.layer_norm is not None:
+            variables |= _layer_norm("bert/encoder/LayerNorm", relative_embeddings.layer_norm)
     if encoder.embedding_projection is not None:
         variables |= _dense(
             "bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection

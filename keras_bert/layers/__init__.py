@@ -1,5 +1,7 @@
-"""Keras layers of BERT: embeddings, self-attention, encoder block, pooler, pretraining heads."""
+"""Keras layers of BERT: embeddings, self-attention (and DeBERTa's disentangled attention over
+relative embeddings), encoder block, pooler, pretraining heads."""
 
+from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.embeddings import BertEmbeddings
 from keras_bert.layers.encoder_block import TransformerEncoderBlock
@@ -7,17 +9,20 @@ from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
+from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 
 __all__ = [
     "BertEmbeddings",
     "BertPooler",
+    "DisentangledSelfAttention",
     "FastDropout",
     "FastLayerNormalization",
     "MaskedLMHead",
     "MultiHeadSelfAttention",
     "NextSentenceHead",
+    "RelativeEmbeddings",
     "SpanBoundaryHead",
     "TransformerEncoderBlock",
 ]

@@ -24,6 +24,10 @@ class BertEmbeddings(keras.layers.Layer):
         position_offset: the position id of the first token; with an offset, positions count
             real tokens only and padding gets `position_offset - 1` (RoBERTa: the padding id
             plus one, as Hugging Face computes them). Needs `input_mask` in `call`.
+        absolute_positions: whether to add learned positions (DeBERTa-v3's are relative,
+            in its attention).
+        zero_padding: whether to zero the normalized embeddings at padding (DeBERTa). Needs
+            `input_mask` in `call`.
 
     Example:
     >>> import numpy as np
@@ -45,6 +49,8 @@ class BertEmbeddings(keras.layers.Layer):
         layer_norm_epsilon: float = 1e-12,
         initializer_range: float = 0.02,
         position_offset: int = 0,
+        absolute_positions: bool = True,
+        zero_padding: bool = False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -56,6 +62,8 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
         self.position_offset = position_offset
+        self.absolute_positions = absolute_positions
+        self.zero_padding = zero_padding
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
@@ -80,13 +88,17 @@ class BertEmbeddings(keras.layers.Layer):
             if type_vocab_size
             else None
         )
-        self.position_embedding = keras.layers.Embedding(
-            max_position_embeddings,
-            hidden_size,
-            embeddings_initializer=initializer,
-            dtype=self.dtype_policy,
-            autocast=False,
-            name="position_embedding",
+        self.position_embedding = (
+            keras.layers.Embedding(
+                max_position_embeddings,
+                hidden_size,
+                embeddings_initializer=initializer,
+                dtype=self.dtype_policy,
+                autocast=False,
+                name="position_embedding",
+            )
+            if absolute_positions
+            else None
         )
         self.layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
@@ -97,22 +109,28 @@ class BertEmbeddings(keras.layers.Layer):
         self.token_embedding.build(word_ids_shape)
         if self.segment_embedding is not None:
             self.segment_embedding.build(word_ids_shape)
-        self.position_embedding.build(word_ids_shape)
+        if self.position_embedding is not None:
+            self.position_embedding.build(word_ids_shape)
         self.layer_norm.build(tuple(word_ids_shape) + (self.hidden_size,))
         self.built = True
 
     def call(self, word_ids, type_ids, input_mask=None, training=None):
-        if self.position_offset:
-            real = ops.cast(input_mask, "int32")
-            positions = ops.cumsum(real, axis=1) * real + (self.position_offset - 1)
-        else:
-            sequence_length = ops.shape(word_ids)[1]
-            positions = ops.expand_dims(ops.arange(sequence_length, dtype="int32"), 0)
         embeddings = self.token_embedding(word_ids)
         if self.segment_embedding is not None:
             embeddings = embeddings + self.segment_embedding(type_ids)
-        embeddings = embeddings + self.position_embedding(positions)
-        return self.dropout(self.layer_norm(embeddings), training=training)
+        if self.position_embedding is not None:
+            embeddings = embeddings + self.position_embedding(self._positions(word_ids, input_mask))
+        embeddings = self.layer_norm(embeddings)
+        if self.zero_padding:
+            embeddings = embeddings * ops.cast(input_mask, embeddings.dtype)[:, :, None]
+        return self.dropout(embeddings, training=training)
+
+    def _positions(self, word_ids, input_mask):
+        if self.position_offset:
+            real = ops.cast(input_mask, "int32")
+            return ops.cumsum(real, axis=1) * real + (self.position_offset - 1)
+        sequence_length = ops.shape(word_ids)[1]
+        return ops.expand_dims(ops.arange(sequence_length, dtype="int32"), 0)
 
     def compute_output_shape(self, word_ids_shape, type_ids_shape=None, input_mask_shape=None):
         return tuple(word_ids_shape) + (self.hidden_size,)
@@ -128,4 +146,6 @@ class BertEmbeddings(keras.layers.Layer):
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
             "position_offset": self.position_offset,
+            "absolute_positions": self.absolute_positions,
+            "zero_padding": self.zero_padding,
         }

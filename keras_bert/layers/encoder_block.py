@@ -3,6 +3,7 @@
 import keras
 
 from keras_bert.layers.activations import activation_from_name
+from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
@@ -32,10 +33,15 @@ class TransformerEncoderBlock(keras.layers.Layer):
         pre_layer_norm: normalize each branch's input instead of the residual sum.
         relative_attention_buckets: T5's relative attention bias (see
             `MultiHeadSelfAttention`); 0 in BERT.
+        local_attention_bias: its initial bias toward each head's neighbour.
+        disentangled_attention: DeBERTa's attention settings (`position_buckets`,
+            `max_relative_positions`, `pos_att_type`, `share_att_key`: see
+            `DisentangledSelfAttention`), or None for BERT's self-attention.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
         padding_mask: 1 for real tokens, 0 for padding, [batch, sequence].
+        relative_embeddings: the relative position table, with `disentangled_attention`.
         return_attention_scores: also return the attention scores `[batch, heads, query, key]`
             (before the padding mask and softmax).
 
@@ -58,6 +64,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         initializer_range: float = 0.02,
         pre_layer_norm: bool = False,
         relative_attention_buckets: int = 0,
+        local_attention_bias: float = 0.0,
+        disentangled_attention: dict | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -71,17 +79,32 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.pre_layer_norm = pre_layer_norm
         self.relative_attention_buckets = relative_attention_buckets
+        self.local_attention_bias = local_attention_bias
+        self.disentangled_attention = disentangled_attention
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
-        self.attention = MultiHeadSelfAttention(
-            hidden_size,
-            num_heads,
-            attention_dropout_rate=attention_dropout_rate,
-            initializer_range=initializer_range,
-            relative_attention_buckets=relative_attention_buckets,
-            dtype=self.dtype_policy,
-            name="attention",
-        )
+        attention_options = {
+            "attention_dropout_rate": attention_dropout_rate,
+            "initializer_range": initializer_range,
+            "dtype": self.dtype_policy,
+            "name": "attention",
+        }
+        if disentangled_attention is None:
+            self.attention = MultiHeadSelfAttention(
+                hidden_size,
+                num_heads,
+                relative_attention_buckets=relative_attention_buckets,
+                local_attention_bias=local_attention_bias,
+                **attention_options,
+            )
+        else:
+            self.attention = DisentangledSelfAttention(
+                hidden_size,
+                num_heads,
+                **disentangled_attention,
+                position_dropout_rate=dropout_rate,
+                **attention_options,
+            )
         self.attention_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
         self.attention_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
@@ -104,7 +127,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="output_layer_norm"
         )
 
-    def build(self, hidden_states_shape, padding_mask_shape=None):
+    def build(self, hidden_states_shape, padding_mask_shape=None, relative_embeddings_shape=None):
         self.attention.build(hidden_states_shape)
         self.attention_layer_norm.build(hidden_states_shape)
         self.intermediate_dense.build(hidden_states_shape)
@@ -112,13 +135,22 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.output_layer_norm.build(hidden_states_shape)
         self.built = True
 
-    def call(self, hidden_states, padding_mask, training=None, return_attention_scores=False):
+    def call(
+        self,
+        hidden_states,
+        padding_mask,
+        relative_embeddings=None,
+        training=None,
+        return_attention_scores=False,
+    ):
         attention_input = hidden_states
         if self.pre_layer_norm:
             attention_input = self.attention_layer_norm(hidden_states)
+        relative_inputs = () if relative_embeddings is None else (relative_embeddings,)
         attention_output = self.attention(
             attention_input,
             padding_mask,
+            *relative_inputs,
             training=training,
             return_attention_scores=return_attention_scores,
         )
@@ -142,7 +174,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         return hidden_states
 
     def compute_output_spec(
-        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+        self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
     ):
         return output_spec(
             hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
@@ -161,4 +193,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "initializer_range": self.initializer_range,
             "pre_layer_norm": self.pre_layer_norm,
             "relative_attention_buckets": self.relative_attention_buckets,
+            "local_attention_bias": self.local_attention_bias,
+            "disentangled_attention": self.disentangled_attention,
         }

@@ -3,39 +3,13 @@
 import math
 
 import keras
-import numpy as np
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
-
-
-def relative_position_buckets(sequence_length, num_buckets: int, max_distance: int):
-    """T5's bidirectional buckets of key − query offsets (Raffel et al. 2020, after Shaw et al.
-    2018): half the buckets per direction, one per offset up to a quarter of `num_buckets`,
-    then logarithmically wider up to `max_distance`, beyond which offsets share the last bucket.
-
-    Returns:
-        int32 `[sequence_length, sequence_length]`: the bucket of each (query, key) pair.
-
-    Example:
-    >>> relative_position_buckets(4, 8, 16).numpy().tolist()
-    [[0, 5, 6, 6], [1, 0, 5, 6], [2, 1, 0, 5], [2, 2, 1, 0]]
-    """
-    positions = ops.arange(sequence_length, dtype="int32")
-    offset = positions[None, :] - positions[:, None]
-    half = num_buckets // 2
-    direction = ops.where(offset > 0, half, 0)
-    distance = ops.abs(offset)
-    exact = half // 2
-    logarithmic = exact + ops.cast(
-        ops.log(ops.maximum(ops.cast(distance, "float32"), 1.0) / exact)
-        / np.log(max_distance / exact)
-        * (half - exact),
-        "int32",
-    )
-    bucket = ops.where(distance < exact, distance, ops.minimum(logarithmic, half - 1))
-    return direction + bucket
-
+from keras_bert.layers.relative_positions import (
+    local_attention_bias,
+    t5_relative_position_buckets,
+)
 
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
@@ -52,9 +26,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         attention_dropout_rate: dropout on the attention probabilities.
         initializer_range: standard deviation of the truncated-normal initializer.
         relative_attention_buckets: if positive, a learned bias per head and bucket of
-            key − query offsets (`relative_position_buckets`) is added to the scores (T5's
+            key − query offsets (`t5_relative_position_buckets`) is added to the scores (T5's
             relative attention; a budget switch, 0 in BERT).
         relative_attention_max_distance: offsets beyond it share the last bucket.
+        local_attention_bias: the initial bias of each head's neighbour (see
+            `local_attention_bias`); 0 starts the biases at zero, as T5.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -78,6 +54,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         initializer_range: float = 0.02,
         relative_attention_buckets: int = 0,
         relative_attention_max_distance: int = 128,
+        local_attention_bias: float = 0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -92,20 +69,20 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.relative_attention_buckets = relative_attention_buckets
         self.relative_attention_max_distance = relative_attention_max_distance
-
-        def projection(name: str) -> keras.layers.Dense:
-            return keras.layers.Dense(
-                hidden_size,
-                kernel_initializer=keras.initializers.TruncatedNormal(stddev=initializer_range),
-                dtype=self.dtype_policy,
-                name=name,
-            )
-
-        self.query = projection("query")
-        self.key = projection("key")
-        self.value = projection("value")
-        self.output_dense = projection("output")
+        self.local_attention_bias = local_attention_bias
+        self.query = self._projection("query")
+        self.key = self._projection("key")
+        self.value = self._projection("value")
+        self.output_dense = self._projection("output")
         self.dropout = FastDropout(attention_dropout_rate, dtype=self.dtype_policy)
+
+    def _projection(self, name: str) -> keras.layers.Dense:
+        return keras.layers.Dense(
+            self.hidden_size,
+            kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
+            dtype=self.dtype_policy,
+            name=name,
+        )
 
     def build(self, hidden_states_shape, padding_mask_shape=None):
         for projection in (self.query, self.key, self.value, self.output_dense):
@@ -113,14 +90,21 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if self.relative_attention_buckets:
             self.relative_attention_bias = self.add_weight(
                 shape=(self.relative_attention_buckets, self.num_heads),
-                initializer="zeros",
+                initializer=keras.initializers.Constant(
+                    local_attention_bias(
+                        self.relative_attention_buckets,
+                        self.num_heads,
+                        self.relative_attention_max_distance,
+                        self.local_attention_bias,
+                    )
+                ),
                 name="relative_attention_bias",
             )
         self.built = True
 
     def _relative_attention_bias(self, sequence_length):
         """`[1, heads, query, key]`: each head's learned bias for the pair's offset bucket."""
-        buckets = relative_position_buckets(
+        buckets = t5_relative_position_buckets(
             sequence_length, self.relative_attention_buckets, self.relative_attention_max_distance
         )
         bias = ops.take(self.relative_attention_bias, buckets, axis=0)
@@ -142,20 +126,25 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         if self.relative_attention_buckets:
             bias = self._relative_attention_bias(ops.shape(hidden_states)[1])
             unmasked_scores = unmasked_scores + ops.cast(bias, unmasked_scores.dtype)
+        return self._attend(unmasked_scores, value, padding_mask, training, return_attention_scores)
+
+    def _attend(self, unmasked_scores, value, padding_mask, training, return_attention_scores):
+        """Masks padded keys, takes the softmax and the weighted sum of `value` (split into
+        heads), and projects it; with the scores when asked."""
         key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
         scores = unmasked_scores + key_is_padding * ops.cast(MASKED_SCORE, unmasked_scores.dtype)
         probabilities = ops.softmax(scores, axis=-1)
         probabilities = self.dropout(probabilities, training=training)
 
         context = ops.einsum("bnqk,bknh->bqnh", probabilities, value)
-        batch_size, sequence_length = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
+        batch_size, sequence_length = ops.shape(value)[0], ops.shape(value)[1]
         context = ops.reshape(context, (batch_size, sequence_length, self.hidden_size))
         if return_attention_scores:
             return self.output_dense(context), unmasked_scores
         return self.output_dense(context)
 
     def compute_output_spec(
-        self, hidden_states, padding_mask, training=None, return_attention_scores=False
+        self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
     ):
         return output_spec(
             hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
@@ -170,6 +159,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             "initializer_range": self.initializer_range,
             "relative_attention_buckets": self.relative_attention_buckets,
             "relative_attention_max_distance": self.relative_attention_max_distance,
+            "local_attention_bias": self.local_attention_bias,
         }
 
 

@@ -13,7 +13,7 @@ from keras_bert.models.task import BertTask, head_dense, require_pooler
 
 # Families whose classifier reads the first token through a dense layer of their own (its
 # activation) instead of BERT's pooler.
-FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu"}
+FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu", "deberta-v2": "gelu"}
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -22,7 +22,8 @@ class BertClassifier(BertTask):
 
     BERT and ALBERT read their pooler's output (dropout → dense); RoBERTa reads the first token
     through dropout → dense → tanh → dropout → dense, DistilBERT through dense → ReLU →
-    dropout → dense (`pre_classifier`), as transformers' heads do. Outputs logits
+    dropout → dense (`pre_classifier`), DeBERTa through its context pooler, dense → GELU →
+    dropout → dense, as transformers' heads do. Outputs logits
     `[batch, num_classes]`. With `num_classes=1` it is a regressor (STS-B style):
     the output is the predicted score and the default loss is mean squared error.
 

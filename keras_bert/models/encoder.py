@@ -11,6 +11,7 @@ from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
+from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
 if TYPE_CHECKING:
@@ -35,7 +36,8 @@ class BertEncoder(keras.Model):
     with `sequence_output` `[batch, sequence, hidden]` and `pooled_output` `[batch, hidden]`, and
     with `output_all_layers=True` also `embedding_output` and `encoder_outputs` (one tensor per
     block; with `pre_layer_norm` the sequence output is the last of them after the final
-    LayerNorm).
+    LayerNorm). The family's settings come from the config: DeBERTa's (`relative_attention`)
+    add a relative position table that every block's disentangled attention reads.
 
     Args:
         config: a `BertConfig` (or its dict form).
@@ -72,8 +74,34 @@ class BertEncoder(keras.Model):
             layer_norm_epsilon=config.layer_norm_epsilon,
             initializer_range=config.initializer_range,
             position_offset=config.position_offset,
+            absolute_positions=config.position_biased_input,
+            zero_padding=config.model_type == "deberta-v2",
             dtype=dtype,
             name="embeddings",
+        )
+        # DeBERTa: one relative position table, read by every block's attention.
+        relative_embeddings = (
+            RelativeEmbeddings(
+                span=config.relative_attention_span,
+                hidden_size=config.hidden_size,
+                layer_norm=config.norm_rel_ebd == "layer_norm",
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                dtype=dtype,
+                name="relative_embeddings",
+            )
+            if config.relative_attention
+            else None
+        )
+        disentangled_attention = (
+            {
+                "position_buckets": config.position_buckets,
+                "max_relative_positions": config.relative_position_range,
+                "pos_att_type": config.pos_att_type,
+                "share_att_key": config.share_att_key,
+            }
+            if config.relative_attention
+            else None
         )
         # ALBERT's factorized embeddings: width E, projected to H.
         embedding_projection = (
@@ -103,6 +131,8 @@ class BertEncoder(keras.Model):
                     initializer_range=config.initializer_range,
                     pre_layer_norm=config.pre_layer_norm,
                     relative_attention_buckets=config.relative_attention_buckets,
+                    local_attention_bias=config.local_attention_bias,
+                    disentangled_attention=disentangled_attention,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
@@ -138,10 +168,13 @@ class BertEncoder(keras.Model):
         if embedding_projection is not None:
             hidden_states = embedding_projection(hidden_states)
         embedding_output = hidden_states
+        relative_inputs = (
+            () if relative_embeddings is None else (relative_embeddings(hidden_states),)
+        )
         encoder_outputs = []
         for group in config.layer_groups:
             for block in block_groups[group]:
-                hidden_states = block(hidden_states, padding_mask)
+                hidden_states = block(hidden_states, padding_mask, *relative_inputs)
             encoder_outputs.append(hidden_states)
         if final_layer_norm is not None:
             hidden_states = final_layer_norm(hidden_states)
@@ -159,6 +192,7 @@ class BertEncoder(keras.Model):
         self.output_all_layers = output_all_layers
         self.embeddings = embeddings
         self.embedding_projection = embedding_projection
+        self.relative_embeddings = relative_embeddings
         self.block_groups = block_groups
         self.blocks = [block for group in block_groups for block in group]
         self.final_layer_norm = final_layer_norm

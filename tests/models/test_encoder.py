@@ -96,3 +96,23 @@ def test_relative_attention_bias_reaches_the_scores_by_offset_bucket():
     difference = np.asarray(biased - plain)
     assert np.allclose(difference[0, 0], 0)
     np.testing.assert_allclose(difference[0, 1], 3.0 * np.eye(5, k=1), atol=1e-6)
+
+
+def test_local_attention_bias_starts_each_head_on_a_neighbour():
+    hidden = np.random.default_rng(2).normal(size=(1, 6, 8)).astype("float32")
+    mask = np.ones((1, 6), "int32")
+    local, plain = (
+        MultiHeadSelfAttention(8, 2, relative_attention_buckets=16, local_attention_bias=bias)
+        for bias in (4.0, 0.0)
+    )
+    for attention in (local, plain):
+        attention(hidden, mask)
+    for name in ("query", "key", "value", "output_dense"):
+        getattr(plain, name).set_weights(getattr(local, name).get_weights())
+    difference = np.asarray(
+        local(hidden, mask, return_attention_scores=True)[1]
+        - plain(hidden, mask, return_attention_scores=True)[1]
+    )
+    # Head 0 starts on the previous token, head 1 on the next one.
+    np.testing.assert_allclose(difference[0, 0], 4.0 * np.eye(6, k=-1), atol=1e-5)
+    np.testing.assert_allclose(difference[0, 1], 4.0 * np.eye(6, k=1), atol=1e-5)
