@@ -48,8 +48,8 @@ class ExportJob:
             or BertMaskedLM, converted on the way.
         vocabulary_file: vocab.txt of a keras-hub model saved without its preprocessor.
         label_names: comma-separated class names of a keras-hub classifier.
-        checkpoint: checkpoint directory with the vocab.txt (default: MiniLM-L6); the encoder
-            export reads its weights too when no model is given.
+        checkpoint: checkpoint directory with the tokenizer files (default: MiniLM-L6; any
+            family's); the encoder export reads its weights too when no model is given.
         base_dir: TF Serving's model base path.
         version: the version to write (default: the next free one; never overwritten).
         seq_length: packed input length of the string signatures (default: a keras-hub
@@ -145,16 +145,16 @@ def converted_keras_hub_model(job: ExportJob):
 
 
 def trained_model(job: ExportJob):
-    """The model of `job.model` (or the checkpoint's encoder) and the checkpoint's preprocessor."""
-    from keras_bert import BertEncoder
-    from keras_bert.text import BertPreprocessor
+    """The model of `job.model` (or the checkpoint's encoder) and the checkpoint's preprocessor
+    (its family's: WordPiece, byte-level BPE or SentencePiece)."""
+    from keras_bert import load_encoder, load_preprocessor
 
     checkpoint = job.checkpoint or default_checkpoint()
     seq_length = job.seq_length or DEFAULT_SEQ_LENGTH
-    preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=seq_length)
+    preprocessor = load_preprocessor(checkpoint, seq_length=seq_length)
     if job.model:
         return load_trained_model(job.model), preprocessor
-    return BertEncoder.from_checkpoint(checkpoint), preprocessor
+    return load_encoder(checkpoint), preprocessor
 
 
 def export(job: ExportJob) -> Path:

@@ -1,7 +1,8 @@
 """Extractive QA data: SQuAD readers and the windows a long passage is split into.
 
 A passage longer than fits beside the question is covered by overlapping windows
-(`doc_stride` apart), each packed as `[CLS] question [SEP] passage window [SEP]`. Each window
+(`doc_stride` apart), each packed as `[CLS] question [SEP] passage window [SEP]` (or in the
+layout of the family's packer: RoBERTa's `<s> question </s></s> passage window </s>`). Each window
 keeps, per token, its character span in the passage and whether this window gives the token its
 most context, which `keras_bert.models.span_decoding` needs to map logits back to answer text.
 """
@@ -19,6 +20,7 @@ import tensorflow as tf
 
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.errors import DataError
+from keras_bert.text.packing import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 logger = logging.getLogger(__name__)
@@ -167,26 +169,35 @@ def build_question_windows(
     doc_stride: int = 128,
     max_query_length: int = 64,
     for_training: bool = False,
+    packer: BertPacker | None = None,
 ) -> QuestionWindows:
     """Tokenizes questions and passages and cuts passages into overlapping windows.
 
     Args:
         examples: the questions.
-        tokenizer: a `WordPieceTokenizer`.
+        tokenizer: a tokenizer with `tokenize_with_offsets` (WordPiece, byte-level BPE,
+            SentencePiece).
         seq_length: packed length of a window.
         doc_stride: tokens between the starts of consecutive windows.
         max_query_length: questions are cut to this many tokens.
         for_training: locate answers; an answerable example whose answer is not in its passage
             raises, one whose answer text cannot be aligned to tokens is skipped with a warning.
+        packer: the family's packing (`preprocessor.packer`): its special tokens, separators
+            between question and passage and passage type id; default BERT's.
     """
     if not examples:
         raise DataError("No questions to build windows for.")
-    if seq_length - max_query_length - 3 < 1:
+    if packer is None:
+        packer = BertPacker(
+            seq_length, *(tokenizer.token_to_id(t) for t in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN))
+        )
+    cls_id, sep_id, pad_id = packer.cls_id, packer.sep_id, packer.pad_id
+    separators, passage_type = packer.pair_separators, packer.second_type_id
+    if seq_length - max_query_length - 2 - separators < 1:
         raise DataError(
             f"seq_length ({seq_length}) leaves no room for the passage after a question "
             f"of up to {max_query_length} tokens."
         )
-    cls_id, sep_id, pad_id = (tokenizer.token_to_id(t) for t in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN))
     question_ids = tokenizer(tf.constant([example.question for example in examples])).to_list()
     context_ids, context_starts, context_ends = _char_offsets(
         [example.context for example in examples], tokenizer
@@ -202,15 +213,17 @@ def build_question_windows(
             if answer_span is None:
                 skipped += 1
                 continue
-        max_tokens = seq_length - len(query) - 3
+        max_tokens = seq_length - len(query) - 2 - separators
         spans = _window_spans(len(ids), max_tokens, doc_stride)
         best_window = _best_window_per_token(spans, len(ids))
-        offset = len(query) + 2  # [CLS] query [SEP]
+        offset = len(query) + 1 + separators  # [CLS] query [SEP]
         for window_number, (window_start, length) in enumerate(spans):
             window = slice(window_start, window_start + length)
             padding = seq_length - offset - length - 1
-            rows["ids"].append([cls_id, *query, sep_id, *ids[window], sep_id] + [pad_id] * padding)
-            rows["types"].append([0] * offset + [1] * (length + 1) + [0] * padding)
+            rows["ids"].append(
+                [cls_id, *query, *[sep_id] * separators, *ids[window], sep_id] + [pad_id] * padding
+            )
+            rows["types"].append([0] * offset + [passage_type] * (length + 1) + [0] * padding)
             rows["cs"].append([-1] * offset + starts[window] + [-1] * (padding + 1))
             rows["ce"].append([-1] * offset + ends[window] + [-1] * (padding + 1))
             in_best_window = best_window[window_start : window_start + length] == window_number

@@ -1,7 +1,9 @@
 """Token classification (NER) data: CoNLL/JSONL/tfds readers and the `tf.data` pipeline.
 
 Words are labelled through their first word piece; the other pieces, `[CLS]`, `[SEP]` and
-padding get `IGNORED_LABEL` and take no part in the loss.
+padding get `IGNORED_LABEL` and take no part in the loss. Any tokenizer of BERT's family works:
+each word is tokenized as its `tokenize_split_words` does (RoBERTa's words after the first with
+the space they had in the text).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import tensorflow as tf
 
 from keras_bert.errors import DataError
 from keras_bert.models.token_classifier import IGNORED_LABEL
-from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 _DOCUMENT_START = "-DOCSTART-"
 
@@ -142,7 +143,7 @@ def word_pieces_and_labels(
     tokenizer, words: tf.RaggedTensor, tag_ids: tf.RaggedTensor
 ) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
     """Word-piece ids `[batch, (pieces)]` and labels: the word's tag on its first piece only."""
-    pieces = tokenizer(words.flat_values)
+    pieces = tokenizer.tokenize_split_words(words).values  # [words, (pieces)]
     piece_counts = pieces.row_lengths()
     is_first = tf.equal(tf.ragged.range(piece_counts).flat_values, 0)
     word_tags = tf.repeat(tag_ids.flat_values, piece_counts)
@@ -167,7 +168,8 @@ def token_classification_dataset(
     trained on); each batch is cut to its longest sequence.
     """
     tokenizer, seq_length = preprocessor.tokenizer, preprocessor.seq_length
-    cls_id, sep_id, pad_id = (tokenizer.token_to_id(t) for t in (CLS_TOKEN, SEP_TOKEN, PAD_TOKEN))
+    packer = preprocessor.packer
+    cls_id, sep_id, pad_id = packer.cls_id, packer.sep_id, packer.pad_id
     dataset = tf.data.Dataset.from_tensor_slices(
         (
             tf.ragged.constant(sentences.words, dtype=tf.string),

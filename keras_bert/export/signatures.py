@@ -1,6 +1,7 @@
 """Serving signatures: raw strings in, task answers out, all in one TensorFlow graph.
 
-Each `*Serving` module holds a trained model and its `BertPreprocessor` and has two signatures:
+Each `*Serving` module holds a trained model and its preprocessor (`BertPreprocessor`, or the
+`TextPreprocessor` of another family's checkpoint) and has two signatures:
 
 - `serving_default` takes `tf.string` tensors of shape `[batch]`, tokenizes them in the graph
   and returns the task's answer (probabilities and labels, entities, answer spans,
@@ -27,15 +28,31 @@ from keras_bert.export.buckets import length_buckets, trim_to_bucket
 from keras_bert.export.decoding import BioTagTable, best_answer_spans, bio_entities
 from keras_bert.export.precision import PRECISIONS, bfloat16_model
 from keras_bert.models.encoder import INPUT_NAMES
-from keras_bert.text.packing import BertPacker
+from keras_bert.text.packing import BertPacker, truncated_lengths
 from keras_bert.text.preprocessor import BertPreprocessor
 from keras_bert.text.special_tokens import MASK_TOKEN
+from keras_bert.text.text_preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"
 
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
+
+Preprocessor = BertPreprocessor | TextPreprocessor
+# The mask tokens of BERT's family: BERT's, ALBERT's and DeBERTa's; RoBERTa's.
+MASK_TOKENS = (MASK_TOKEN, "<mask>")
+
+
+def mask_token_of(tokenizer) -> str:
+    """The first of `MASK_TOKENS` that `tokenizer` knows."""
+    for token in MASK_TOKENS:
+        try:
+            tokenizer.token_to_id(token)
+        except ValueError:
+            continue
+        return token
+    raise ConfigError(f"The tokenizer has none of the mask tokens {MASK_TOKENS}.")
 
 
 def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
@@ -82,7 +99,7 @@ class _Serving(tf.Module):
     def __init__(
         self,
         model: keras.Model,
-        preprocessor: BertPreprocessor,
+        preprocessor: Preprocessor,
         buckets: Sequence[int] | None = None,
         jit_compile: bool = False,
         precision: str = "float32",
@@ -157,12 +174,12 @@ class ClassifierServing(_Serving):
 
     Args:
         model: the `BertClassifier`.
-        preprocessor: its `BertPreprocessor`.
+        preprocessor: its preprocessor.
         text_pairs: whether the model classifies pairs of texts.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
-    def __init__(self, model, preprocessor: BertPreprocessor, text_pairs: bool = False, **options):
+    def __init__(self, model, preprocessor: Preprocessor, text_pairs: bool = False, **options):
         super().__init__(model, preprocessor, **options)
         self.text_pairs = text_pairs
         self.num_classes = model.num_classes
@@ -243,10 +260,12 @@ class EncoderServing(_Serving):
 class TokenClassifierServing(_Serving):
     """`BertTokenClassifier` serving: text → entities with character offsets.
 
-    Words are the tokenizer's pre-tokenized words (split on whitespace, punctuation and CJK
-    characters); each word takes the label predicted at its first word piece, and the BIO labels
+    Words are the tokenizer's (`tokenize_words_with_offsets`: WordPiece splits on whitespace,
+    punctuation and CJK characters, byte-level BPE on GPT-2's pre-tokens, SentencePiece on
+    whitespace); each word takes the label predicted at its first word piece, and the BIO labels
     are read as the CoNLL script reads them (`keras_bert.models.entity_decoding.bio_spans`).
-    Words beyond the first `seq_length - 2` word pieces get no label.
+    Words beyond the first `seq_length - 2` word pieces, and words without text (BPE's runs of
+    whitespace), get no label.
 
     `serving_default` input: `text`, string `[batch]`. Outputs, padded to `max_entities` per row
     in text order: `entity_labels` and `entity_texts` string (padding ""), `entity_starts` and
@@ -256,12 +275,12 @@ class TokenClassifierServing(_Serving):
 
     Args:
         model: the `BertTokenClassifier`, with BIO `label_names` ("O", "B-x", "I-x").
-        preprocessor: its `BertPreprocessor`.
+        preprocessor: its preprocessor.
         max_entities: the number of entity slots per text.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
-    def __init__(self, model, preprocessor: BertPreprocessor, max_entities: int = 32, **options):
+    def __init__(self, model, preprocessor: Preprocessor, max_entities: int = 32, **options):
         super().__init__(model, preprocessor, **options)
         self.max_entities = max_entities
         self.tag_table = BioTagTable(model.label_names)
@@ -283,6 +302,7 @@ class TokenClassifierServing(_Serving):
         first_piece = pieces.values.row_starts() - tf.gather(tokens.row_starts(), word_rows)
         kept_tokens = tf.minimum(tokens.row_lengths(), self.preprocessor.seq_length - 2)
         kept = first_piece < tf.gather(kept_tokens, word_rows)
+        kept &= word_ends.flat_values > word_starts.flat_values
         word_rows = tf.boolean_mask(word_rows, kept)
         first_piece = tf.cast(tf.boolean_mask(first_piece, kept), tf.int32)
         positions = tf.stack([word_rows, first_piece + 1], axis=1)
@@ -320,9 +340,10 @@ class TokenClassifierServing(_Serving):
 class QuestionAnswererServing(_Serving):
     """`BertQuestionAnswerer` serving: question + context → answer text, score and offsets.
 
-    One window: `[CLS] question [SEP] context [SEP]` of the preprocessor's `seq_length`, the
-    question cut to `max_question_length` word pieces and the context to what is left; an
-    answer beyond that is not found (split long documents into passages client-side). The answer
+    One window: `[CLS] question [SEP] context [SEP]` (in the family's layout: RoBERTa's
+    `<s> question </s></s> context </s>`) of the preprocessor's `seq_length`, the question cut
+    to `max_question_length` word pieces and the context to what is left; an answer beyond
+    that is not found (split long documents into passages client-side). The answer
     is the context span of at most `max_answer_length` word pieces that maximises
     `p_start * p_end`, both softmaxes over the context tokens (no "no answer" option).
 
@@ -333,7 +354,7 @@ class QuestionAnswererServing(_Serving):
 
     Args:
         model: the `BertQuestionAnswerer`.
-        preprocessor: its `BertPreprocessor` (vocabulary and `seq_length`).
+        preprocessor: its preprocessor (tokenizer, packing and `seq_length`).
         max_question_length: word pieces of the question that are kept.
         max_answer_length: the longest answer, in word pieces.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
@@ -342,7 +363,7 @@ class QuestionAnswererServing(_Serving):
     def __init__(
         self,
         model,
-        preprocessor: BertPreprocessor,
+        preprocessor: Preprocessor,
         max_question_length: int = 64,
         max_answer_length: int = 30,
         **options,
@@ -350,12 +371,15 @@ class QuestionAnswererServing(_Serving):
         super().__init__(model, preprocessor, **options)
         self.max_question_length = max_question_length
         self.max_answer_length = max_answer_length
+        packing = preprocessor.packer
         self.packer = BertPacker(
             seq_length=preprocessor.seq_length,
-            cls_id=preprocessor.packer.cls_id,
-            sep_id=preprocessor.packer.sep_id,
-            pad_id=preprocessor.packer.pad_id,
+            cls_id=packing.cls_id,
+            sep_id=packing.sep_id,
+            pad_id=packing.pad_id,
             truncation="waterfall",
+            pair_separators=packing.pair_separators,
+            second_type_id=packing.second_type_id,
             name="question_context_packer",
         )
 
@@ -367,8 +391,10 @@ class QuestionAnswererServing(_Serving):
 
     def pack(self, question: tf.Tensor, context_tokens: tf.RaggedTensor) -> dict[str, tf.Tensor]:
         """Packs questions and tokenized contexts as `serving_default` does."""
-        question_tokens = self.tokenizer(question)[:, : self.max_question_length]
-        return self.packer((question_tokens, context_tokens))
+        return self.packer((self._question_tokens(question), context_tokens))
+
+    def _question_tokens(self, question: tf.Tensor) -> tf.RaggedTensor:
+        return self.tokenizer(question)[:, : self.max_question_length]
 
     def pack_texts(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
         return self.pack(question, self.tokenizer(context))
@@ -377,15 +403,23 @@ class QuestionAnswererServing(_Serving):
     def serve_text(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
         context = sanitize_utf8(context)
         context_tokens, token_starts, token_ends = self.tokenizer.tokenize_with_offsets(context)
-        inputs = self._trim(self.pack(question, context_tokens))
+        question_tokens = self._question_tokens(question)
+        inputs = self._trim(self.packer((question_tokens, context_tokens)))
         outputs = self._run_model(inputs)
         length = tf.shape(inputs["input_mask"])[1]  # the bucket
 
-        # Context tokens are the type-1 tokens before the final [SEP].
-        type_ids = inputs["input_type_ids"]
-        context_length = tf.reduce_sum(type_ids, axis=1) - 1
-        context_offset = length - tf.reduce_sum(type_ids, axis=1)
-        context_offset -= tf.reduce_sum(1 - inputs["input_mask"], axis=1)
+        # The context's kept tokens follow [CLS], the kept question and the separators.
+        separators = self.packer.pair_separators
+        question_length, context_length = (
+            tf.cast(kept, tf.int32)
+            for kept in truncated_lengths(
+                question_tokens.row_lengths(),
+                context_tokens.row_lengths(),
+                self.packer.seq_length - 2 - separators,
+                "waterfall",
+            )
+        )
+        context_offset = 1 + question_length + separators
         positions = tf.range(length)[tf.newaxis]
         is_context = (positions >= context_offset[:, tf.newaxis]) & (
             positions < (context_offset + context_length)[:, tf.newaxis]
@@ -415,7 +449,8 @@ class QuestionAnswererServing(_Serving):
 class MaskedLMServing(_Serving):
     """Masked-LM serving: text with `[MASK]` → the `top_k` most likely tokens at each mask.
 
-    `serving_default` input: `text`, string `[batch]`; write `[MASK]` where a token is missing.
+    `serving_default` input: `text`, string `[batch]`; write the mask token (`[MASK]`,
+    RoBERTa's `<mask>`: `mask_token`) where a token is missing.
     Outputs, for the first `max_masks` masks of each text (in the first `seq_length - 2` word
     pieces): `top_tokens` string and `top_ids` int32 `[batch, max_masks, top_k]` (padding "" and
     -1), `top_probabilities` float32 (padding 0), `num_masks` int32 `[batch]`.
@@ -424,7 +459,7 @@ class MaskedLMServing(_Serving):
     Args:
         model: a `BertMaskedLM` or `BertPretrainer`, or any model that takes the encoder inputs plus
             `masked_lm_positions` `[batch, predictions]` and returns `{"masked_lm": logits}`.
-        preprocessor: the `BertPreprocessor` (its vocabulary must hold `[MASK]`).
+        preprocessor: the preprocessor (its vocabulary must hold `[MASK]` or `<mask>`).
         top_k: fillers per mask.
         max_masks: mask slots per text.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
@@ -433,18 +468,20 @@ class MaskedLMServing(_Serving):
     def __init__(
         self,
         model: keras.Model,
-        preprocessor: BertPreprocessor,
+        preprocessor: Preprocessor,
         top_k: int = 5,
         max_masks: int = 4,
         **options,
     ):
         super().__init__(model, preprocessor, **options)
-        self.mask_id = preprocessor.tokenizer.token_to_id(MASK_TOKEN)
+        self.mask_token = mask_token_of(preprocessor.tokenizer)
+        self.mask_id = preprocessor.tokenizer.token_to_id(self.mask_token)
         self.top_k = top_k
         self.max_masks = max_masks
 
     def example_inputs(self):
-        return {"text": ["The capital of France is [MASK].", "I [MASK] you [MASK] much."]}
+        mask = self.mask_token
+        return {"text": [f"The capital of France is {mask}.", f"I {mask} you {mask} much."]}
 
     def _outputs_from_ids(self, inputs):
         word_ids = inputs["input_word_ids"]
@@ -470,7 +507,7 @@ class MaskedLMServing(_Serving):
         return self._outputs_from_ids(self._trim(self.preprocessor(text)))
 
 
-def serving_module(model: keras.Model, preprocessor: BertPreprocessor, **options) -> _Serving:
+def serving_module(model: keras.Model, preprocessor: Preprocessor, **options) -> _Serving:
     """The serving module of a task model (`options` go to its constructor).
 
     `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder`,

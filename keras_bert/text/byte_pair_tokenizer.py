@@ -10,10 +10,12 @@ import tensorflow as tf
 from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
+from keras_bert.text.offsets import lay_end_to_end, round_to_characters
+from keras_bert.text.special_token_split import MARKER as _MARKER
+from keras_bert.text.special_token_split import SpecialTokens
 
 ROBERTA_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
-# Never in valid UTF-8, so it can mark split points in sanitised text.
-_MARKER = b"\xff"
+_SPACE_SYMBOL = "\u0120"  # "Ġ", the byte-level symbol of a space
 
 _SPACE = char_class(tables.WHITESPACE_CHARS)
 _LETTER = char_class(tables.LETTER_CHARS)
@@ -25,6 +27,7 @@ _WORD_PATTERN = (
     rf"|[{_SPACE}]+"
 )
 _LAST_SPACE_PATTERN = f"[{_SPACE}][^{_SPACE}]"
+_LEADING_SPACE_PATTERN = f"^[{_SPACE}]+"
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -73,6 +76,11 @@ class BytePairTokenizer(keras.layers.Layer):
     Only core TensorFlow ops, so SavedModels with it run in TensorFlow Serving.
     Invalid UTF-8 is first replaced by U+FFFD, as `bytes.decode("utf-8", errors="replace")`.
 
+    Offsets (`tokenize_with_offsets`) are byte offsets into the (sanitised) input, exact: a
+    token's bytes laid end to end in its word, without a leading space ("Ġsat" spans "sat"),
+    widened to whole characters when the token holds part of one, as `tokenizers`' offsets
+    (`trim_offsets=True`) are. Words (`tokenize_words_with_offsets`) are the pre-tokenizer's.
+
     Args:
         vocabulary: path of a `vocab.json`, or its dict token → id.
         merges: path of a `merges.txt`, or its lines ("a b", by rank).
@@ -90,6 +98,9 @@ class BytePairTokenizer(keras.layers.Layer):
     [[356, 279, 273, 1020, 18], [69, 225, 4]]
     >>> tokenizer.id_to_token(ids).to_list()[0]
     [b'The', b'\\xc4\\xa0c', b'at', b'\\xc4\\xa0sat', b'.']
+    >>> _, starts, ends = tokenizer.tokenize_with_offsets(["The cat sat."])
+    >>> starts.to_list(), ends.to_list()
+    ([[0, 4, 5, 8, 11]], [[3, 5, 7, 11, 12]])
     """
 
     def __init__(
@@ -132,15 +143,16 @@ class BytePairTokenizer(keras.layers.Layer):
         for token, index in self.vocabulary.items():
             tokens[index] = token
         self._tokens = tf.constant(tokens)
-        self._special_pattern = "|".join(
-            "".join(f"\\x{{{ord(char):X}}}" for char in token) for token in self.special_tokens
-        )
-        self._special_table = tf.lookup.StaticHashTable(
-            tf.lookup.KeyValueTensorInitializer(
-                tf.constant(self.special_tokens, tf.string),
-                tf.constant([self.vocabulary[token] for token in self.special_tokens], tf.int64),
-            ),
-            default_value=-1,
+        # Per id: the bytes a token stands for, and its leading spaces (not in its span).
+        byte_lengths = [len(token) for token in tokens]
+        leading_spaces = [len(token) - len(token.lstrip(_SPACE_SYMBOL)) for token in tokens]
+        for token in self.special_tokens:
+            byte_lengths[self.vocabulary[token]] = len(token.encode("utf-8"))
+            leading_spaces[self.vocabulary[token]] = 0
+        self._byte_lengths = tf.constant(byte_lengths, tf.int64)
+        self._leading_spaces = tf.constant(leading_spaces, tf.int64)
+        self._special = SpecialTokens(
+            {token: self.vocabulary[token] for token in self.special_tokens}
         )
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
@@ -158,13 +170,7 @@ class BytePairTokenizer(keras.layers.Layer):
 
     def pre_tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """The words `[batch, (words)]` of sanitised texts: special tokens, then GPT-2's split."""
-        if self.special_tokens:
-            marked = tf.strings.regex_replace(
-                texts, self._special_pattern, _MARKER + b"\\0" + _MARKER
-            )
-            parts = tf.strings.split(marked, _MARKER)
-        else:
-            parts = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
+        parts = self._special.split(texts)
         is_special = self._special_ids(parts.flat_values) >= 0
         cut = tf.strings.regex_replace(parts.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
         segments = tf.strings.split(tf.where(is_special, parts.flat_values, cut), _MARKER)
@@ -177,7 +183,7 @@ class BytePairTokenizer(keras.layers.Layer):
 
     def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
         """The id of each word that is a special token, -1 for the others."""
-        return self._special_table.lookup(words)
+        return self._special.ids(words)
 
     def _initial_symbols(self, words: tf.Tensor) -> tf.RaggedTensor:
         """Each word's base symbols: the ids of its bytes, or its id if a special token."""
@@ -185,11 +191,7 @@ class BytePairTokenizer(keras.layers.Layer):
         symbols = byte_values.with_flat_values(
             tf.gather(self._byte_ids, tf.cast(byte_values.flat_values, tf.int64))
         )
-        special_ids = self._special_ids(words)
-        specials = tf.RaggedTensor.from_tensor(special_ids[:, tf.newaxis])
-        rows = tf.range(tf.size(words, out_type=tf.int64))
-        rows = tf.where(special_ids >= 0, rows + tf.size(words, out_type=tf.int64), rows)
-        return tf.gather(tf.concat([symbols, specials], axis=0), rows)
+        return self._special.with_special_ids(words, symbols)
 
     def _merge(self, symbols: tf.RaggedTensor) -> tf.RaggedTensor:
         """Applies the merges by rank to every word of `symbols` `[words, (symbols)]`."""
@@ -224,14 +226,85 @@ class BytePairTokenizer(keras.layers.Layer):
         )
         return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words)
 
-    def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
+    def _word_pieces(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """`(sanitised texts, words [batch, (words)], int64 ids [words, (pieces)])`."""
         texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
         words = self.pre_tokenize(texts)
         distinct_words, word_index = tf.unique(words.flat_values)
         ids = self._merge(self._initial_symbols(distinct_words))
-        ids = tf.gather(tf.cast(ids, tf.int32), word_index)
-        return words.with_flat_values(ids).merge_dims(1, 2)
+        return texts, words, tf.gather(ids, word_index)
+
+    def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
+        _, words, ids = self._word_pieces(texts)
+        return words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, ...]:
+        """`(sanitised texts, int32 ids [batch, (words), (pieces)], piece starts and ends
+        [batch, (words), (pieces)], word starts and ends [batch, (words)])`, untrimmed."""
+        texts, words, ids = self._word_pieces(texts)
+        zeros = tf.zeros([words.nrows()], tf.int64)
+        word_starts, word_ends = lay_end_to_end(zeros, tf.strings.length(words))
+        piece_lengths = ids.with_flat_values(tf.gather(self._byte_lengths, ids.flat_values))
+        piece_starts, piece_ends = lay_end_to_end(word_starts.flat_values, piece_lengths)
+        as_words = lambda pieces: words.with_flat_values(pieces)  # noqa: E731
+        pieces = as_words(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
+        return texts, pieces, as_words(piece_starts), as_words(piece_ends), word_starts, word_ends
+
+    def tokenize_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor.
+
+        Returns:
+            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
+            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`. A
+            token that is only spaces has an empty span at its end.
+        """
+        texts, pieces, starts, ends, _, _ = self._words_with_offsets(texts)
+        pieces, starts, ends = (values.merge_dims(1, 2) for values in (pieces, starts, ends))
+        leading = tf.gather(self._leading_spaces, pieces.flat_values)
+        starts = starts.with_flat_values(tf.minimum(starts.flat_values + leading, ends.flat_values))
+        return (pieces, *round_to_characters(texts, starts, ends))
+
+    def tokenize_words_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor, keeping the pre-tokenized words.
+
+        Words are GPT-2's pre-tokens (a word with its leading space, a run of whitespace,
+        ...); a word's span leaves its leading whitespace out (a word of whitespace has an
+        empty span).
+        `ids.merge_dims(1, 2)` equals `call`.
+
+        Returns:
+            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
+            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
+            `[batch, (words)]`.
+        """
+        texts, pieces, _, _, word_starts, word_ends = self._words_with_offsets(texts)
+        words = tf.strings.substr(
+            tf.gather(texts, word_starts.value_rowids()),
+            word_starts.flat_values,
+            word_ends.flat_values - word_starts.flat_values,
+        )
+        unspaced = tf.strings.regex_replace(words, _LEADING_SPACE_PATTERN, "")
+        unspaced = tf.cast(tf.strings.length(unspaced), tf.int64)
+        word_starts = word_starts.with_flat_values(word_ends.flat_values - unspaced)
+        return pieces, word_starts, word_ends
+
+    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`.
+
+        Each word is tokenized alone, the words after the first with a leading space as in
+        the text they were split from (as Hugging Face's `is_split_into_words=True` with
+        `add_prefix_space=True` does, except that its first word gets a space too).
+        """
+        not_first = tf.ragged.range(words.row_lengths()).flat_values > 0
+        flat = tf.where(not_first, tf.strings.join([" ", words.flat_values]), words.flat_values)
+        _, pre_tokens, ids = self._word_pieces(flat)
+        ids = pre_tokens.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+        return words.with_flat_values(ids)
 
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
         """Maps ids (dense or ragged, any int dtype) to their tokens (byte-level strings)."""

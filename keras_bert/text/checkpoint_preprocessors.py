@@ -33,6 +33,8 @@ _FAMILY_PACKING = {
     "deberta-v2": {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]"},
 }
 _SENTENCEPIECE_FILES = {"albert": "spiece.model", "deberta-v2": "spm.model"}
+# Matched as written in the text, as Hugging Face's tokenizers of these families do.
+_SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "[PAD]", "[UNK]")
 MODEL_TYPES = ("bert", "distilbert", *_FAMILY_PACKING)
 
 
@@ -80,9 +82,12 @@ def _family_tokenizer(directory: Path, model_type: str, tokenizer_config: dict):
             proto,
             albert_preprocessing=True,
             lowercase=tokenizer_config.get("do_lower_case", True),
+            special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS,
             name="tokenizer",
         )
-    return SentencePieceTokenizer(proto, name="tokenizer")
+    return SentencePieceTokenizer(
+        proto, special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS, name="tokenizer"
+    )
 
 
 def checkpoint_preprocessor(

@@ -2,14 +2,18 @@
 
 import base64
 import os
+from collections.abc import Sequence
 
 import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
+from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
-from keras_bert.text.normalization import replace_invalid_utf8
+from keras_bert.text.normalization import char_class, replace_invalid_utf8
+from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.special_token_split import SpecialTokens
 
 WORD_BOUNDARY = "\u2581"  # "▁", SentencePiece's marker of a preceding space
 
@@ -63,10 +67,22 @@ class SentencePieceTokenizer(keras.layers.Layer):
     transformers 5 give other ids than `sentencepiece` (their normalizer differs); this layer
     follows `sentencepiece`, the library the models were trained with.
 
+    Offsets (`tokenize_with_offsets`, byte offsets into the sanitised input): the normalizers
+    run inside tensorflow-text's op, which reports no alignment, so the text is cut into
+    whitespace-separated words (the characters the model treats as a space) and each word is
+    tokenized alone, which gives the ids of `call`: SentencePiece pieces never cross a space.
+    Where a word's pieces spell it (after ALBERT's ASCII lowercasing; "▁" left out), each
+    piece gets its exact span, as `sentencepiece`'s own spans without the space before a
+    word; in any other word (accents stripped or composed, unknown pieces) every piece gets
+    the whole word's span.
+
     Args:
         proto: the `.model` file (path) or its bytes.
         albert_preprocessing: apply ALBERT's preprocessing and "9," split.
         lowercase: with `albert_preprocessing`, lower-case the text (uncased ALBERT).
+        special_tokens: pieces matched as written in the text ("[MASK]"), as Hugging Face's
+            tokenizers match their special tokens (`sentencepiece` does not); the text
+            between them is tokenized part by part. Those not in the vocabulary are ignored.
         **kwargs: `keras.layers.Layer` arguments.
 
     Example:
@@ -77,6 +93,9 @@ class SentencePieceTokenizer(keras.layers.Layer):
     [[b'\\xe2\\x96\\x81The', b'\\xe2\\x96\\x81c', b'at', b'\\xe2\\x96\\x81sat', b'.']]
     >>> tokenizer.token_to_id("[CLS]"), tokenizer.vocabulary_size
     (1, 3000)
+    >>> _, starts, ends = tokenizer.tokenize_with_offsets(["The cat sat."])
+    >>> starts.to_list(), ends.to_list()
+    ([[0, 4, 5, 8, 11]], [[3, 5, 7, 11, 12]])
     """
 
     def __init__(
@@ -84,6 +103,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
         proto: str | os.PathLike | bytes,
         albert_preprocessing: bool = False,
         lowercase: bool = False,
+        special_tokens: Sequence[str] = (),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -100,6 +120,14 @@ class SentencePieceTokenizer(keras.layers.Layer):
         self._token_ids = {token: index for index, token in enumerate(self.vocabulary)}
         self._pieces = tf.constant(self.vocabulary)
         self._split_pieces = self._digit_comma_splits(model) if albert_preprocessing else None
+        self.special_tokens = [token for token in special_tokens if token in self._token_ids]
+        self._special = SpecialTokens(
+            {token: self._token_ids[token] for token in self.special_tokens}
+        )
+        surfaces = [piece.replace(WORD_BOUNDARY, "") for piece in self.vocabulary]
+        self._surfaces = tf.constant(surfaces)
+        self._surface_lengths = tf.constant([len(s.encode("utf-8")) for s in surfaces], tf.int64)
+        self._separator_pattern = f"[{char_class(self._word_separators())}]+"
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
@@ -124,6 +152,27 @@ class SentencePieceTokenizer(keras.layers.Layer):
             return None
         return tf.ragged.constant(splits, dtype=tf.int32, row_splits_dtype=tf.int64)
 
+    def _word_separators(self) -> list[tuple[int, int]]:
+        """The whitespace (as Python's `str.split` knows it) that the model treats as a space.
+
+        ALBERT's preprocessing turns all of it into spaces; otherwise a character is kept if
+        "the<char>cat" tokenizes as "the cat" (`nmt_nfkc` removes \x0b, \x1c-\x1f and \x85).
+        """
+        characters = [
+            code
+            for first, last in python_unicode_tables.WHITESPACE_CHARS
+            for code in range(first, last + 1)
+        ]
+        if not self.albert_preprocessing:
+            probes = self._sentencepiece.tokenize([f"the{chr(code)}cat" for code in characters])
+            spaced = self._sentencepiece.tokenize("the cat").numpy().tolist()
+            characters = [
+                code
+                for code, ids in zip(characters, probes.to_list(), strict=True)
+                if ids == spaced
+            ]
+        return [(code, code) for code in characters]
+
     def token_to_id(self, token: str) -> int:
         """The id of piece `token` (`ValueError` if absent)."""
         if token not in self._token_ids:
@@ -136,16 +185,96 @@ class SentencePieceTokenizer(keras.layers.Layer):
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        if not self.special_tokens:
+            return self._tokenize(texts)
+        parts = self._special.split(texts)
+        ids = self._special.with_special_ids(parts.flat_values, self._tokenize(parts.flat_values))
+        return parts.with_flat_values(ids).merge_dims(1, 2)
+
+    def _tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """The ids of sanitised texts `[n]` without special tokens, `[n, (pieces)]`."""
         if self.albert_preprocessing:
             texts = albert_preprocess(texts, self.lowercase)
-        else:
-            texts = replace_invalid_utf8(texts)
         ids = self._sentencepiece.tokenize(texts).with_row_splits_dtype(tf.int64)
         if self._split_pieces is not None:
             split = tf.gather(self._split_pieces, ids.flat_values)
             ids = ids.with_flat_values(split).merge_dims(1, 2)
         return ids
+
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
+        """`(int32 ids [batch, (words), (pieces)], piece starts and ends like the ids, word
+        starts and ends [batch, (words)])` of the words that have pieces."""
+        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        # RegexSplitWithOffsets stops at a NUL; \x01 (no separator either) keeps the offsets.
+        _, starts, ends = tf_text.regex_split_with_offsets(
+            tf.strings.regex_replace(texts, r"\x00", "\x01"), self._separator_pattern
+        )
+        rows = starts.value_rowids()
+        starts, ends = starts.flat_values, ends.flat_values
+        words = tf.strings.substr(tf.gather(texts, rows), starts, ends - starts)
+        ids = self.call(words)
+        # Drop the words without pieces (all their characters removed by normalization).
+        has_pieces = ids.row_lengths() > 0
+        ids, words, starts, ends = (
+            tf.ragged.boolean_mask(values, has_pieces) for values in (ids, words, starts, ends)
+        )
+        row_lengths = tf.math.unsorted_segment_sum(
+            tf.cast(has_pieces, tf.int64), rows, tf.size(texts, out_type=tf.int64)
+        )
+        spelled = tf.strings.lower(words) if self.lowercase else words
+        pieces_spell_word = tf.equal(
+            tf.strings.reduce_join(tf.gather(self._surfaces, ids), axis=-1), spelled
+        )
+        lengths = ids.with_flat_values(tf.gather(self._surface_lengths, ids.flat_values))
+        exact_starts, exact_ends = lay_end_to_end(starts, lengths)
+        exact = tf.repeat(pieces_spell_word, ids.row_lengths())
+        piece_spans = (
+            ids.with_flat_values(
+                tf.where(exact, exact_span.flat_values, tf.repeat(whole, ids.row_lengths()))
+            )
+            for exact_span, whole in ((exact_starts, starts), (exact_ends, ends))
+        )
+        as_texts = lambda values: tf.RaggedTensor.from_row_lengths(values, row_lengths)  # noqa: E731
+        return (
+            as_texts(ids),
+            *(as_texts(span) for span in piece_spans),
+            as_texts(starts),
+            as_texts(ends),
+        )
+
+    def tokenize_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor (word by word, see the class docstring).
+
+        Returns:
+            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
+            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`.
+        """
+        ids, starts, ends, _, _ = self._words_with_offsets(texts)
+        return tuple(values.merge_dims(1, 2) for values in (ids, starts, ends))
+
+    def tokenize_words_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor, keeping its whitespace-separated words.
+
+        Words without pieces (only characters the normalizer removes) are left out.
+        `ids.merge_dims(1, 2)` equals `call`.
+
+        Returns:
+            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
+            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
+            `[batch, (words)]`.
+        """
+        ids, _, _, word_starts, word_ends = self._words_with_offsets(texts)
+        return ids, word_starts, word_ends
+
+    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
+        word tokenized alone (as Hugging Face's `is_split_into_words=True`)."""
+        return words.with_flat_values(self.call(words.flat_values))
 
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
         """Maps ids (dense or ragged, any int dtype) to their pieces."""
@@ -158,6 +287,7 @@ class SentencePieceTokenizer(keras.layers.Layer):
                 "proto": base64.b64encode(self.proto).decode("ascii"),
                 "albert_preprocessing": self.albert_preprocessing,
                 "lowercase": self.lowercase,
+                "special_tokens": self.special_tokens,
             }
         )
         return config

@@ -157,6 +157,11 @@ class WordPieceTokenizer(keras.layers.Layer):
         """Ragged int32 ids `[batch, (tokens)]` of a `[batch]` string tensor."""
         return self.tokenize_words_with_offsets(texts)[0].merge_dims(1, 2)
 
+    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
+        word tokenized alone."""
+        return words.with_flat_values(self(words.flat_values))
+
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
         """Maps ids (dense or ragged, any int dtype) to their token strings."""
         return tf.ragged.map_flat_values(

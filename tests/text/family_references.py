@@ -4,6 +4,7 @@ DeBERTa-v3."""
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from pathlib import Path
 
@@ -38,8 +39,16 @@ def albert_encode_ids(model: sentencepiece.SentencePieceProcessor, text: str) ->
     return [model.piece_to_id(piece) for piece in pieces]
 
 
+# The special tokens that Hugging Face's ALBERT and DeBERTa-v2 tokenizers match in the text.
+SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "[PAD]", "[UNK]")
+
+
 class FamilyReference:
-    """`encode(texts)`: the reference ids of a family's tokenizer (no special tokens)."""
+    """`encode(texts)`: the reference ids of a family's tokenizer (no special tokens added).
+
+    The SentencePiece families' special tokens written in the text are single tokens, the text
+    between them encoded part by part, as Hugging Face's tokenizers do.
+    """
 
     def __init__(self, family: str, checkpoint: Path):
         self.family = family
@@ -52,11 +61,26 @@ class FamilyReference:
             self.model = sentencepiece.SentencePieceProcessor(
                 model_file=str(checkpoint / model_file)
             )
+            self.special_ids = {
+                token: self.model.piece_to_id(token)
+                for token in SENTENCEPIECE_SPECIAL_TOKENS
+                if self.model.id_to_piece(self.model.piece_to_id(token)) == token
+            }
 
     def encode(self, texts: list[str]) -> list[list[int]]:
         if self.family == "roberta":
             encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
             return [encoding.ids for encoding in encodings]
-        if self.family == "albert":
-            return [albert_encode_ids(self.model, albert_preprocess_text(t)) for t in texts]
-        return self.model.encode(texts)
+        return [self._encode_sentencepiece(text) for text in texts]
+
+    def _encode_sentencepiece(self, text: str) -> list[int]:
+        pattern = "(" + "|".join(map(re.escape, self.special_ids)) + ")"
+        ids = []
+        for part in re.split(pattern, text) if self.special_ids else [text]:
+            if part in self.special_ids:
+                ids.append(self.special_ids[part])
+            elif self.family == "albert":
+                ids += albert_encode_ids(self.model, albert_preprocess_text(part))
+            else:
+                ids += self.model.encode(part)
+        return ids
