@@ -30,6 +30,9 @@ from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
 
+# The held-out documents of a run, in BERT's text format, in its output directory.
+HELD_OUT_FILE = "held_out.txt"
+
 
 @dataclasses.dataclass
 class PretrainingConfig:
@@ -47,7 +50,8 @@ class PretrainingConfig:
         tfds_name: or a TensorFlow Datasets text dataset (see `load_tfds_documents`).
         tfds_split, tfds_data_dir, tfds_text_feature: its split, data dir and text feature.
         tfrecord_pattern: or static examples written by `create_pretraining_data.py`.
-        held_out_documents: documents kept out of training for evaluation (text/tfds input).
+        held_out_documents: documents kept out of training for evaluation (text/tfds input),
+            written to `held_out.txt` in `output_dir`.
         model_preset: size of a randomly initialised model ("tiny" ... "large").
         model_config: or a dict of `BertConfig` fields (overrides `model_preset`).
         init_checkpoint: or a checkpoint to start from (heads restored when present).
@@ -269,17 +273,26 @@ def build_pretrainer(config: PretrainingConfig):
     return BertPretrainer(bert_config, span_boundary_objective=config.span_boundary_objective)
 
 
+def write_documents(documents: list[list[str]], path: Path) -> None:
+    """Writes documents in BERT's text format: a sentence per line, a blank line between."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n\n".join("\n".join(document) for document in documents) + "\n", "utf-8")
+
+
 def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
     previous run of the same config was interrupted. Returns the `fit` history (of this
-    process's part of the run)."""
+    process's part of the run). With held-out documents, they are written to
+    `output_dir/held_out.txt`, so that `pipelines.evaluate_mlm` can score any model on them."""
     settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
     callbacks = []
     if config.held_out_documents and not config.tfrecord_pattern:
         # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs
         # (only they are read whole; build_datasets streams the training documents).
         tokenizer, vocabulary = _tokenizer(config)
-        held_out = tokenize_documents(_held_out(config)[1], tokenizer)
+        held_out_text = _held_out(config)[1]
+        write_documents(held_out_text, Path(config.output_dir) / HELD_OUT_FILE)
+        held_out = tokenize_documents(held_out_text, tokenizer)
         evaluation = masked_lm_evaluation_dataset(
             held_out, vocabulary, config.data.seq_length, seed=config.seed
         )

@@ -148,12 +148,13 @@ def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_conf
     header, last = rows[0].split(","), rows[-1].split(",")
     logged = float(last[header.index("heldout_accuracy_at_mask")])
     assert {"heldout_accuracy", "heldout_loss", "val_loss"} <= set(header)
-    # The same documents and seed scored from the saved run give the logged number.
+    # The run's held-out documents (written beside it) and seed, scored from the saved run,
+    # give the logged number.
     _, held_out, _ = tokenized_documents(config)
-    held_out_file = tmp_path / "held_out.txt"
+    held_out_file = tmp_path / "run" / "held_out.txt"
     documents = read_text_documents(config.input_files)
     random.Random(config.seed).shuffle(documents)
-    held_out_file.write_text("\n\n".join("\n".join(d) for d in documents[:3]), "utf-8")
+    assert read_text_documents(held_out_file) == documents[:3]
     scores = evaluate_mlm.main(
         ["--model", config.output_dir, "--input-files", str(held_out_file), "--seq-length", "32"]
         + ["--baseline-files", *config.input_files]
