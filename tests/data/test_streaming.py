@@ -38,6 +38,16 @@ BINS = np.linspace(0, SEQ_LENGTH, 9)
 NO_SHORT_TARGETS = 0.0
 
 
+@pytest.fixture(autouse=True)
+def global_seed():
+    """The shuffle buffers' randomness depends on TensorFlow's global seed as well as their own
+    (in training the trainer sets it): fixed here, whatever tests ran before. Over global seeds
+    1, 2, 3, 0 and none the NSP random share was 50.5, 50.7, 51.1, 51.3 and 50.5% (the Python
+    reference's 50.0-50.8% over three seeds: BERT's rule always gives a one-chunk document a
+    random B); the assertions below take one of them."""
+    tf.random.set_seed(1)
+
+
 @pytest.fixture(scope="module")
 def corpus_files(data_dir):
     folder = data_dir / "pretraining"
