@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import keras
@@ -43,10 +44,23 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         os.replace(temporary_metadata, self._training_metadata_path)
 
 
+class TrainingTime(keras.callbacks.Callback):
+    """Adds `train_seconds` to every epoch's logs: the wall-clock seconds since this process
+    began `fit` (curves of a metric against time, not only against steps)."""
+
+    def on_train_begin(self, logs=None):
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is not None:
+            logs["train_seconds"] = time.perf_counter() - self._start
+
+
 def training_callbacks(
     output_dir: str | os.PathLike, tensorboard: bool = True
 ) -> list[keras.callbacks.Callback]:
-    """Backup every epoch (resumed automatically on restart), TensorBoard logs, a metrics CSV.
+    """Backup every epoch (resumed automatically on restart), TensorBoard logs, a metrics CSV
+    (with `train_seconds`, see `TrainingTime`).
 
     Keras 3.15's `BackupAndRestore` (here `AtomicBackupAndRestore`) restores weights,
     optimizer state and the epoch, and restarts the interrupted epoch from its first batch;
@@ -61,6 +75,7 @@ def training_callbacks(
     """
     output_dir = Path(output_dir)
     callbacks: list[keras.callbacks.Callback] = [
+        TrainingTime(),
         AtomicBackupAndRestore(
             str(output_dir / "backup"), save_freq="epoch", delete_checkpoint=False
         ),

@@ -38,4 +38,4 @@ def test_recipe_trains_its_model(small_corpus, tmp_path):
     model = keras.saving.load_model(tmp_path / "run" / "pretrainer.keras")
     assert model.bert_config.relative_attention_buckets and model.bert_config.pre_layer_norm
     header = (tmp_path / "run" / "metrics.csv").read_text().splitlines()[0]
-    assert "heldout_accuracy_at_mask" in header
+    assert "heldout_accuracy_at_mask" in header and "train_seconds" in header
