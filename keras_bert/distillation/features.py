@@ -9,6 +9,9 @@ from keras_bert.config import ConfigError
 from keras_bert.layers import BertEmbeddings, TransformerEncoderBlock
 from keras_bert.models.task import BertTask
 
+# What a task model reads from its encoder.
+ENCODER_OUTPUTS = ("sequence_output", "pooled_output")
+
 
 def _identity(layer: keras.layers.Layer) -> keras.layers.Layer:
     return layer
@@ -23,14 +26,18 @@ class _WithAttentionScores(keras.layers.Layer):
         super().__init__(name=f"{block.name}_with_attention_scores", **kwargs)
         self.block = block
 
-    def call(self, hidden_states, padding_mask, training=None):
+    def call(self, hidden_states, padding_mask, *relative_inputs, training=None):
         return self.block(
-            hidden_states, padding_mask, training=training, return_attention_scores=True
+            hidden_states,
+            padding_mask,
+            *relative_inputs,  # DeBERTa's relative embeddings
+            training=training,
+            return_attention_scores=True,
         )
 
-    def compute_output_spec(self, hidden_states, padding_mask, training=None):
+    def compute_output_spec(self, hidden_states, padding_mask, *relative_inputs, training=None):
         return self.block.compute_output_spec(
-            hidden_states, padding_mask, return_attention_scores=True
+            hidden_states, padding_mask, *relative_inputs, return_attention_scores=True
         )
 
 
@@ -58,8 +65,8 @@ def encoder_features(encoder: keras.Model) -> keras.Model:
         encoder, clone_function=_identity, call_function=call_and_record
     )
     outputs = {
-        "sequence_output": traced.output["sequence_output"],
-        "pooled_output": traced.output["pooled_output"],
+        # DistilBERT and DeBERTa have no pooled output.
+        **{name: traced.output[name] for name in ENCODER_OUTPUTS if name in traced.output},
         "embedding_output": embedding_output[0],
         "hidden_states": hidden_states,
         "attention_scores": attention_scores,
@@ -80,7 +87,7 @@ def task_features(task: BertTask) -> keras.Model:
             return layer(*args, **kwargs)
         outputs = features(*args, **kwargs)
         recorded.append(outputs)
-        return {name: outputs[name] for name in ("sequence_output", "pooled_output")}
+        return {name: outputs[name] for name in ENCODER_OUTPUTS if name in outputs}
 
     traced = keras.models.clone_model(
         task, clone_function=_identity, call_function=call_with_features

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from keras_bert.config import ConfigError
+from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask
 
@@ -114,7 +115,13 @@ def initialize_student(
 
 def _copy_weights(teacher: BertTask, student: BertTask, teacher_layers: Sequence[int]) -> None:
     source, target = teacher.encoder, student.encoder
-    pairs = [(source.embeddings, target.embeddings), (source.pooler, target.pooler)]
+    # The encoder's layers outside its blocks (embeddings, and the pooler, final LayerNorm or
+    # DeBERTa's relative embeddings where the family has them), found by name.
+    pairs = [
+        (layer, target.get_layer(layer.name))
+        for layer in source.layers
+        if layer.weights and not isinstance(layer, TransformerEncoderBlock)
+    ]
     pairs += [
         (source.blocks[index], block)
         for index, block in zip(teacher_layers, target.blocks, strict=True)

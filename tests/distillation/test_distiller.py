@@ -7,7 +7,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_bert import BertConfig, BertEncoder
+from keras_bert import BertConfig, BertEncoder, load_encoder
 from keras_bert.config import ConfigError
 from keras_bert.distillation import (
     DistillationLosses,
@@ -138,3 +138,21 @@ def test_distiller_config_and_weights_round_trip(tmp_path):
     actual = restored.weighted_losses(INPUTS, labels, restored(INPUTS))
     for name, value in expected.items():
         np.testing.assert_allclose(actual[name], value, rtol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["distilbert", "deberta_v3"])
+def test_family_teachers_without_a_pooler_distill(family, reference_dir):
+    """DistilBERT and DeBERTa-v3 classifiers (no pooled output; DeBERTa's blocks also take its
+    relative embeddings) give their features and train a student of fewer layers."""
+    teacher = BertClassifier(load_encoder(reference_dir / "variants" / family), num_classes=2)
+    inputs = {**INPUTS, "input_word_ids": INPUTS["input_word_ids"] % 100 + 5}
+    features = task_features(teacher)(inputs)
+    np.testing.assert_allclose(features["logits"], teacher(inputs), atol=1e-5)
+    assert "pooled_output" not in features and len(features["attention_scores"]) == 2
+    student = initialize_student(teacher, num_layers=1)
+    distiller = Distiller(
+        teacher, student, DistillationLosses(hidden_mse=1.0, attention_scores=1.0)
+    )
+    distiller.compile(optimizer=keras.optimizers.Adam(1e-3))
+    history = distiller.fit(inputs, np.array([0, 1]), epochs=2, batch_size=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
