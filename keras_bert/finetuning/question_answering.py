@@ -29,9 +29,13 @@ def predict_answers(
     max_query_length: int = 64,
     null_score_threshold: float | None = None,
     batch_size: int = 32,
+    packer=None,
 ) -> list[Answer]:
-    """The best answer of every question, over all windows of its passage."""
-    windows = build_question_windows(examples, tokenizer, seq_length, doc_stride, max_query_length)
+    """The best answer of every question, over all windows of its passage (`packer`: the
+    family's packing, `preprocessor.packer`; default BERT's)."""
+    windows = build_question_windows(
+        examples, tokenizer, seq_length, doc_stride, max_query_length, packer=packer
+    )
     start_logits, end_logits = [], []
     for inputs, _ in windows.dataset(batch_size):
         outputs = model(inputs)
@@ -76,6 +80,7 @@ def finetune_question_answerer(
         doc_stride,
         max_query_length,
         for_training=True,
+        packer=preprocessor.packer,
     )
     train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.seed)
     model, summary = fit_task_model(BertQuestionAnswerer, config, train_dataset, len(windows))
@@ -88,6 +93,7 @@ def finetune_question_answerer(
             doc_stride=doc_stride,
             max_query_length=max_query_length,
             null_score_threshold=null_score_threshold,
+            packer=preprocessor.packer,
         )
     save_run(model, summary, config)
     return model, summary

@@ -10,8 +10,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
-from keras_bert.text import BertPreprocessor
 from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
@@ -63,20 +63,30 @@ class FinetuningConfig:
         return -(-num_examples // self.batch_size)
 
 
-def checkpoint_preprocessor(config: FinetuningConfig, **kwargs) -> BertPreprocessor:
-    """The preprocessor of the run's checkpoint at the run's `seq_length`."""
-    return BertPreprocessor.from_checkpoint(
-        config.checkpoint, seq_length=config.seq_length, **kwargs
-    )
+def checkpoint_preprocessor(config: FinetuningConfig, **kwargs):
+    """The preprocessor of the run's checkpoint at the run's `seq_length`: its family's
+    tokenizer and packing (`keras_bert.load_preprocessor`)."""
+    from keras_bert.loading import load_preprocessor
+
+    return load_preprocessor(config.checkpoint, seq_length=config.seq_length, **kwargs)
 
 
 def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
-    """The run's checkpoint's encoder with the run's dropout."""
-    return BertEncoder.from_checkpoint(
+    """The run's checkpoint's encoder with the run's dropout; a `seq_length` beyond its
+    learned positions is a `ConfigError`."""
+    encoder = BertEncoder.from_checkpoint(
         config.checkpoint,
         dropout_rate=config.dropout_rate,
         attention_dropout_rate=config.dropout_rate,
     )
+    bert_config = encoder.bert_config
+    positions = bert_config.max_position_embeddings - bert_config.position_offset
+    if bert_config.position_biased_input and config.seq_length > positions:
+        raise ConfigError(
+            f"seq_length {config.seq_length} is longer than the {positions} positions "
+            f"{config.checkpoint} learned."
+        )
+    return encoder
 
 
 def fit_task_model(

@@ -24,14 +24,15 @@ from keras_bert.models.token_classifier import IGNORED_LABEL
 
 def _labelled_words(preprocessor, sentences: TaggedSentences) -> list[np.ndarray]:
     """Per sentence, which words carry a label: those with pieces that fit in the sequence."""
-    flat_words = [word for words in sentences.words for word in words]
-    piece_counts = preprocessor.tokenizer(tf.constant(flat_words, tf.string)).row_lengths()
-    piece_counts = np.asarray(piece_counts)
+    # Each word tokenized as the training data tokenizes it (RoBERTa: with a leading space
+    # after the first word).
+    pieces = preprocessor.tokenizer.tokenize_split_words(
+        tf.ragged.constant(sentences.words, dtype=tf.string)
+    )
     budget = preprocessor.seq_length - 2
-    labelled, offset = [], 0
-    for words in sentences.words:
-        counts = piece_counts[offset : offset + len(words)]
-        offset += len(words)
+    labelled = []
+    for counts in pieces.row_lengths(axis=2):
+        counts = np.asarray(counts)
         first_piece = np.cumsum(counts) - counts
         labelled.append((counts > 0) & (first_piece < budget))
     return labelled

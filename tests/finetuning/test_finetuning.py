@@ -8,7 +8,7 @@ import pytest
 from keras_bert.data.classification import read_classification_file
 from keras_bert.data.squad import read_squad
 from keras_bert.data.token_classification import read_tagged_jsonl
-from keras_bert.errors import DataError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.finetuning.recipe import FinetuningConfig
@@ -91,3 +91,31 @@ def test_question_answering(tiny_checkpoint_dir, data_dir, tmp_path):
         max_query_length=24,
     )
     assert summary["evaluation"]["count"] == 5
+
+
+@pytest.mark.parametrize("family", ["roberta", "albert", "deberta_v3"])
+def test_family_checkpoints_fine_tune_through_the_recipes(
+    family, reference_dir, data_dir, tmp_path
+):
+    """The recipes (and so the pipelines) take the family's tokenizer, packing and encoder."""
+    checkpoint = reference_dir / "variants" / family
+    sentiment = data_dir / "sentiment" / "movie_snippets.train.jsonl"
+    train = read_classification_file(sentiment).sample(16)
+    _, summary = finetune_classifier(config(checkpoint, tmp_path / "classifier"), train, train)
+    assert 0.0 <= summary["evaluation"]["accuracy"] <= 1.0
+    tweets = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl").sample(16)
+    _, summary = finetune_token_classifier(config(checkpoint, tmp_path / "ner"), tweets, tweets)
+    assert set(summary["evaluation"]) == {"precision", "recall", "f1", "per_type"}
+    examples = read_squad(data_dir / "qa" / "squad_v1_sample.json")
+    _, summary = finetune_question_answerer(
+        config(checkpoint, tmp_path / "qa", seq_length=64),
+        examples,
+        examples,
+        doc_stride=48,
+        max_query_length=24,
+    )
+    assert summary["evaluation"]["count"] == 5
+    # RoBERTa's 66 positions hold 64 tokens (its positions start after the padding id).
+    if family == "roberta":
+        with pytest.raises(ConfigError, match="64 positions"):
+            finetune_classifier(config(checkpoint, tmp_path / "long", seq_length=96), train)
