@@ -21,6 +21,7 @@ from keras_bert.errors import CheckpointError
 from pipelines.common import (
     expand_files,
     parse_job,
+    resolve_installed,
     run_job,
 )
 
@@ -30,7 +31,8 @@ class MaskedLMEvaluationJob:
     """What to score, on what.
 
     Args:
-        model: a `pipelines.pretrain` output directory or a checkpoint directory.
+        model: a `pipelines.pretrain` output directory or a checkpoint directory (`minilm`:
+            the installed MiniLM-L6, whose masked-LM head is then random).
         input_files: BERT-format text files (one sentence per line, blank line between
             documents) the model has not trained on; globs and comma-separated lists work.
         seq_length: packed sequence length.
@@ -83,7 +85,7 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
     )
     from keras_bert.text import WordPieceTokenizer, load_vocabulary
 
-    model, vocabulary_file, lowercase = load_masked_lm(Path(job.model))
+    model, vocabulary_file, lowercase = load_masked_lm(Path(resolve_installed(job.model)))
     if job.lowercase is not None:
         lowercase = job.lowercase
     tokenizer = WordPieceTokenizer(str(vocabulary_file), lowercase=lowercase)
