@@ -49,6 +49,11 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--precision", default="float32")
+    parser.add_argument(
+        "--fresh-pooler",
+        action="store_true",
+        help="fine-tune the run's encoder with a random pooler (see random_checkpoint)",
+    )
     arguments = parser.parse_args()
 
     train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
@@ -56,8 +61,11 @@ def main() -> None:
     work = Path(tempfile.mkdtemp())
     accuracies: dict[str, list[float]] = {"pretrained": [], "random": []}
     for seed in arguments.seeds:
+        pretrained = arguments.run / "checkpoint"
+        if arguments.fresh_pooler:
+            pretrained = random_checkpoint(pretrained, work / f"pretrained{seed}", seed, True)
         checkpoints = {
-            "pretrained": arguments.run / "checkpoint",
+            "pretrained": pretrained,
             "random": random_checkpoint(arguments.run / "checkpoint", work / f"random{seed}", seed),
         }
         for name, checkpoint in checkpoints.items():
