@@ -28,15 +28,27 @@ from keras_bert.finetuning.recipe import FinetuningConfig
 DATA_DIR = Path("../shared/data/sentiment")
 
 
-def random_checkpoint(run_checkpoint: Path, directory: Path, seed: int) -> Path:
-    """A checkpoint of the run's architecture and vocabulary with random weights."""
-    config = load_checkpoint(run_checkpoint).config
+def random_checkpoint(
+    run_checkpoint: Path, directory: Path, seed: int, keep_all_but_pooler: bool = False
+) -> Path:
+    """A checkpoint of the run's architecture and vocabulary with random weights; or, with
+    `keep_all_but_pooler`, the run's weights with a random pooler (what a run without sentence
+    pairs leaves since the next-sentence loss has no weight there: runs from before that
+    change trained the pooler on a constant label)."""
+    checkpoint = load_checkpoint(run_checkpoint)
     keras.utils.set_random_seed(seed)
-    encoder = BertEncoder(config)
+    encoder = BertEncoder(checkpoint.config)
     tensors = {
         name: keras.ops.convert_to_numpy(v) for name, v in encoder_variables(encoder).items()
     }
-    save_google_checkpoint(tensors, config, directory, vocabulary_file=run_checkpoint / "vocab.txt")
+    if keep_all_but_pooler:
+        tensors = {
+            name: value if name.startswith("bert/pooler/") else checkpoint.tensors[name]
+            for name, value in tensors.items()
+        }
+    save_google_checkpoint(
+        tensors, checkpoint.config, directory, vocabulary_file=run_checkpoint / "vocab.txt"
+    )
     return directory
 
 
