@@ -63,7 +63,7 @@ def run(root: Path, variant: str, seed: int, total_steps: int) -> None:
 
 
 def report(root: Path, variants: list[str], seeds: list[int]) -> None:
-    """A markdown table: held-out accuracy at [MASK] per checkpoint, and the training time."""
+    """A markdown table: held-out accuracy at [MASK] per checkpoint, and the training seconds."""
     rows = {}
     for variant in variants:
         for seed in seeds:
@@ -72,9 +72,13 @@ def report(root: Path, variants: list[str], seeds: list[int]) -> None:
                 rows[variant, seed] = list(csv.DictReader(metrics.open()))
     if not rows:
         return
-    steps = max(len(records) for records in rows.values())
-    print("| variant | seed | " + " | ".join(f"epoch {e + 1}" for e in range(steps)) + " | s |")
-    print("|---|---:|" + "---:|" * (steps + 1))
+    checkpoints = max(len(records) for records in rows.values())
+    variant, seed = next(iter(rows))
+    run_config = json.loads((run_directory(root, variant, seed) / "config.json").read_text())
+    every = run_config["steps_per_checkpoint"]
+    steps = " | ".join(f"step {every * (c + 1)}" for c in range(checkpoints))
+    print(f"| variant | seed | {steps} | seconds |")
+    print("|---|---:|" + "---:|" * (checkpoints + 1))
     for (variant, seed), records in rows.items():
         accuracies = [f"{float(r['heldout_accuracy_at_mask']):.3f}" for r in records]
         seconds = f"{float(records[-1]['train_seconds']):.0f}" if records else ""
