@@ -127,13 +127,76 @@ def encode_for_hugging_face(task: str, tokenizer, examples, label_names, seq_len
     return features
 
 
+def hugging_face_optimizer(model, total_steps: int):
+    """AdamW 5e-5 with weight decay 0.01 (not biases and LayerNorm), 10% linear warm-up then
+    linear decay to 0: Hugging Face's fine-tuning recipe, as (optimizer, schedule)."""
+    import torch
+    import transformers
+
+    no_decay = ("bias", "LayerNorm.weight")
+    parameters = list(model.named_parameters())
+    groups = [
+        {"params": [p for n, p in parameters if not any(s in n for s in no_decay)]},
+        {"params": [p for n, p in parameters if any(s in n for s in no_decay)], "weight_decay": 0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=5e-5, weight_decay=0.01)
+    schedule = transformers.get_linear_schedule_with_warmup(
+        optimizer, round(0.1 * total_steps), total_steps
+    )
+    return optimizer, schedule
+
+
+def hugging_face_step(model, batch: dict, optimizer, schedule) -> float:
+    """One training step (clipping at norm 1.0); returns the batch's loss."""
+    import torch
+
+    loss = model(**batch).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    schedule.step()
+    optimizer.zero_grad()
+    return loss.item()
+
+
+def hugging_face_scores(task: str, model, tokenizer, evaluation, label_names, seq_length) -> dict:
+    """The model's evaluation scores from `keras_bert.metrics` (word tags from first pieces)."""
+    import torch
+
+    from keras_bert.metrics import classification_scores, entity_scores
+
+    model.eval()
+    eval_features = encode_for_hugging_face(task, tokenizer, evaluation, label_names, seq_length)
+    predictions = []
+    with torch.no_grad():
+        for start in range(0, len(eval_features), 64):
+            batch = pad_batch(eval_features[start : start + 64])
+            labels = batch.pop("labels")
+            logits = model(**batch).logits.argmax(-1)
+            if task == "sentiment":
+                predictions.extend(logits.tolist())
+                continue
+            for sentence_ids, sentence_labels in zip(logits, labels, strict=True):
+                predictions.append(sentence_ids[sentence_labels != -100].tolist())
+    if task == "sentiment":
+        labels = [label_names.index(label) for label in evaluation.labels]
+        return classification_scores(
+            np.asarray(labels), np.asarray(predictions), num_classes=len(label_names)
+        )
+    # Words cut off by truncation have no piece: they count as "O", as in keras_bert.
+    predicted_tags = [
+        [label_names[i] for i in ids] + ["O"] * (len(words) - len(ids))
+        for ids, words in zip(predictions, evaluation.words, strict=True)
+    ]
+    return entity_scores(evaluation.tags, predicted_tags)
+
+
 def run_hugging_face(task: str, args: argparse.Namespace) -> dict:
     """The same recipe written as a Hugging Face user writes it (BertFor...; torch AdamW)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
     import transformers
 
-    from keras_bert.metrics import classification_scores, entity_scores
     from pipelines.common import default_checkpoint
 
     torch.set_num_threads(TORCH_THREADS)
@@ -149,60 +212,15 @@ def run_hugging_face(task: str, args: argparse.Namespace) -> dict:
     model = model_class.from_pretrained(default_checkpoint(), num_labels=len(label_names))
     tokenizer = transformers.BertTokenizerFast.from_pretrained(default_checkpoint())
     train_features = encode_for_hugging_face(task, tokenizer, train, label_names, args.seq_length)
-
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {
-            "params": [p for n, p in model.named_parameters() if not any(s in n for s in no_decay)],
-            "weight_decay": 0.01,
-        },
-        {
-            "params": [p for n, p in model.named_parameters() if any(s in n for s in no_decay)],
-            "weight_decay": 0.0,
-        },
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=5e-5)
     steps = args.epochs * -(-len(train_features) // args.batch_size)
-    scheduler = transformers.get_linear_schedule_with_warmup(optimizer, round(0.1 * steps), steps)
+    optimizer, schedule = hugging_face_optimizer(model, steps)
 
     model.train()
     started = time.perf_counter()
     for batch in hugging_face_batches(train_features, args.batch_size, args.seed, args.epochs):
-        loss = model(**batch).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
+        hugging_face_step(model, batch, optimizer, schedule)
     seconds = time.perf_counter() - started
-
-    model.eval()
-    eval_features = encode_for_hugging_face(
-        task, tokenizer, evaluation, label_names, args.seq_length
-    )
-    predictions = []
-    with torch.no_grad():
-        for start in range(0, len(eval_features), 64):
-            batch = pad_batch(eval_features[start : start + 64])
-            labels = batch.pop("labels")
-            logits = model(**batch).logits.argmax(-1)
-            if task == "sentiment":
-                predictions.extend(logits.tolist())
-                continue
-            for sentence_ids, sentence_labels in zip(logits, labels, strict=True):
-                predictions.append(sentence_ids[sentence_labels != -100].tolist())
-    if task == "sentiment":
-        labels = [label_names.index(label) for label in evaluation.labels]
-        scores = classification_scores(
-            np.asarray(labels), np.asarray(predictions), num_classes=len(label_names)
-        )
-    else:
-        # Words cut off by truncation have no piece: they count as "O", as in keras_bert.
-        predicted_tags = [
-            [label_names[i] for i in ids] + ["O"] * (len(words) - len(ids))
-            for ids, words in zip(predictions, evaluation.words, strict=True)
-        ]
-        scores = entity_scores(evaluation.tags, predicted_tags)
+    scores = hugging_face_scores(task, model, tokenizer, evaluation, label_names, args.seq_length)
     return {"train_seconds": round(seconds, 1), "evaluation": scores}
 
 

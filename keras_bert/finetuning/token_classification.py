@@ -67,6 +67,17 @@ def evaluate_token_classifier(model, preprocessor, sentences: TaggedSentences) -
     return entity_scores(sentences.tags, predict_tags(model, preprocessor, sentences))
 
 
+def tag_log_priors(tag_ids: list[list[int]], num_tags: int) -> np.ndarray:
+    """The log of each tag's share of the training words (add-one smoothed).
+
+    Example:
+    >>> np.exp(tag_log_priors([[0, 0, 1], [0]], num_tags=3)).round(3).tolist()
+    [0.571, 0.286, 0.143]
+    """
+    counts = np.bincount(np.concatenate(tag_ids), minlength=num_tags) + 1.0
+    return np.log(counts / counts.sum())
+
+
 def finetune_token_classifier(
     config: FinetuningConfig,
     train: TaggedSentences,
@@ -84,17 +95,24 @@ def finetune_token_classifier(
     if evaluation is not None:
         encode_tags(evaluation, tag_names)  # fail before training, not after
     preprocessor = checkpoint_preprocessor(config)
+    train_tag_ids = encode_tags(train, tag_names)
     train_dataset = token_classification_dataset(
         train,
         preprocessor,
-        encode_tags(train, tag_names),
+        train_tag_ids,
         config.batch_size,
         shuffle=True,
         seed=config.seed,
     )
 
     def build(encoder):
-        return BertTokenClassifier(encoder, tag_names, dropout_rate=config.dropout_rate)
+        model = BertTokenClassifier(encoder, tag_names, dropout_rate=config.dropout_rate)
+        # The head starts predicting the tags' frequencies ("O" for nine words in ten): at
+        # BERT's rates its bias would take thousands of steps to learn them, and the encoder
+        # would spend its first steps pushing every word towards "O" instead.
+        head = model.get_layer("token_logits")
+        head.bias.assign(tag_log_priors(train_tag_ids, len(tag_names)).astype("float32"))
+        return model
 
     model, summary = fit_task_model(build, config, train_dataset, len(train))
     if evaluation is not None:

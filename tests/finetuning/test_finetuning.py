@@ -3,16 +3,20 @@
 import json
 
 import keras
+import numpy as np
 import pytest
 
 from keras_bert.data.classification import read_classification_file
 from keras_bert.data.squad import read_squad
-from keras_bert.data.token_classification import read_tagged_jsonl
+from keras_bert.data.token_classification import encode_tags, read_tagged_jsonl
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.finetuning.recipe import FinetuningConfig
-from keras_bert.finetuning.token_classification import finetune_token_classifier
+from keras_bert.finetuning.token_classification import (
+    finetune_token_classifier,
+    tag_log_priors,
+)
 from keras_bert.models import BertClassifier
 
 pytestmark = pytest.mark.slow
@@ -74,11 +78,16 @@ def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, t
 
 def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
     train = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl")
-    _, summary = finetune_token_classifier(
+    model, summary = finetune_token_classifier(
         config(tiny_checkpoint_dir, tmp_path, seq_length=48, epochs=0.02), train, train.sample(16)
     )
     scores = summary["evaluation"]
     assert set(scores) == {"precision", "recall", "f1", "per_type"}
+    # The head started at the tags' log frequencies; two steps at 1e-4 barely move it.
+    priors = tag_log_priors(encode_tags(train, model.label_names), len(model.label_names))
+    bias = model.get_layer("token_logits").bias.numpy()
+    np.testing.assert_allclose(bias, priors, atol=1e-3)
+    assert bias.argmax() == model.label_names.index("O") and bias.max() > -0.2
 
 
 def test_question_answering(tiny_checkpoint_dir, data_dir, tmp_path):
