@@ -61,6 +61,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--precision", default="float32")
+    parser.add_argument("--pooling", default="first_token", help="the classifier's pooling")
     parser.add_argument(
         "--fresh-pooler",
         action="store_true",
@@ -90,6 +91,7 @@ def main() -> None:
                 learning_rate=arguments.learning_rate,
                 precision=arguments.precision,
                 seed=seed,
+                classifier_pooling=arguments.pooling,
             )
             _, summary = finetune_classifier(config, train, dev)
             accuracy = summary["evaluation"]["accuracy"]

@@ -80,6 +80,7 @@ def finetune_classifier(
             num_classes=1 if regression else len(label_names),
             label_names=label_names,
             dropout_rate=config.dropout_rate,
+            pooling=config.classifier_pooling,
         )
 
     model, summary = fit_task_model(build, config, train_dataset, len(train))

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
+from keras_bert.models.classifier import POOLINGS
 from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
@@ -38,6 +39,8 @@ class FinetuningConfig:
         jit_compile: compile train steps with XLA (falls back where unsupported).
         max_train_examples: train on N examples drawn at random under `seed` (quick runs).
         length_bucketing: batch training texts of similar length (less padding, faster).
+        classifier_pooling: what a sentence classifier reads, "first_token" (each family's
+            own head) or "mean" (the mean of the sequence output; see `BertClassifier`).
     """
 
     checkpoint: str
@@ -55,9 +58,15 @@ class FinetuningConfig:
     jit_compile: bool = False
     max_train_examples: int | None = None
     length_bucketing: bool = True
+    classifier_pooling: str = "first_token"
 
     def __post_init__(self):
         check_precision(self.precision)
+        if self.classifier_pooling not in POOLINGS:
+            raise ConfigError(
+                f"classifier_pooling must be one of {', '.join(POOLINGS)}, "
+                f"got {self.classifier_pooling!r}."
+            )
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)

@@ -14,6 +14,24 @@ from keras_bert.models.task import BertTask, head_dense, require_pooler
 # Families whose classifier reads the first token through a dense layer of their own (its
 # activation) instead of BERT's pooler.
 FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu", "deberta-v2": "gelu"}
+POOLINGS = ("first_token", "mean")
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class MaskedMeanPooling(keras.layers.Layer):
+    """The mean of `[batch, sequence, hidden]` vectors over the positions where `mask` is 1.
+
+    Example:
+    >>> import numpy as np
+    >>> vectors = np.array([[[1.0, 2.0], [3.0, 4.0], [9.0, 9.0]]])
+    >>> MaskedMeanPooling()(vectors, np.array([[1, 1, 0]])).numpy().tolist()
+    [[2.0, 3.0]]
+    """
+
+    def call(self, vectors, mask):
+        weights = keras.ops.expand_dims(keras.ops.cast(mask, vectors.dtype), -1)
+        total = keras.ops.sum(vectors * weights, axis=1)
+        return total / keras.ops.maximum(keras.ops.sum(weights, axis=1), 1.0)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -27,11 +45,16 @@ class BertClassifier(BertTask):
     `[batch, num_classes]`. With `num_classes=1` it is a regressor (STS-B style):
     the output is the predicted score and the default loss is mean squared error.
 
+    With `pooling="mean"` every family reads the mean of the sequence output over the tokens
+    of the input mask instead (dropout → dense), as Sentence-BERT and MiniLM's sentence models
+    pool: the head then sees every token, whatever the first token learned to attend to.
+
     Args:
         encoder: the `BertEncoder` to fine-tune.
         num_classes: number of classes (1 for regression).
         label_names: optional names of the classes, carried into exported models.
         dropout_rate: dropout on the pooled output.
+        pooling: "first_token" (each family's own head, above) or "mean".
 
     Example:
     >>> import numpy as np
@@ -45,6 +68,8 @@ class BertClassifier(BertTask):
     ... }
     >>> tuple(classifier(inputs).shape)
     (1, 2)
+    >>> tuple(BertClassifier(encoder, num_classes=3, pooling="mean")(inputs).shape)
+    (1, 3)
     """
 
     def __init__(
@@ -53,8 +78,11 @@ class BertClassifier(BertTask):
         num_classes: int,
         label_names: Sequence[str] | None = None,
         dropout_rate: float = 0.1,
+        pooling: str = "first_token",
         **kwargs,
     ):
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}.")
         if num_classes < 1:
             raise ValueError(f"num_classes must be at least 1, got {num_classes}.")
         if label_names is not None and len(label_names) != num_classes:
@@ -63,7 +91,9 @@ class BertClassifier(BertTask):
         dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
         head = head_dense(encoder, num_classes, name="logits")
 
-        activation = FIRST_TOKEN_HEADS.get(encoder.bert_config.model_type)
+        activation = None
+        if pooling == "first_token":
+            activation = FIRST_TOKEN_HEADS.get(encoder.bert_config.model_type)
         pre_classifier = None
         if activation is not None:
             hidden_size = encoder.bert_config.hidden_size
@@ -71,7 +101,13 @@ class BertClassifier(BertTask):
 
         # Functional model
         encoder_outputs = encoder(encoder.input)
-        if pre_classifier is None:
+        if pooling == "mean":
+            features = dropout(
+                MaskedMeanPooling(name="mean_pooling")(
+                    encoder_outputs["sequence_output"], encoder.input["input_mask"]
+                )
+            )
+        elif pre_classifier is None:
             require_pooler(encoder, "BertClassifier")
             features = dropout(encoder_outputs["pooled_output"])
         else:
@@ -81,12 +117,13 @@ class BertClassifier(BertTask):
             features = dropout(pre_classifier(first_token))
         logits = head(features)
         super().__init__(encoder, logits, **kwargs)
-        self.uses_pooled_output = pre_classifier is None
+        self.uses_pooled_output = pooling == "first_token" and pre_classifier is None
 
         # Config
         self.num_classes = num_classes
         self.label_names = list(label_names) if label_names is not None else None
         self.dropout_rate = dropout_rate
+        self.pooling = pooling
 
     @property
     def is_regression(self) -> bool:
@@ -108,4 +145,5 @@ class BertClassifier(BertTask):
             "num_classes": self.num_classes,
             "label_names": self.label_names,
             "dropout_rate": self.dropout_rate,
+            "pooling": self.pooling,
         }
