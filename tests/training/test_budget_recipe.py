@@ -1,5 +1,6 @@
-"""The ready recipe `pipelines/recipes/budget_tiny.json`: it names real files from the
-repository root, turns the budget switches on, and trains as `pipelines.pretrain` reads it."""
+"""The ready recipes `pipelines/recipes/budget_tiny.json` and `continued_minilm.json`: they
+name real files from the repository root, turn the budget switches on, and train as
+`pipelines.pretrain` reads them."""
 
 import csv
 from pathlib import Path
@@ -22,6 +23,15 @@ def test_recipe_resolves_the_installed_vocabulary_and_the_shared_corpus(tmp_path
     model = config.model_config
     assert model["pre_layer_norm"] and model["relative_attention_buckets"]
     assert model["local_attention_bias"] > 0 and model["dropout_rate"] == 0
+    assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
+    assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
+
+
+def test_continued_recipe_starts_from_the_installed_minilm(tmp_path):
+    recipe = ROOT / "pipelines" / "recipes" / "continued_minilm.json"
+    config = pretraining_config(["--config", str(recipe), "--output-dir", str(tmp_path)])
+    assert Path(config.init_checkpoint) == Path(default_checkpoint())
+    assert all((ROOT / name).is_file() for name in config.input_files)
     assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
     assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
 
