@@ -103,7 +103,8 @@ class BertClassifier(BertTask):
         encoder_outputs = encoder(encoder.input)
         if pooling == "mean":
             features = dropout(
-                MaskedMeanPooling(name="mean_pooling")(
+                # In float32: a bfloat16 sum over hundreds of tokens would keep ~3 digits.
+                MaskedMeanPooling(name="mean_pooling", dtype="float32")(
                     encoder_outputs["sequence_output"], encoder.input["input_mask"]
                 )
             )

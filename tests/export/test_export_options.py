@@ -19,6 +19,7 @@ from keras_bert.export import (
 )
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.export.precision import measure_agreement
+from keras_bert.models import BertClassifier
 from tests.export import builders
 from tests.export.fresh_process import run_signatures
 
@@ -54,6 +55,28 @@ def test_xla_export_is_op_checked_and_answers_like_the_default(
     xla, default = _served(export_dir, exported_base / "classifier" / "1")
     np.testing.assert_allclose(xla["probabilities"], default["probabilities"], atol=1e-5)
     assert xla["label"] == default["label"]
+
+
+@pytest.mark.slow
+def test_mean_pooling_classifier_serves_raw_strings_like_keras(tmp_path, serving_modules):
+    base = serving_modules["classifier"]
+    classifier = BertClassifier(
+        base.model.encoder, 3, label_names=base.model.label_names, pooling="mean"
+    )
+    export_dir = export_for_serving(ClassifierServing(classifier, base.preprocessor), tmp_path, "m")
+    (served,) = run_signatures(
+        [
+            {
+                "export_dir": export_dir,
+                "signature": "serving_default",
+                "dtype": "string",
+                "inputs": {"text": TEXTS},
+            }
+        ]
+    )
+    logits = classifier(base.preprocessor(tf.constant(TEXTS)))
+    expected = tf.nn.softmax(logits).numpy()
+    np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
 
 
 @pytest.mark.slow
