@@ -77,12 +77,36 @@ def fake_batch(config, batch_size: int, seed: int = 0):
     }
 
 
-def _ours(config, batch, jit_compile):
+# keras_bert's step under each pretraining objective whose step differs: BERT's (MLM + NSP;
+# SOP's step is the same, only its labels differ), the budget recipe's model switches
+# (pre-LN, relative attention seeded on neighbours, no dropout, no next-sentence loss: RoBERTa's
+# FULL-SENTENCES step) and SpanBERT's added span-boundary head.
+OBJECTIVES = ("bert", "budget", "span_boundary")
+BUDGET_SWITCHES = {
+    "pre_layer_norm": True,
+    "dropout_rate": 0.0,
+    "attention_dropout_rate": 0.0,
+    "relative_attention_buckets": 32,
+    "local_attention_bias": 5.0,
+}
+
+
+def _ours(config, batch, jit_compile, objective="bert"):
     from keras_bert.models.pretrainer import BertPretrainer
     from keras_bert.training import create_optimizer
 
-    model = BertPretrainer(config)
-    model.compile(optimizer=create_optimizer(1e-4, 10_000), jit_compile=jit_compile)
+    if objective == "budget":
+        config = config.replace(**BUDGET_SWITCHES)
+    span_boundary = objective == "span_boundary"
+    model = BertPretrainer(config, span_boundary_objective=span_boundary)
+    loss_weights = {"masked_lm": 1.0, "next_sentence": 0.0 if objective == "budget" else 1.0}
+    if span_boundary:
+        loss_weights["span_boundary"] = 1.0
+    model.compile(
+        optimizer=create_optimizer(1e-4, 10_000),
+        jit_compile=jit_compile,
+        loss_weights=loss_weights,
+    )
     x = {
         "input_word_ids": batch["word_ids"],
         "input_mask": batch["mask"],
@@ -91,6 +115,8 @@ def _ours(config, batch, jit_compile):
     }
     y = {"masked_lm": batch["masked_ids"], "next_sentence": batch["next_sentence"]}
     weights = {"masked_lm": batch["weights"], "next_sentence": batch["weights"][:, 0]}
+    if span_boundary:
+        y["span_boundary"], weights["span_boundary"] = batch["masked_ids"], batch["weights"]
     return model, x, y, weights
 
 
@@ -189,7 +215,7 @@ def time_case(build, config, batch_size, jit_compile, warmup, steps) -> list[flo
     return times, cpu_times
 
 
-def child(sizes, precisions, warmup, steps) -> None:
+def child(sizes, precisions, warmup, steps, objectives=("bert",)) -> None:
     import functools
     import itertools
 
@@ -199,7 +225,13 @@ def child(sizes, precisions, warmup, steps) -> None:
 
     results = []
     implementations = (
-        ("keras_bert", _ours),
+        *(
+            (
+                "keras_bert" if objective == "bert" else f"keras_bert_{objective}",
+                functools.partial(_ours, objective=objective),
+            )
+            for objective in objectives
+        ),
         ("keras_hub", _keras_hub),
         # keras-hub's model with keras_bert's optimizer: separates model from optimizer speed
         # (timed at the fastest setting only).
@@ -246,10 +278,23 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--objectives",
+        nargs="+",
+        default=["bert"],
+        choices=OBJECTIVES,
+        help="keras_bert's step under these objectives (bert: MLM + NSP)",
+    )
     parser.add_argument("--output", help="write all results as JSON here")
     arguments = parser.parse_args()
     if arguments.child:
-        child(arguments.sizes, arguments.precisions, arguments.warmup, arguments.steps)
+        child(
+            arguments.sizes,
+            arguments.precisions,
+            arguments.warmup,
+            arguments.steps,
+            arguments.objectives,
+        )
         return
 
     results = []
@@ -261,19 +306,21 @@ def main() -> None:
         command = [sys.executable, "-m", "bench.bench_pretraining", "--child", "--sizes"]
         command += arguments.sizes + ["--precisions"] + precisions
         command += ["--warmup", str(arguments.warmup), "--steps", str(arguments.steps)]
+        command += ["--objectives", *arguments.objectives]
         output = subprocess.run(
             command, env=environment, capture_output=True, text=True, check=True
         ).stdout
         for result in json.loads(output.strip().splitlines()[-1]):
             results.append({**result, "onednn": onednn == "1"})
-    print_table(results, arguments.sizes)
+    print_table(results, arguments.sizes, arguments.objectives)
     if arguments.output:
         with open(arguments.output, "w", encoding="utf-8") as file:
             json.dump(results, file, indent=2)
 
 
-def print_table(results: list[dict], sizes: list[str]) -> None:
-    """One Markdown row per (size, oneDNN, precision, XLA), then best against best per size."""
+def print_table(results: list[dict], sizes: list[str], objectives=("bert",)) -> None:
+    """One Markdown row per (size, oneDNN, precision, XLA), then best against best per size
+    (and each objective's best against keras-hub's)."""
     print("| size | oneDNN | precision | XLA | keras_bert seq/s | keras-hub seq/s | ratio |")
     print("|---|---|---|---|---:|---:|---:|")
     cases: dict[tuple, dict[str, dict]] = {}
@@ -294,21 +341,28 @@ def print_table(results: list[dict], sizes: list[str]) -> None:
                 f"keras-hub with keras_bert's FusedAdamW, {result['size']}, "
                 f"{result['precision']}: {result['sequences_per_s']:.2f} seq/s"
             )
+    ours_names = [
+        "keras_bert" if objective == "bert" else f"keras_bert_{objective}"
+        for objective in objectives
+    ]
     for size in sizes:
         best = {
             name: max(
                 (r for r in results if r["size"] == size and r["implementation"] == name),
                 key=lambda r: r["sequences_per_s"],
             )
-            for name in ("keras_bert", "keras_hub")
+            for name in (*ours_names, "keras_hub")
         }
-        ours, hub = best["keras_bert"], best["keras_hub"]
-        print(
-            f"{size}: best keras_bert {ours['sequences_per_s']:.2f} seq/s "
-            f"({ours['precision']}, XLA {ours['xla']}, MFU {ours['mfu']:.0%}) vs best keras-hub "
-            f"{hub['sequences_per_s']:.2f} seq/s ({hub['precision']}, XLA {hub['xla']}, "
-            f"MFU {hub['mfu']:.0%}) = {ours['sequences_per_s'] / hub['sequences_per_s']:.2f}x"
-        )
+        hub = best["keras_hub"]
+        for name in ours_names:
+            ours = best[name]
+            print(
+                f"{size}: best {name} {ours['sequences_per_s']:.2f} seq/s "
+                f"({ours['precision']}, XLA {ours['xla']}, MFU {ours['mfu']:.0%}) vs best "
+                f"keras-hub {hub['sequences_per_s']:.2f} seq/s ({hub['precision']}, XLA "
+                f"{hub['xla']}, MFU {hub['mfu']:.0%}) = "
+                f"{ours['sequences_per_s'] / hub['sequences_per_s']:.2f}x"
+            )
 
 
 if __name__ == "__main__":
