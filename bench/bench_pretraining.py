@@ -94,18 +94,16 @@ BUDGET_SWITCHES = {
 def _ours(config, batch, jit_compile, objective="bert"):
     from keras_bert.models.pretrainer import BertPretrainer
     from keras_bert.training import create_optimizer
+    from keras_bert.training.trainer import pretraining_loss_weights
 
     if objective == "budget":
         config = config.replace(**BUDGET_SWITCHES)
     span_boundary = objective == "span_boundary"
     model = BertPretrainer(config, span_boundary_objective=span_boundary)
-    loss_weights = {"masked_lm": 1.0, "next_sentence": 0.0 if objective == "budget" else 1.0}
-    if span_boundary:
-        loss_weights["span_boundary"] = 1.0
     model.compile(
         optimizer=create_optimizer(1e-4, 10_000),
         jit_compile=jit_compile,
-        loss_weights=loss_weights,
+        loss_weights=pretraining_loss_weights(objective != "budget", span_boundary),
     )
     x = {
         "input_word_ids": batch["word_ids"],

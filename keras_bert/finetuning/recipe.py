@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
-from keras_bert.models.classifier import POOLINGS
+from keras_bert.models.classifier import check_pooling
 from keras_bert.training.run import RunSettings, check_precision, fit_resumable
 
 logger = logging.getLogger(__name__)
@@ -62,11 +62,7 @@ class FinetuningConfig:
 
     def __post_init__(self):
         check_precision(self.precision)
-        if self.classifier_pooling not in POOLINGS:
-            raise ConfigError(
-                f"classifier_pooling must be one of {', '.join(POOLINGS)}, "
-                f"got {self.classifier_pooling!r}."
-            )
+        check_pooling(self.classifier_pooling, "classifier_pooling")
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)

@@ -8,6 +8,7 @@ from typing import Any
 
 import keras
 
+from keras_bert.errors import ConfigError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense, require_pooler
 
@@ -15,6 +16,12 @@ from keras_bert.models.task import BertTask, head_dense, require_pooler
 # activation) instead of BERT's pooler.
 FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu", "deberta-v2": "gelu"}
 POOLINGS = ("first_token", "mean")
+
+
+def check_pooling(pooling: str, name: str = "pooling") -> None:
+    """Raises a `ConfigError` (a `ValueError`) naming `name` unless `pooling` is in `POOLINGS`."""
+    if pooling not in POOLINGS:
+        raise ConfigError(f"{name} must be one of {', '.join(POOLINGS)}, got {pooling!r}.")
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -81,8 +88,7 @@ class BertClassifier(BertTask):
         pooling: str = "first_token",
         **kwargs,
     ):
-        if pooling not in POOLINGS:
-            raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}.")
+        check_pooling(pooling)
         if num_classes < 1:
             raise ValueError(f"num_classes must be at least 1, got {num_classes}.")
         if label_names is not None and len(label_names) != num_classes:

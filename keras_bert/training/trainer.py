@@ -279,15 +279,19 @@ def write_documents(documents: list[list[str]], path: Path) -> None:
     path.write_text("\n\n".join("\n".join(document) for document in documents) + "\n", "utf-8")
 
 
-def pretraining_loss_weights(config: PretrainingConfig) -> dict[str, float]:
+def pretraining_loss_weights(
+    sentence_pairs: bool, span_boundary_objective: bool = False
+) -> dict[str, float]:
     """The weight of each head's loss. Without sentence pairs (RoBERTa's FULL-SENTENCES) every
     next-sentence label is 0: learning that constant would only saturate the pooler, which
-    fine-tuning then starts from, so the head gets no weight (and the pooler no gradient)."""
-    weights = {
-        "masked_lm": 1.0,
-        "next_sentence": 1.0 if config.data.sentence_pairs else 0.0,
-    }
-    if config.span_boundary_objective:
+    fine-tuning then starts from, so the head gets no weight (and the pooler no gradient).
+
+    Example:
+    >>> pretraining_loss_weights(sentence_pairs=False, span_boundary_objective=True)
+    {'masked_lm': 1.0, 'next_sentence': 0.0, 'span_boundary': 1.0}
+    """
+    weights = {"masked_lm": 1.0, "next_sentence": 1.0 if sentence_pairs else 0.0}
+    if span_boundary_objective:
         weights["span_boundary"] = 1.0
     return weights
 
@@ -316,7 +320,11 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
         lambda start_step: build_datasets(config, start_batch=start_step),
         run_config=config.to_dict(),
         callbacks=callbacks,
-        compile_options={"loss_weights": pretraining_loss_weights(config)},
+        compile_options={
+            "loss_weights": pretraining_loss_weights(
+                config.data.sentence_pairs, config.span_boundary_objective
+            )
+        },
     )
     if result.is_chief:
         save_pretrained(result.model, Path(config.output_dir), config)

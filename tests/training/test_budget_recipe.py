@@ -16,24 +16,28 @@ ROOT = Path(__file__).resolve().parents[2]
 RECIPE = ROOT / "pipelines" / "recipes" / "budget_tiny.json"
 
 
-def test_recipe_resolves_the_installed_vocabulary_and_the_shared_corpus(tmp_path):
-    config = pretraining_config(["--config", str(RECIPE), "--output-dir", str(tmp_path)])
-    assert config.vocabulary_file == str(Path(default_checkpoint()) / "vocab.txt")
+def read_recipe(recipe: Path, output_dir: Path):
+    """The recipe's config as `pipelines.pretrain` reads it, checked for what every recipe
+    here does: the shared corpus, no NSP, `[MASK]`-only corruption, held-out documents scored
+    at whole checkpoints."""
+    config = pretraining_config(["--config", str(recipe), "--output-dir", str(output_dir)])
     assert all((ROOT / name).is_file() for name in config.input_files)
+    assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
+    assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
+    return config
+
+
+def test_recipe_resolves_the_installed_vocabulary_and_the_shared_corpus(tmp_path):
+    config = read_recipe(RECIPE, tmp_path)
+    assert config.vocabulary_file == str(Path(default_checkpoint()) / "vocab.txt")
     model = config.model_config
     assert model["pre_layer_norm"] and model["relative_attention_buckets"]
     assert model["local_attention_bias"] > 0 and model["dropout_rate"] == 0
-    assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
-    assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
 
 
 def test_continued_recipe_starts_from_the_installed_minilm(tmp_path):
-    recipe = ROOT / "pipelines" / "recipes" / "continued_minilm.json"
-    config = pretraining_config(["--config", str(recipe), "--output-dir", str(tmp_path)])
+    config = read_recipe(ROOT / "pipelines" / "recipes" / "continued_minilm.json", tmp_path)
     assert Path(config.init_checkpoint) == Path(default_checkpoint())
-    assert all((ROOT / name).is_file() for name in config.input_files)
-    assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
-    assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
 
 
 def test_recipe_trains_its_model(small_corpus, tmp_path):
