@@ -2,8 +2,9 @@
 classifiers, timed side by side in one process.
 
 Exports every `NAME=PATH/model.keras` as `pipelines.export --task classifier` does
-(`ClassifierServing`, the same `--seq-length` and padding for all, the vocabulary of
-`--checkpoint`), loads each export back with `tf.saved_model.load` and, on the real dev
+(`ClassifierServing`, the same `--seq-length` and padding for all: each batch padded to its
+length bucket, the export's default, or `--padding fixed` to `--seq-length`; `--jit-compile`
+for XLA exports; the vocabulary of `--checkpoint`), loads each export back with `tf.saved_model.load` and, on the real dev
 sentences (movie-review snippets):
 
 - dev accuracy of each export's `label` against the gold labels;
@@ -17,9 +18,7 @@ sentences (movie-review snippets):
 """
 
 import argparse
-import json
 import os
-import platform
 import tempfile
 from pathlib import Path
 
@@ -27,31 +26,18 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.bench_serving import DATA_DIR, interleaved_timings, request_batches
+from bench.bench_serving import cpu_name, interleaved_timings, load_dev, request_batches
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 
 
-def cpu_name() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.machine()
-
-
-def load_dev() -> tuple[list[str], list[str]]:
-    path = DATA_DIR / "sentiment" / "movie_snippets.dev.jsonl"
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [row["text"] for row in rows], [row["label"] for row in rows]
-
-
-def export_classifier(model_path: str, preprocessor, base_dir: Path, name: str):
-    """The export's `serving_default` signature and the model's parameter count."""
+def export_classifier(model_path: str, preprocessor, base_dir: Path, name: str, **options):
+    """The export's `serving_default` signature and the model's parameter count; `options`
+    go to `serving_module` (`buckets`, `jit_compile`)."""
     model = keras.saving.load_model(model_path, compile=False)
-    export_dir = export_for_serving(serving_module(model, preprocessor), base_dir, name)
+    module = serving_module(model, preprocessor, **options)
+    export_dir = export_for_serving(module, base_dir, name)
     return tf.saved_model.load(str(export_dir)).signatures["serving_default"], model.count_params()
 
 
@@ -71,6 +57,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="batch-1 calls per round")
     parser.add_argument("--batches", type=int, default=20, help="batch-32 calls per round")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--padding",
+        choices=["buckets", "fixed"],
+        default="buckets",
+        help="pad each batch to its length bucket (the export's default) or to --seq-length",
+    )
+    parser.add_argument("--jit-compile", action="store_true", help="XLA-compiled exports")
     args = parser.parse_args()
 
     paths = dict(model.split("=", 1) for model in args.models)
@@ -80,7 +73,14 @@ def main() -> None:
     texts, labels = load_dev()
     with tempfile.TemporaryDirectory() as base_dir:
         exported = {
-            name: export_classifier(path, preprocessor, Path(base_dir), name)
+            name: export_classifier(
+                path,
+                preprocessor,
+                Path(base_dir),
+                name,
+                buckets=(args.seq_length,) if args.padding == "fixed" else None,
+                jit_compile=args.jit_compile,
+            )
             for name, path in paths.items()
         }
         signatures = {name: signature for name, (signature, _) in exported.items()}
@@ -109,7 +109,11 @@ def main() -> None:
             )
 
     base = next(iter(signatures))
-    print(f"seq {args.seq_length}, {os.cpu_count()} CPU cores ({cpu_name()}), TF {tf.__version__}")
+    xla = ", XLA" if args.jit_compile else ""
+    print(
+        f"seq {args.seq_length}, padding: {args.padding}{xla}; {os.cpu_count()} CPU cores "
+        f"({cpu_name()}), TF {tf.__version__}"
+    )
     print(
         f"{args.rounds} rounds of {args.requests} batch-1 calls and {args.batches} batch-32 calls"
     )

@@ -49,6 +49,10 @@ class StudentConfig:
         num_layers: the student's Transformer blocks.
         hidden_size: the student's width (default: the teacher's, with copied layers).
         teacher_layers: the teacher blocks the student starts from (default: spread evenly).
+        initial_student: a deeper student of the same teacher and width (its `.keras` file)
+            that this one starts from instead of the teacher: its embeddings, head and blocks
+            (`teacher_layers` then name its blocks). Distilling 6 → 3 → 2 layers this way
+            (progressive) drops fewer layers at a time.
         losses: the loss weights and temperature.
     """
 
@@ -56,6 +60,7 @@ class StudentConfig:
     num_layers: int
     hidden_size: int | None = None
     teacher_layers: tuple[int, ...] | None = None
+    initial_student: str | None = None
     losses: DistillationLosses = dataclasses.field(default_factory=DistillationLosses)
 
     def __post_init__(self) -> None:
@@ -111,8 +116,11 @@ def distill_task_model(
 
     def build_distiller() -> Distiller:
         teacher = load_teacher(student_config.teacher, task_class)
+        source = teacher
+        if student_config.initial_student is not None:
+            source = load_teacher(student_config.initial_student, task_class)
         student = initialize_student(
-            teacher,
+            source,
             student_config.num_layers,
             student_config.hidden_size,
             student_config.teacher_layers,

@@ -96,3 +96,37 @@ def test_distill_token_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path):
     student = keras.saving.load_model(tmp_path / "student" / "model.keras")
     assert type(student) is BertTokenClassifier
     assert student.encoder.bert_config.hidden_size == 64
+
+
+def test_a_progressive_student_starts_from_the_deeper_student(
+    tiny_checkpoint_dir, data_dir, tmp_path
+):
+    """`--initial-student`: the 1-layer student starts from a 2-layer student's embeddings,
+    head and last block (spread_layers(2, 1)), not the teacher's (learning rate 0 keeps them)."""
+    labels = {"num_classes": 2, "label_names": ["neg", "pos"]}
+    teacher = save_teacher(
+        BertClassifier, tiny_checkpoint_dir, tmp_path / "teacher.keras", **labels
+    )
+    keras.utils.set_random_seed(1)
+    deeper = BertClassifier(BertEncoder.from_checkpoint(tiny_checkpoint_dir), **labels)
+    for variable in deeper.trainable_variables:  # unlike the teacher's everywhere
+        variable.assign(variable + 0.01)
+    deeper.save(tmp_path / "deeper.keras")
+    distill.main(
+        ["--teacher", teacher, "--initial-student", str(tmp_path / "deeper.keras")]
+        + ["--num-layers", "1", "--seq-length", "32", "--max-train-examples", "8"]
+        + [
+            "--learning-rate",
+            "0",
+            "--train",
+            str(data_dir / "sentiment" / "movie_snippets.train.jsonl"),
+        ]
+        + common_flags(tiny_checkpoint_dir, tmp_path / "student")
+    )
+    student = keras.saving.load_model(tmp_path / "student" / "model.keras")
+    pairs = [(student.encoder.blocks[0], deeper.encoder.blocks[1])]
+    pairs += [(student.get_layer(layer.name), layer) for layer in deeper.layers[-1:]]
+    pairs += [(student.encoder.get_layer("embeddings"), deeper.encoder.get_layer("embeddings"))]
+    for got, want in pairs:
+        for got_weight, want_weight in zip(got.get_weights(), want.get_weights(), strict=True):
+            np.testing.assert_array_equal(got_weight, want_weight)
