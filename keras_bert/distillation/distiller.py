@@ -9,7 +9,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert.config import ConfigError
-from keras_bert.distillation.features import task_features
+from keras_bert.distillation.features import MASKED_LM_OUTPUT, task_features, task_logits
 from keras_bert.distillation.losses import (
     attention_score_loss,
     hard_target_loss,
@@ -19,7 +19,7 @@ from keras_bert.distillation.losses import (
 )
 from keras_bert.distillation.student import layer_map
 from keras_bert.models.task import BertTask
-from keras_bert.models.token_classifier import MaskedTokenAccuracy
+from keras_bert.models.token_classifier import IGNORED_LABEL, MaskedTokenAccuracy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,13 +74,17 @@ class Distiller(keras.Model):
 
     Fit it on batches of `(inputs, labels)` as the student's task takes them; labels equal to
     `IGNORED_LABEL` (-100), e.g. all of unlabeled text, take no part in the hard-target loss.
+    Masked LMs (`BertMaskedLM`, `BertPretrainer`: general distillation) take
+    `masked_lm_positions` among the inputs and the masked tokens' ids as labels, -100 where a
+    prediction slot is padding (see `masked_lm_distillation_batches`); their soft targets count
+    the real predictions only.
     Student layer `i` learns from teacher layer `layer_map(L_t, L_s)[i]` in the layer-wise
     losses. The loss is the weighted sum of `losses`; `fit` also reports every weighted
     component and the student's `accuracy` on labelled positions. After training, save
     `distiller.student`: an ordinary task model.
 
     Args:
-        teacher: a trained `BertClassifier` or `BertTokenClassifier`; it is frozen.
+        teacher: a trained `BertClassifier`, `BertTokenClassifier` or masked LM; it is frozen.
         student: a model of the same class and labels (see `initialize_student`).
         losses: a `DistillationLosses` (or its dict form).
 
@@ -119,6 +123,8 @@ class Distiller(keras.Model):
         self.losses_config = losses
         self.teacher_features = task_features(teacher)
         self.student_features = task_features(student)
+        outputs = student.output
+        self.predicts_masked_tokens = isinstance(outputs, dict) and MASKED_LM_OUTPUT in outputs
         teacher_config = teacher.encoder.bert_config
         student_config = student.encoder.bert_config
         self.layer_map = layer_map(teacher_config.num_layers, student_config.num_layers)
@@ -164,6 +170,15 @@ class Distiller(keras.Model):
             return hidden_states
         return self.projections[f"layer_{layer_index}"](hidden_states)
 
+    def _soft_target_mask(self, labels, logits, input_mask):
+        """Which distributions the soft targets compare: all (one per sequence), the real
+        tokens (token classification) or the real predictions (masked LM)."""
+        if len(logits.shape) != 3:
+            return None
+        if self.predicts_masked_tokens:
+            return keras.ops.cast(keras.ops.not_equal(labels, IGNORED_LABEL), "float32")
+        return input_mask
+
     def weighted_losses(self, inputs, labels, outputs) -> dict[str, tf.Tensor]:
         """Each active loss, times its weight, by name."""
         teacher, student = outputs["teacher"], outputs["student"]
@@ -171,12 +186,11 @@ class Distiller(keras.Model):
         weights = self.losses_config
         losses = {}
         if weights.soft_targets:
-            per_token = len(student["logits"].shape) == 3
             losses["soft_targets"] = soft_target_loss(
                 teacher["logits"],
                 student["logits"],
                 weights.temperature,
-                mask if per_token else None,
+                self._soft_target_mask(labels, student["logits"], mask),
             )
         if weights.hard_targets:
             losses["hard_targets"] = hard_target_loss(labels, student["logits"])
@@ -238,10 +252,11 @@ def _check_compatible(teacher: BertTask, student: BertTask, losses: Distillation
             f"The student ({type(student).__name__}) must be a {type(teacher).__name__} like "
             "its teacher."
         )
-    if teacher.output.shape[-1] != student.output.shape[-1]:
+    teacher_classes = task_logits(teacher.output).shape[-1]
+    student_classes = task_logits(student.output).shape[-1]
+    if teacher_classes != student_classes:
         raise ConfigError(
-            f"The student predicts {student.output.shape[-1]} classes, the teacher "
-            f"{teacher.output.shape[-1]}."
+            f"The student predicts {student_classes} classes, the teacher {teacher_classes}."
         )
     teacher_heads = teacher.encoder.bert_config.num_heads
     student_heads = student.encoder.bert_config.num_heads

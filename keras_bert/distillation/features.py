@@ -11,6 +11,15 @@ from keras_bert.models.task import BertTask
 
 # What a task model reads from its encoder.
 ENCODER_OUTPUTS = ("sequence_output", "pooled_output")
+# The output of a masked LM (`BertMaskedLM`, `BertPretrainer`) that is distilled.
+MASKED_LM_OUTPUT = "masked_lm"
+
+
+def task_logits(outputs):
+    """The logits a distiller compares: a task model's output, or a masked LM's
+    `masked_lm` logits `[batch, predictions, vocabulary]` (a pretrainer's other heads are not
+    distilled)."""
+    return outputs[MASKED_LM_OUTPUT] if isinstance(outputs, dict) else outputs
 
 
 def _identity(layer: keras.layers.Layer) -> keras.layers.Layer:
@@ -75,8 +84,9 @@ def encoder_features(encoder: keras.Model) -> keras.Model:
 
 
 def task_features(task: BertTask) -> keras.Model:
-    """A functional model on the layers of `task` (a classifier or token classifier) whose
-    outputs are `logits` and the encoder's outputs of `encoder_features`."""
+    """A functional model on the layers of `task` (a classifier, token classifier or masked
+    LM) whose outputs are `logits` (see `task_logits`) and the encoder's outputs of
+    `encoder_features`."""
     if not isinstance(task, BertTask):
         raise ConfigError(f"Can only distill a BertTask model, got {type(task).__name__}.")
     features = encoder_features(task.encoder)
@@ -94,5 +104,5 @@ def task_features(task: BertTask) -> keras.Model:
     )
     if len(recorded) != 1:
         raise ConfigError(f"{task.name} calls its encoder {len(recorded)} times, not once.")
-    outputs = {"logits": traced.output, **recorded[0]}
+    outputs = {"logits": task_logits(traced.output), **recorded[0]}
     return keras.Model(traced.input, outputs, name=f"{task.name}_features")

@@ -334,15 +334,19 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
 def save_pretrained(model, output_dir: Path, config: PretrainingConfig) -> None:
     """Writes `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`, with
     `vocab.txt`) that `BertEncoder.from_checkpoint` and `BertPretrainer.from_checkpoint` read."""
+    model.save(output_dir / "pretrainer.keras")
+    has_vocabulary = config.vocabulary_file or config.init_checkpoint
+    vocabulary_file = _vocabulary(config)[1] if has_vocabulary else None
+    save_pretrainer_checkpoint(model, output_dir / "checkpoint", vocabulary_file)
+
+
+def save_pretrainer_checkpoint(model, directory: Path, vocabulary_file: str | None) -> None:
+    """A `BertPretrainer`'s weights (encoder and heads) as a Google-format checkpoint in
+    `directory`, with `vocabulary_file` copied in as `vocab.txt` when given."""
     from keras_bert.checkpoints import save_google_checkpoint
     from keras_bert.models.pretrainer import pretrainer_variables
 
-    model.save(output_dir / "pretrainer.keras")
     tensors = {
         name: keras.ops.convert_to_numpy(v) for name, v in pretrainer_variables(model).items()
     }
-    has_vocabulary = config.vocabulary_file or config.init_checkpoint
-    vocabulary_file = _vocabulary(config)[1] if has_vocabulary else None
-    save_google_checkpoint(
-        tensors, model.bert_config, output_dir / "checkpoint", vocabulary_file=vocabulary_file
-    )
+    save_google_checkpoint(tensors, model.bert_config, directory, vocabulary_file=vocabulary_file)

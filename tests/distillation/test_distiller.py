@@ -18,6 +18,7 @@ from keras_bert.distillation import (
 from keras_bert.distillation.losses import attention_score_loss, hidden_mse_loss
 from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.models import BertClassifier, BertTokenClassifier
+from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.models.token_classifier import IGNORED_LABEL
 from tests.distillation.test_student import INPUTS, tiny_encoder
 
@@ -84,6 +85,36 @@ def test_layer_wise_losses_follow_the_layer_map():
         )
     )
     np.testing.assert_allclose(weighted["hidden_mse"], 2.0 * expected_hidden, 1e-5)
+
+
+def _log_softmax(logits):
+    shifted = logits - logits.max(-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
+
+
+def test_masked_lm_soft_and_hard_targets_count_the_real_predictions_only():
+    """General distillation: a pretrainer student of a pretrainer teacher compares the
+    masked-LM distributions at the prediction slots whose label is not IGNORED_LABEL, against
+    a numpy KL divergence and cross-entropy; the next-sentence head is not distilled."""
+    teacher = BertPretrainer(tiny_encoder(num_layers=2))
+    student = initialize_student(teacher, num_layers=1, hidden_size=64)  # random: far apart
+    distiller = Distiller(teacher, student, DistillationLosses(temperature=2.0))
+    assert distiller.predicts_masked_tokens
+    inputs = {**INPUTS, "masked_lm_positions": np.array([[1, 3, 0], [2, 0, 0]])}
+    labels = np.array([[17, 9, IGNORED_LABEL], [5, IGNORED_LABEL, IGNORED_LABEL]])
+    weighted = distiller.weighted_losses(inputs, labels, distiller(inputs))
+    teacher_logits = np.asarray(teacher(inputs)["masked_lm"], "float64")
+    student_logits = np.asarray(student(inputs)["masked_lm"], "float64")
+    real = labels != IGNORED_LABEL
+    teacher_log_p, student_log_p = (
+        _log_softmax(teacher_logits / 2),
+        _log_softmax(student_logits / 2),
+    )
+    divergence = (np.exp(teacher_log_p) * (teacher_log_p - student_log_p)).sum(-1)
+    np.testing.assert_allclose(weighted["soft_targets"], divergence[real].mean() * 4, rtol=1e-4)
+    log_p = _log_softmax(student_logits)
+    cross_entropy = -np.take_along_axis(log_p, np.where(real, labels, 0)[..., None], -1)[..., 0]
+    np.testing.assert_allclose(weighted["hard_targets"], cross_entropy[real].mean(), rtol=1e-4)
 
 
 def test_fit_trains_student_and_projections_not_teacher():

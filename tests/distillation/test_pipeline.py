@@ -10,10 +10,15 @@ import pytest
 import tensorflow as tf
 
 from keras_bert import BertEncoder
+from keras_bert.config import ConfigError
+from keras_bert.data import read_text_documents, tokenize_documents
+from keras_bert.data.instances import create_instances
 from keras_bert.data.token_classification import tag_names_of
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.models import BertClassifier, BertTokenClassifier
-from keras_bert.text import BertPreprocessor
+from keras_bert.models.pretrainer import BertPretrainer
+from keras_bert.text import BertPreprocessor, WordPieceTokenizer
+from keras_bert.training.trainer import write_documents
 from pipelines import distill
 from pipelines.finetune_ner import read_sentences
 from tests.test_pipelines import common_flags
@@ -130,3 +135,45 @@ def test_a_progressive_student_starts_from_the_deeper_student(
     for got, want in pairs:
         for got_weight, want_weight in zip(got.get_weights(), want.get_weights(), strict=True):
             np.testing.assert_array_equal(got_weight, want_weight)
+
+
+def test_general_distillation_of_a_masked_lm(tiny_checkpoint_dir, data_dir, tmp_path):
+    """`--task masked_lm`: a pretrainer teacher, BERT-format text with its held-out documents
+    left out of training, a student pretrainer and its checkpoint, scored like evaluate_mlm."""
+    documents = read_text_documents(data_dir / "pretraining" / "wikipedia_sample.txt")[:4]
+    documents = [document[:12] for document in documents]
+    corpus, held_out = tmp_path / "corpus.txt", tmp_path / "held_out.txt"
+    write_documents(documents, corpus)
+    write_documents(documents[-1:], held_out)
+    keras.utils.set_random_seed(0)
+    BertPretrainer.from_checkpoint(tiny_checkpoint_dir).save(tmp_path / "teacher.keras")
+    summary = distill.main(
+        ["--task", "masked_lm", "--teacher", str(tmp_path / "teacher.keras")]
+        + ["--train", str(corpus), "--eval", str(held_out), "--num-layers", "1"]
+        + ["--seq-length", "64", "--hidden-mse", "1", "--attention-scores", "0.1"]
+        + common_flags(tiny_checkpoint_dir, tmp_path / "student")
+    )
+    # The held-out document is left out: the three others make the instances of one pass.
+    tokenizer = WordPieceTokenizer(str(tiny_checkpoint_dir / "vocab.txt"))
+    separator = tokenizer.token_to_id("[SEP]")
+    trained = tokenize_documents(documents[:3], tokenizer)
+    instances = create_instances(trained, 64, 0, next_sentence_prediction=False,
+                                 document_separator=separator)  # fmt: skip
+    assert summary["train_steps"] == -(-len(instances) // 8)
+    for scores in (summary["evaluation"], summary["teacher_evaluation"]):
+        assert {"accuracy_at_mask", "accuracy", "loss", "predictions"} <= set(scores)
+    assert summary["evaluation"]["predictions"] == summary["teacher_evaluation"]["predictions"]
+    assert {"soft_targets", "hard_targets", "hidden_mse", "attention_scores"} <= set(
+        summary["history"]
+    )
+    student = keras.saving.load_model(tmp_path / "student" / "model.keras")
+    assert type(student) is BertPretrainer and student.bert_config.num_layers == 1
+    restored = BertPretrainer.from_checkpoint(tmp_path / "student" / "checkpoint")
+    for got, want in zip(restored.get_weights(), student.get_weights(), strict=True):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ConfigError, match="--unlabeled and --augment-copies"):
+        distill.main(
+            ["--task", "masked_lm", "--teacher", str(tmp_path / "teacher.keras")]
+            + ["--train", str(corpus), "--num-layers", "1", "--augment-copies", "1"]
+            + common_flags(tiny_checkpoint_dir, tmp_path / "refused")
+        )
