@@ -24,7 +24,12 @@ from keras_bert.data.pretraining import (
     document_separator,
     pretraining_dataset,
 )
-from keras_bert.distillation.task_distillation import StudentConfig, distill_task_model
+from keras_bert.distillation.task_distillation import (
+    StudentConfig,
+    distill_task_model,
+    load_teacher,
+)
+from keras_bert.errors import DataError
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.metrics.masked_lm import evaluate_masked_lm, masked_lm_evaluation_dataset
 from keras_bert.models.pretrainer import BertPretrainer
@@ -78,6 +83,14 @@ def distill_masked_lm(
         data: pairs and masking (default: no sentence pairs, documents packed across
             boundaries, BERT's 15% masking with 80/10/10, at `config.seq_length`).
     """
+    if not documents:
+        raise DataError("No training documents: distillation needs text to train on.")
+    teacher_vocabulary = load_teacher(student_config.teacher, BertPretrainer).bert_config.vocab_size
+    if teacher_vocabulary != len(vocabulary):
+        raise DataError(
+            f"{vocabulary_file} has {len(vocabulary)} tokens, the teacher's vocabulary "
+            f"{teacher_vocabulary}: give the teacher's vocabulary (--checkpoint)."
+        )
     data = data or PretrainingDataConfig(
         seq_length=config.seq_length, next_sentence_prediction=False
     )

@@ -14,6 +14,7 @@ from keras_bert.config import ConfigError
 from keras_bert.data import read_text_documents, tokenize_documents
 from keras_bert.data.instances import create_instances
 from keras_bert.data.token_classification import tag_names_of
+from keras_bert.errors import DataError
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.models.pretrainer import BertPretrainer
@@ -171,9 +172,18 @@ def test_general_distillation_of_a_masked_lm(tiny_checkpoint_dir, data_dir, tmp_
     restored = BertPretrainer.from_checkpoint(tmp_path / "student" / "checkpoint")
     for got, want in zip(restored.get_weights(), student.get_weights(), strict=True):
         np.testing.assert_array_equal(got, want)
+    refused = ["--task", "masked_lm", "--teacher", str(tmp_path / "teacher.keras")]
+    refused += ["--num-layers", "1", *common_flags(tiny_checkpoint_dir, tmp_path / "refused")]
     with pytest.raises(ConfigError, match="--unlabeled and --augment-copies"):
-        distill.main(
-            ["--task", "masked_lm", "--teacher", str(tmp_path / "teacher.keras")]
-            + ["--train", str(corpus), "--num-layers", "1", "--augment-copies", "1"]
-            + common_flags(tiny_checkpoint_dir, tmp_path / "refused")
-        )
+        distill.main([*refused, "--train", str(corpus), "--augment-copies", "1"])
+    with pytest.raises(DataError, match="No training documents"):
+        distill.main([*refused, "--train", str(held_out), "--eval", str(held_out)])
+    small_vocabulary = tmp_path / "small_vocabulary"
+    small_vocabulary.mkdir()
+    vocabulary = (tiny_checkpoint_dir / "vocab.txt").read_text().splitlines()[:2000]
+    (small_vocabulary / "vocab.txt").write_text("\n".join(vocabulary) + "\n")
+    for path in tiny_checkpoint_dir.iterdir():
+        if path.name != "vocab.txt":
+            (small_vocabulary / path.name).symlink_to(path)
+    with pytest.raises(DataError, match="has 2000 tokens, the teacher's vocabulary 30522"):
+        distill.main([*refused, "--train", str(corpus), "--checkpoint", str(small_vocabulary)])
