@@ -4,14 +4,16 @@ classifiers, timed side by side in one process.
 Exports every `NAME=PATH/model.keras` as `pipelines.export --task classifier` does
 (`ClassifierServing`, the same `--seq-length` and padding for all: each batch padded to its
 length bucket, the export's default, or `--padding fixed` to `--seq-length`; `--jit-compile`
-for XLA exports; the vocabulary of `--checkpoint`), loads each export back with `tf.saved_model.load` and, on the real dev
-sentences (movie-review snippets):
+for XLA exports; the vocabulary of `--checkpoint`), loads each export back with
+`tf.saved_model.load` and, on the real dev sentences (movie-review snippets):
 
 - dev accuracy of each export's `label` against the gold labels;
 - batch-1 latency p50/p99 over --requests calls and batch-32 sentences/s over --batches
-  batches, the models alternating call by call (so that they see the same machine load),
-  repeated --rounds times; the table gives the median over rounds, and the ratios to the first
-  model are the medians of the per-round ratios.
+  batches, the models alternating call by call (so that they see the same machine load; with
+  `--schedule blocks` each model's calls in a row, as a server running that model alone sees
+  them, the order rotating from round to round), repeated --rounds times; the table gives the
+  median over rounds, and the ratios to the first model are the medians of the per-round
+  ratios.
 
     .venv/bin/python -m bench.bench_distillation teacher=runs/teacher/model.keras \\
         l3=runs/student_l3/model.keras l2=runs/student_l2/model.keras
@@ -26,7 +28,13 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.bench_serving import cpu_name, interleaved_timings, load_dev, request_batches
+from bench.bench_serving import (
+    SCHEDULES,
+    cpu_name,
+    load_dev,
+    request_batches,
+    scheduled_timings,
+)
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -64,6 +72,13 @@ def main() -> None:
         help="pad each batch to its length bucket (the export's default) or to --seq-length",
     )
     parser.add_argument("--jit-compile", action="store_true", help="XLA-compiled exports")
+    parser.add_argument(
+        "--schedule",
+        choices=SCHEDULES,
+        default="interleaved",
+        help="models alternating call by call, or each model's calls in a row (blocks, the "
+        "order rotating from round to round): see bench_serving.scheduled_timings",
+    )
     args = parser.parse_args()
 
     paths = dict(model.split("=", 1) for model in args.models)
@@ -88,15 +103,17 @@ def main() -> None:
             name: accuracy(signature, texts, labels) for name, signature in signatures.items()
         }
         rounds = []
-        for _ in range(args.rounds):
+        names = list(signatures)
+        for round_index in range(args.rounds):
             results = {}
+            shift = round_index % len(names)
             for batch_size, count in [(1, args.requests), (32, args.batches)]:
                 batches = [tf.constant(b) for b in request_batches(texts, batch_size, count)]
                 calls = {
-                    name: [lambda s=signature, b=batch: s(text=b) for batch in batches]
-                    for name, signature in signatures.items()
+                    name: [lambda s=signatures[name], b=batch: s(text=b) for batch in batches]
+                    for name in names[shift:] + names[:shift]
                 }
-                results[batch_size] = interleaved_timings(calls)
+                results[batch_size] = scheduled_timings(calls, args.schedule)
             rounds.append(
                 {
                     name: {
@@ -111,7 +128,8 @@ def main() -> None:
     base = next(iter(signatures))
     xla = ", XLA" if args.jit_compile else ""
     print(
-        f"seq {args.seq_length}, padding: {args.padding}{xla}; {os.cpu_count()} CPU cores "
+        f"seq {args.seq_length}, padding: {args.padding}{xla}, schedule: {args.schedule}; "
+        f"{os.cpu_count()} CPU cores "
         f"({cpu_name()}), TF {tf.__version__}"
     )
     print(

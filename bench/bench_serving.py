@@ -216,24 +216,42 @@ def request_batches(sentences: list[str], batch_size: int, count: int) -> list[l
     return [batch for batch in batches if len(batch) == batch_size]
 
 
-def interleaved_timings(calls: dict[str, list], warmup: int = 5) -> dict[str, np.ndarray]:
-    """Seconds of every call, `calls[name][index]` for each index in turn with the names
-    alternating, so that all see the same machine load; after `warmup` calls of each."""
+SCHEDULES = ("interleaved", "blocks")
+
+
+def scheduled_timings(
+    calls: dict[str, list], schedule: str = "interleaved", warmup: int = 5
+) -> dict[str, np.ndarray]:
+    """Seconds of every call `calls[name][index]`, after `warmup` calls of each name.
+
+    `schedule` "interleaved": index by index with the names alternating, so that all see the
+    same machine load, but every call finds the caches full of the other models' weights;
+    "blocks": each name's calls in a row, as a server that runs that model alone sees them (its
+    weights stay in the caches from one request to the next).
+    """
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     for name in calls:
         for call in calls[name][:warmup]:
             call()
+    count = min(len(values) for values in calls.values())
+    if schedule == "interleaved":
+        order = [(name, index) for index in range(count) for name in calls]
+    else:
+        order = [(name, index) for name in calls for index in range(count)]
     timings = {name: [] for name in calls}
-    for index in range(min(len(values) for values in calls.values())):
-        for name in calls:
-            start = time.perf_counter()
-            calls[name][index]()
-            timings[name].append(time.perf_counter() - start)
+    for name, index in order:
+        start = time.perf_counter()
+        calls[name][index]()
+        timings[name].append(time.perf_counter() - start)
     return {name: np.array(values) for name, values in timings.items()}
 
 
-def time_variants(variants: list[Variant], batches: list[list[str]]) -> dict[str, np.ndarray]:
+def time_variants(
+    variants: list[Variant], batches: list[list[str]], schedule: str
+) -> dict[str, np.ndarray]:
     calls = {variant.name: [variant.make_call(batch) for batch in batches] for variant in variants}
-    return interleaved_timings(calls, warmup=0)
+    return scheduled_timings(calls, schedule, warmup=0)
 
 
 def labels_on(export_dir: Path, texts: list[str]) -> list[str]:
@@ -251,6 +269,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=200, help="batch-1 calls per variant")
     parser.add_argument("--batches", type=int, default=20, help="batch-32 calls per variant")
     parser.add_argument("--no-onnx", action="store_true", help="without the `peer` extra")
+    parser.add_argument(
+        "--schedule", choices=SCHEDULES, default="interleaved", help="see scheduled_timings"
+    )
     args = parser.parse_args()
 
     texts, gold = load_dev()
@@ -276,7 +297,7 @@ def main() -> None:
                 texts[(index * batch_size) % len(texts) :][:batch_size] for index in range(count)
             ]
             batches = [batch for batch in batches if len(batch) == batch_size]
-            results[batch_size] = time_variants(variants, batches)
+            results[batch_size] = time_variants(variants, batches, args.schedule)
 
         agreement = None
         if args.classifier:
@@ -288,7 +309,7 @@ def main() -> None:
 
     print(
         f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
-        f"TF {tf.__version__}, dev sentences: {len(texts)}"
+        f"TF {tf.__version__}, dev sentences: {len(texts)}, schedule: {args.schedule}"
     )
     print()
     print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
