@@ -129,8 +129,7 @@ def main() -> None:
     xla = ", XLA" if args.jit_compile else ""
     print(
         f"seq {args.seq_length}, padding: {args.padding}{xla}, schedule: {args.schedule}; "
-        f"{os.cpu_count()} CPU cores "
-        f"({cpu_name()}), TF {tf.__version__}"
+        f"{os.cpu_count()} CPU cores ({cpu_name()}), TF {tf.__version__}"
     )
     print(
         f"{args.rounds} rounds of {args.requests} batch-1 calls and {args.batches} batch-32 calls"

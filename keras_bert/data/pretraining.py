@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import tensorflow as tf
 
-from keras_bert.data.instances import TokenizedDocument, instance_dataset
+from keras_bert.data.instances import TokenizedDocument, create_instances, instance_dataset
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, renamed_fields
 from keras_bert.errors import ConfigError
@@ -118,10 +118,7 @@ def pretraining_dataset(
         config.seq_length,
         seed,
         num_epochs=num_epochs,
-        next_sentence_prediction=config.next_sentence_prediction,
-        sentence_order_prediction=config.sentence_order_prediction,
-        short_seq_prob=config.short_seq_prob,
-        document_separator=document_separator(vocabulary, config),
+        **instance_options(vocabulary, config),
     )
     return masked_batches(
         dataset,
@@ -139,6 +136,35 @@ def pretraining_dataset(
 def document_separator(vocabulary: Sequence[str], config: PretrainingDataConfig) -> int | None:
     """The token between documents packed together (FULL-SENTENCES), or None."""
     return list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None
+
+
+def instance_options(vocabulary: Sequence[str], config: PretrainingDataConfig) -> dict:
+    """The `create_instances` options (pairs, packing) that `config` sets.
+
+    Example:
+    >>> config = PretrainingDataConfig(next_sentence_prediction=False)
+    >>> options = instance_options(["[PAD]", "[SEP]"], config)
+    >>> options["next_sentence_prediction"], options["document_separator"]
+    (False, 1)
+    """
+    return {
+        "next_sentence_prediction": config.next_sentence_prediction,
+        "sentence_order_prediction": config.sentence_order_prediction,
+        "short_seq_prob": config.short_seq_prob,
+        "document_separator": document_separator(vocabulary, config),
+    }
+
+
+def instances_per_pass(
+    documents: Sequence[TokenizedDocument],
+    vocabulary: Sequence[str],
+    config: PretrainingDataConfig,
+    seed: int = 0,
+) -> int:
+    """How many sequences one pass of `pretraining_dataset` over `documents` makes (the
+    first pass's count; later passes draw other short lengths and differ slightly)."""
+    options = instance_options(vocabulary, config)
+    return len(create_instances(documents, config.seq_length, seed, **options))
 
 
 def masked_batches(

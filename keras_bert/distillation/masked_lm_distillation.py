@@ -17,11 +17,10 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from keras_bert.data.instances import create_instances
 from keras_bert.data.pretraining import (
     MODEL_INPUT_NAMES,
     PretrainingDataConfig,
-    document_separator,
+    instances_per_pass,
     pretraining_dataset,
 )
 from keras_bert.distillation.task_distillation import (
@@ -94,13 +93,6 @@ def distill_masked_lm(
     data = data or PretrainingDataConfig(
         seq_length=config.seq_length, next_sentence_prediction=False
     )
-    options = {
-        "next_sentence_prediction": data.next_sentence_prediction,
-        "sentence_order_prediction": data.sentence_order_prediction,
-        "short_seq_prob": data.short_seq_prob,
-        "document_separator": document_separator(vocabulary, data),
-    }
-    instances_per_pass = len(create_instances(documents, data.seq_length, config.seed, **options))
     train = pretraining_dataset(
         documents,
         vocabulary,
@@ -115,7 +107,12 @@ def distill_masked_lm(
         evaluation = masked_lm_evaluation_dataset(held_out, vocabulary, data.seq_length, seed=0)
         evaluate = partial(evaluate_masked_lm, dataset=evaluation, vocabulary=vocabulary)
     student, summary = distill_task_model(
-        config, student_config, BertPretrainer, train, instances_per_pass, evaluate
+        config,
+        student_config,
+        BertPretrainer,
+        train,
+        instances_per_pass(documents, vocabulary, data, config.seed),
+        evaluate,
     )
     save_pretrainer_checkpoint(
         student, Path(config.output_dir) / STUDENT_CHECKPOINT, vocabulary_file
