@@ -1,10 +1,12 @@
-"""Length buckets: string signatures compute on the length the text needs, not on `seq_length`.
+"""Length buckets: signatures compute on the length the text needs, not on `seq_length`.
 
 The preprocessor packs every batch to `[batch, seq_length]`. Attention masks the padding, so the
 model's outputs at real tokens do not depend on how much padding follows (up to float rounding,
 ~1e-6): a batch can be cut to its longest sequence. Rounding that length up to a bucket
 (16, 32, 64, ... `seq_length`) keeps the number of shapes small, so XLA compiles a few programs
-and warm-up requests can cover every one of them before traffic arrives.
+and warm-up requests can cover every one of them before traffic arrives. `serving_ids` requests
+are cut the same way, whatever width a client pads them to (ONNX Runtime's users pad to 128),
+and outputs with one value per position are padded back to the request's width.
 """
 
 from __future__ import annotations
@@ -34,12 +36,23 @@ def length_buckets(seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple[in
 
 
 def bucket_length(input_mask: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
-    """The smallest bucket that holds the longest row of `input_mask` `[batch, seq_length]`.
+    """The smallest bucket that holds every real token of `input_mask` `[batch, seq_length]`:
+    the columns up to the last that is real in any row (the longest row when padding trails,
+    as packing makes it; padding in front or between tokens is kept, never cut).
 
     An empty batch gets the smallest bucket. `buckets` are ascending; the last is the packed
     length, so every row fits in it.
+
+    Example:
+    >>> import tensorflow as tf
+    >>> int(bucket_length(tf.constant([[1] * 20 + [0] * 44]), (16, 32, 64)))
+    32
+    >>> int(bucket_length(tf.constant([[0] * 40 + [1] * 3 + [0] * 21]), (16, 32, 64)))
+    64
     """
-    longest = tf.maximum(tf.reduce_max(tf.reduce_sum(input_mask, axis=1)), 0)  # empty: 0
+    columns = tf.range(1, tf.shape(input_mask)[1] + 1, dtype=input_mask.dtype)
+    ends = tf.where(input_mask != 0, columns[tf.newaxis], tf.zeros_like(input_mask))
+    longest = tf.maximum(tf.reduce_max(ends), 0)  # empty: 0
     bucket_tensor = tf.constant(buckets, input_mask.dtype)
     index = tf.searchsorted(bucket_tensor, longest[tf.newaxis], side="left")[0]
     return bucket_tensor[tf.minimum(index, len(buckets) - 1)]
@@ -57,6 +70,22 @@ def trim_to_bucket(inputs: Mapping[str, tf.Tensor], buckets: Sequence[int]) -> d
     """
     length = bucket_length(inputs["input_mask"], buckets)
     return {name: tensor[:, :length] for name, tensor in inputs.items()}
+
+
+def pad_columns(tensor: tf.Tensor, width: tf.Tensor | int, value: float = 0.0) -> tf.Tensor:
+    """`tensor` `[batch, columns, ...]` padded with `value` to `width` columns (undoes
+    `trim_to_bucket` on an output that has one value per input position).
+
+    Example:
+    >>> import tensorflow as tf
+    >>> pad_columns(tf.constant([[1.0, 2.0]]), 4, -1.0).numpy().tolist()
+    [[1.0, 2.0, -1.0, -1.0]]
+    """
+    missing = tf.maximum(width - tf.shape(tensor)[1], 0)
+    paddings = tf.concat(
+        [[[0, 0], [0, missing]], tf.zeros([tf.rank(tensor) - 2, 2], tf.int32)], axis=0
+    )
+    return tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
 
 
 def _cycled_words(text: str, count: int) -> str:

@@ -35,12 +35,12 @@ def export_for_serving(
     The version directory holds the SavedModel (both signatures, `assets/vocab.txt`) and
     `assets.extra/tf_serving_warmup_requests`: the module's example request, one
     `serving_default` request per length bucket (`keras_bert.export.buckets.bucket_examples`)
-    and a `serving_ids` request. A bfloat16 module is first compared with `float32_module` on
-    the warm-up requests and `agreement_requests` (`check_precision`); the result is written to
-    `assets.extra/precision_agreement.json`. It is written to a hidden temporary directory,
-    op-checked against TensorFlow Serving 2.21 (`keras_bert.export.op_check`) and only then
-    renamed into place, so a server watching `<base_dir>/<name>` never sees a partial or
-    unservable version.
+    and the same requests packed, for `serving_ids`. A bfloat16 module is first compared with
+    `float32_module` on the warm-up requests and `agreement_requests` (`check_precision`); the
+    result is written to `assets.extra/precision_agreement.json`. It is written to a hidden
+    temporary directory, op-checked against TensorFlow Serving 2.21
+    (`keras_bert.export.op_check`) and only then renamed into place, so a server watching
+    `<base_dir>/<name>` never sees a partial or unservable version.
 
     Args:
         module: e.g. `ClassifierServing(classifier, preprocessor)`.
@@ -73,13 +73,15 @@ def export_for_serving(
         )
         if check_ops:
             check_serving_ops(export_dir)
-        examples = module.example_inputs()
-        ids = module.pack_texts(*(tf.constant(texts) for texts in examples.values()))
-        requests = [examples, *bucket_examples(module)]
+        requests = [module.example_inputs(), *bucket_examples(module)]
+        packed = [
+            module.pack_texts(*(tf.constant(texts) for texts in request.values()))
+            for request in requests
+        ]
         write_warmup_requests(
             export_dir,
             [warmup_log(name, DEFAULT_SIGNATURE, request) for request in requests]
-            + [warmup_log(name, IDS_SIGNATURE, ids)],
+            + [warmup_log(name, IDS_SIGNATURE, ids) for ids in packed],
         )
         if agreement is not None:
             (export_dir / AGREEMENT_FILE).write_text(

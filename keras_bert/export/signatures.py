@@ -24,8 +24,13 @@ import keras
 import tensorflow as tf
 
 from keras_bert.config import ConfigError
-from keras_bert.export.buckets import length_buckets, trim_to_bucket
-from keras_bert.export.decoding import BioTagTable, best_answer_spans, bio_entities
+from keras_bert.export.buckets import length_buckets, pad_columns, trim_to_bucket
+from keras_bert.export.decoding import (
+    MASKED_LOGIT,
+    BioTagTable,
+    best_answer_spans,
+    bio_entities,
+)
 from keras_bert.export.precision import PRECISIONS, bfloat16_model
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.packing import BertPacker, truncated_lengths
@@ -81,6 +86,13 @@ def _as_float32(outputs):
 class _Serving(tf.Module):
     """A model and its preprocessor with the `serving_ids` signature; subclasses add text.
 
+    `serving_ids` takes int32 `input_word_ids`, `input_mask` and `input_type_ids`
+    `[batch, width]`, padded to any width, and computes, as `serving_default` does, on the
+    columns up to the last real token rounded up to a bucket: a client that pads every request
+    to 128 ids, as ONNX Runtime's users do, pays for its text's length. Outputs with a value per
+    position (`POSITION_OUTPUTS`) come back at the request's width, the columns past the bucket
+    filled with 0 (start and end logits: -1e9, so that they never win).
+
     Options every serving module takes (keyword arguments after its own):
 
     - `buckets`: the lengths that `serving_default` pads a batch to: its longest packed
@@ -95,6 +107,9 @@ class _Serving(tf.Module):
       `mixed_bfloat16`, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
       `export_for_serving` checks a bfloat16 module against its float32 twin.
     """
+
+    # `serving_ids` outputs with a value per input position, and the value past the bucket.
+    POSITION_OUTPUTS: dict[str, float] = {}
 
     def __init__(
         self,
@@ -160,7 +175,14 @@ class _Serving(tf.Module):
 
     @tf.function(input_signature=[_IDS_SPEC])
     def serve_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        return self._outputs_from_ids(inputs)
+        outputs = self._outputs_from_ids(self._trim(inputs))
+        width = tf.shape(inputs["input_mask"])[1]
+        return {
+            name: pad_columns(value, width, self.POSITION_OUTPUTS[name])
+            if name in self.POSITION_OUTPUTS
+            else value
+            for name, value in outputs.items()
+        }
 
 
 class ClassifierServing(_Serving):
@@ -231,6 +253,8 @@ class EncoderServing(_Serving):
     included, as sentence-transformers' mean pooling).
     """
 
+    POSITION_OUTPUTS = {"sequence_output": 0.0}
+
     @staticmethod
     def _embeddings(inputs, outputs) -> dict[str, tf.Tensor]:
         sequence_output = outputs["sequence_output"]
@@ -279,6 +303,8 @@ class TokenClassifierServing(_Serving):
         max_entities: the number of entity slots per text.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
+
+    POSITION_OUTPUTS = {"logits": 0.0}
 
     def __init__(self, model, preprocessor: Preprocessor, max_entities: int = 32, **options):
         super().__init__(model, preprocessor, **options)
@@ -359,6 +385,8 @@ class QuestionAnswererServing(_Serving):
         max_answer_length: the longest answer, in word pieces.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
+
+    POSITION_OUTPUTS = {"start_logits": MASKED_LOGIT, "end_logits": MASKED_LOGIT}
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""Bucketed padding: string signatures give the answers of full padding, on fewer columns."""
+"""Bucketed padding: both signatures give the answers of full padding, on fewer columns."""
 
 from __future__ import annotations
 
@@ -40,6 +40,8 @@ def test_bucket_length_rounds_the_longest_row_up():
     for expected, mask in masks.items():
         assert int(bucket_length(tf.constant(mask), buckets)) == expected
     assert int(bucket_length(tf.zeros([0, 64], tf.int32), buckets)) == 16  # empty batch
+    # Padding in front is never cut: the last real column counts, not the number of them.
+    assert int(bucket_length(tf.constant([[0] * 20 + [1] * 3 + [0] * 41]), buckets)) == 32
     trimmed = trim_to_bucket({"input_mask": tf.constant(masks[32])}, buckets)
     assert trimmed["input_mask"].numpy().tolist() == [[1] * 17 + [0] * 15]
 
@@ -65,6 +67,32 @@ def test_string_signature_matches_full_padding(serving_modules, minilm_dir, task
 
 
 @pytest.mark.parametrize("task", TASKS)
+def test_ids_signature_computes_on_the_bucket_and_answers_at_the_requests_width(
+    serving_modules, minilm_dir, task
+):
+    module = serving_modules[task]
+    full_padding = builders.serving_modules(str(minilm_dir / "vocab.txt"), buckets=(SEQ_LENGTH,))
+    # Ids padded to seq_length, as clients of ONNX Runtime send them: the 16 bucket is computed.
+    ids = module.pack_texts(*_signature_inputs(module, SHORT_INPUTS))
+    assert ids["input_mask"].shape[1] == SEQ_LENGTH
+    assert int(bucket_length(ids["input_mask"], module.buckets)) == 16
+    bucketed = module.serve_ids(ids)
+    padded = full_padding[task].serve_ids(ids)
+    assert sorted(bucketed) == sorted(padded)
+    real = ids["input_mask"].numpy().astype(bool)
+    for name, value in bucketed.items():
+        value, expected = value.numpy(), padded[name].numpy()
+        assert value.shape == expected.shape, name
+        if name in module.POSITION_OUTPUTS:
+            np.testing.assert_array_equal(value[:, 16:], module.POSITION_OUTPUTS[name])
+            value, expected = value[real], expected[real]
+        if value.dtype.kind == "f":
+            np.testing.assert_allclose(value, expected, atol=ATOL, err_msg=name)
+        else:
+            assert value.tolist() == expected.tolist(), name
+
+
+@pytest.mark.parametrize("task", TASKS)
 def test_bucket_examples_reach_every_bucket(serving_modules, task):
     module = serving_modules[task]
     assert module.buckets == length_buckets(SEQ_LENGTH) == (16, 32)
@@ -80,17 +108,17 @@ def test_bucket_examples_reach_every_bucket(serving_modules, task):
 @pytest.mark.parametrize("task", TASKS)
 def test_warmup_records_cover_every_bucket(exported_base, serving_modules, task):
     module = serving_modules[task]
-    covered = set()
+    covered = {"serving_default": set(), "serving_ids": set()}
     for log in read_warmup_requests(exported_base / task / "1"):
         request = log.predict_log.request
-        if request.model_spec.signature_name != "serving_default":
-            continue
-        texts = [tf.constant(tf.make_ndarray(request.inputs[name])) for name in request.inputs]
-        names = list(request.inputs)
-        order = list(module.example_inputs())
-        texts = [texts[names.index(name)] for name in order]
-        covered.add(int(bucket_length(module.pack_texts(*texts)["input_mask"], module.buckets)))
-    assert covered == set(module.buckets)
+        inputs = {
+            name: tf.constant(tf.make_ndarray(proto)) for name, proto in request.inputs.items()
+        }
+        signature = request.model_spec.signature_name
+        if signature == "serving_default":
+            inputs = module.pack_texts(*(inputs[name] for name in module.example_inputs()))
+        covered[signature].add(int(bucket_length(inputs["input_mask"], module.buckets)))
+    assert covered == {"serving_default": set(module.buckets), "serving_ids": set(module.buckets)}
 
 
 def test_buckets_must_end_at_seq_length(serving_modules):
