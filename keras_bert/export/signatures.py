@@ -103,8 +103,8 @@ class _Serving(tf.Module):
       (`tf.function(jit_compile=True)`). TensorFlow Serving runs it only when started with
       `--xla_cpu_compilation_enabled=true`; without the flag the first request that reaches it
       (a warm-up record) fails, and so does loading the version.
-    - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (Keras'
-      `mixed_bfloat16`, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
+    - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
+      and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
       `export_for_serving` checks a bfloat16 module against its float32 twin.
     """
 

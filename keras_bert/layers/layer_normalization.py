@@ -10,8 +10,8 @@ def layer_normalization(
 ) -> tf.Tensor:
     """`(x - mean) / sqrt(variance + epsilon) * gamma + beta` over the last axis of `x`.
 
-    Statistics and gradients are computed in float32 whatever `x`'s dtype (the result has
-    `x`'s dtype). The gradient is the closed form
+    Statistics and gradients are computed in float32 whatever the dtypes of `x`, `gamma` and
+    `beta` (the result has `x`'s dtype, each gradient its input's). The gradient is the closed form
     `dx = (g - mean(g) - x_hat * mean(g * x_hat)) / sigma` with `g = dy * gamma`: a few fused
     passes instead of differentiating through the moments op by op.
 
@@ -27,11 +27,12 @@ def layer_normalization(
         tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon
     )
     normalized = centered * inverse_sigma
+    gamma32, beta32 = tf.cast(gamma, tf.float32), tf.cast(beta, tf.float32)
 
     def gradient(upstream):
         upstream = tf.cast(upstream, tf.float32)
         batch_axes = list(range(len(x.shape) - 1))
-        scaled = upstream * gamma
+        scaled = upstream * gamma32
         x_gradient = inverse_sigma * (
             scaled
             - tf.reduce_mean(scaled, axis=-1, keepdims=True)
@@ -39,12 +40,12 @@ def layer_normalization(
         )
         return (
             tf.cast(x_gradient, x.dtype),
-            tf.reduce_sum(upstream * normalized, axis=batch_axes),
-            tf.reduce_sum(upstream, axis=batch_axes),
+            tf.cast(tf.reduce_sum(upstream * normalized, axis=batch_axes), gamma.dtype),
+            tf.cast(tf.reduce_sum(upstream, axis=batch_axes), beta.dtype),
             None,
         )
 
-    return tf.cast(normalized * gamma + beta, x.dtype), gradient
+    return tf.cast(normalized * gamma32 + beta32, x.dtype), gradient
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")

@@ -81,7 +81,8 @@ class TiedDecoderHead(keras.layers.Layer):
         table = ops.cast(self.token_embedding.embeddings, flat.dtype)
         logits = tf.linalg.matmul(flat, table, transpose_b=True)
         # Softmax over a large vocabulary is computed in float32 under mixed precision.
-        logits = tf.nn.bias_add(ops.cast(logits, "float32"), self.output_bias)
+        bias = ops.cast(self.output_bias, "float32")  # bfloat16 under a bfloat16 policy
+        logits = tf.nn.bias_add(ops.cast(logits, "float32"), bias)
         return ops.reshape(logits, (batch_size, predictions, self.vocabulary_size))
 
     def compute_output_shape(self, sequence_output_shape, masked_positions_shape):
