@@ -12,7 +12,8 @@ Serving runs), seq 128:
   on their length bucket) and 128 ids of text (each sentence's words cycled to fill every
   position: the issue's measure, where nothing can be trimmed);
 - with the optional `peer` extra (torch, transformers, onnx, onnxruntime): ONNX Runtime running
-  the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export`), all
+  the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export` in a
+  subprocess, so that torch is not loaded beside TensorFlow while timing), all
   graph optimizations, 2 threads, fed the same two kinds of 128 ids (it has no in-graph
   tokenizer; 128 is how its users pad, and it computes on all of them).
 
@@ -37,6 +38,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -139,12 +141,12 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
     }
 
 
-def onnx_variants(work_dir: Path) -> list[Variant]:
-    """ONNX Runtime on the MiniLM encoder exported from transformers (the `peer` extra): its
-    default session (worker threads spin while waiting for work) and one whose threads do not
-    spin, which suffers less when other processes share the cores."""
+def export_onnx(path: str) -> None:
+    """Writes the MiniLM encoder of transformers' `BertModel` to `path` as ONNX (the `peer`
+    extra). `onnx_variants` runs it in a subprocess: torch loaded beside TensorFlow slows
+    TensorFlow's calls (MiniLM-L6 at 128 ids, batch 1: 24.9 → 29.9 ms float32, 20.9 → 28.3 ms
+    XLA, BENCHMARKS.md), and a server running ONNX Runtime does not load torch either."""
     os.environ["HF_HUB_OFFLINE"] = "1"
-    import onnxruntime
     import torch
     import transformers
 
@@ -163,16 +165,33 @@ def onnx_variants(work_dir: Path) -> list[Variant]:
 
     names = ["input_ids", "attention_mask", "token_type_ids"]
     outputs = ["last_hidden_state", "pooler_output"]
-    path = work_dir / "minilm.onnx"
     example = torch.ones(2, SEQ_LENGTH, dtype=torch.int64)
     torch.onnx.export(
         EncoderOutputs(bert),
         (example, example, torch.zeros_like(example)),
-        str(path),
+        path,
         input_names=names,
         output_names=outputs,
         dynamic_axes={name: {0: "batch"} for name in names + outputs},
         dynamo=False,
+    )
+
+
+def onnx_variants(work_dir: Path) -> list[Variant]:
+    """ONNX Runtime on the MiniLM encoder exported from transformers (`export_onnx`, in a
+    subprocess): its default session (worker threads spin while waiting for work) and one whose
+    threads do not spin, which suffers less when other processes share the cores."""
+    import onnxruntime
+
+    path = work_dir / "minilm.onnx"
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"from bench.bench_serving import export_onnx; export_onnx({str(path)!r})",
+        ],
+        cwd=REPO_ROOT,
+        check=True,
     )
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
 
