@@ -41,7 +41,8 @@ def bucket_length(input_mask: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
     as packing makes it; padding in front or between tokens is kept, never cut).
 
     An empty batch gets the smallest bucket. `buckets` are ascending; the last is the packed
-    length, so every row fits in it.
+    length, so every packed row fits in it. Ids wider than that (a `serving_ids` client's) whose
+    real tokens run past the last bucket keep every real column: nothing real is cut.
 
     Example:
     >>> import tensorflow as tf
@@ -49,13 +50,15 @@ def bucket_length(input_mask: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
     32
     >>> int(bucket_length(tf.constant([[0] * 40 + [1] * 3 + [0] * 21]), (16, 32, 64)))
     64
+    >>> int(bucket_length(tf.constant([[1] * 70 + [0] * 10]), (16, 32, 64)))
+    70
     """
     columns = tf.range(1, tf.shape(input_mask)[1] + 1, dtype=input_mask.dtype)
     ends = tf.where(input_mask != 0, columns[tf.newaxis], tf.zeros_like(input_mask))
     longest = tf.maximum(tf.reduce_max(ends), 0)  # empty: 0
     bucket_tensor = tf.constant(buckets, input_mask.dtype)
     index = tf.searchsorted(bucket_tensor, longest[tf.newaxis], side="left")[0]
-    return bucket_tensor[tf.minimum(index, len(buckets) - 1)]
+    return tf.maximum(bucket_tensor[tf.minimum(index, len(buckets) - 1)], longest)
 
 
 def trim_to_bucket(inputs: Mapping[str, tf.Tensor], buckets: Sequence[int]) -> dict[str, tf.Tensor]:

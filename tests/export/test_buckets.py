@@ -42,6 +42,9 @@ def test_bucket_length_rounds_the_longest_row_up():
     assert int(bucket_length(tf.zeros([0, 64], tf.int32), buckets)) == 16  # empty batch
     # Padding in front is never cut: the last real column counts, not the number of them.
     assert int(bucket_length(tf.constant([[0] * 20 + [1] * 3 + [0] * 41]), buckets)) == 32
+    # Ids wider than the last bucket keep every real column.
+    assert int(bucket_length(tf.constant([[1] * 90 + [0] * 6]), buckets)) == 90
+    assert int(bucket_length(tf.constant([[1] * 10 + [0] * 86]), buckets)) == 16
     trimmed = trim_to_bucket({"input_mask": tf.constant(masks[32])}, buckets)
     assert trimmed["input_mask"].numpy().tolist() == [[1] * 17 + [0] * 15]
 
