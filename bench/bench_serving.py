@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import json
 import os
 import platform
@@ -50,7 +49,7 @@ import tensorflow as tf
 
 from keras_bert import BertEncoder
 from keras_bert.export import export_for_serving, serving_module
-from keras_bert.export.buckets import bucket_examples
+from keras_bert.export.buckets import bucket_examples, cycled_words
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -222,11 +221,6 @@ def onnx_variants(work_dir: Path) -> list[Variant]:
     ]
 
 
-def filled_text(sentence: str, words: int = 200) -> str:
-    """`sentence`'s words cycled to `words` words: real text that fills all 128 positions."""
-    return " ".join(itertools.islice(itertools.cycle(sentence.split()), words))
-
-
 ID_INPUTS = {False: "sentences, padded to 128 ids", True: "128 ids of text"}
 
 
@@ -234,7 +228,8 @@ def packed_ids(preprocessor: BertPreprocessor, batch: list[str], fill: bool) -> 
     """`batch` packed to 128 ids: each sentence padded (a bucketed `serving_ids` computes on
     its bucket, ONNX Runtime on all 128), or with every position real text (`fill`: the
     issue's measure, where nothing can be trimmed)."""
-    texts = [filled_text(sentence) for sentence in batch] if fill else batch
+    # 200 words make at least 200 word pieces: every one of the 128 positions is real text.
+    texts = [cycled_words(sentence, 200) for sentence in batch] if fill else batch
     packed = preprocessor(tf.constant(texts))
     if fill and not bool(tf.reduce_all(packed["input_mask"] == 1)):
         raise ValueError("a filled text does not reach 128 word pieces")
@@ -349,10 +344,7 @@ def main() -> None:
 
         results = {}
         for batch_size, count in [(1, args.requests), (32, args.batches)]:
-            batches = [
-                texts[(index * batch_size) % len(texts) :][:batch_size] for index in range(count)
-            ]
-            batches = [batch for batch in batches if len(batch) == batch_size]
+            batches = request_batches(texts, batch_size, count)
             results[batch_size] = time_variants(variants, batches, args.schedule)
 
         agreement = None

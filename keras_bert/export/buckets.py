@@ -91,7 +91,13 @@ def pad_columns(tensor: tf.Tensor, width: tf.Tensor | int, value: float = 0.0) -
     return tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
 
 
-def _cycled_words(text: str, count: int) -> str:
+def cycled_words(text: str, count: int) -> str:
+    """`count` words of `text`, its words repeated in order (an empty text repeats "a").
+
+    Example:
+    >>> cycled_words("one two", 5)
+    'one two one two one'
+    """
     words = text.split() or ["a"]
     return " ".join(words[index % len(words)] for index in range(count))
 
@@ -106,7 +112,7 @@ def bucket_examples(module) -> list[dict[str, list[str]]]:
     examples = module.example_inputs()
     counts = range(1, module.preprocessor.seq_length + 1)  # >= 1 word piece per word
     lengthened = {
-        name: [_cycled_words(values[0], count) for count in counts]
+        name: [cycled_words(values[0], count) for count in counts]
         for name, values in examples.items()
     }
     packed = module.pack_texts(*(tf.constant(texts) for texts in lengthened.values()))
