@@ -11,7 +11,8 @@ largest worker process's) and its throughput in sequences per second:
   FULL-SENTENCES;
 - beam: `create_pretraining_data --beam` (dupe factor 1, seq 128) on the local FnApiRunner
   with 1 and 2 worker processes (`multi_processing`, beside the runner's process), sequences
-  written / wall time; the largest worker's peak RSS is that of the worker processes.
+  written / wall time; the largest worker's peak RSS is that of the worker processes. By
+  default each bundle writes its own file; `--beam-shards N` writes N files (a shuffle).
 
     python -m bench.bench_pretraining_input                        # everything
     python -m bench.bench_pretraining_input --cases streaming --replicas 1 4 16
@@ -97,12 +98,12 @@ def child_streaming(files: list[str], mode: str, batches: int) -> dict:
     }
 
 
-def child_beam(files: list[str], workers: int, output: str) -> dict:
+def child_beam(files: list[str], workers: int, output: str, num_shards: int) -> dict:
     from pipelines.create_pretraining_data import main
 
     arguments = ["--beam", "true", "--input-files", *files, "--vocabulary-file"]
     arguments += [vocabulary_file(), "--output-dir", output, "--dupe-factor", "1"]
-    arguments += ["--seq-length", str(SEQ_LENGTH), "--num-shards", "4"]
+    arguments += ["--seq-length", str(SEQ_LENGTH), "--num-shards", str(num_shards)]
     # Worker processes beside the runner's, one worker included (apples to apples).
     arguments += ["--runner", "FnApiRunner", "--direct_num_workers", str(workers)]
     arguments += ["--direct_running_mode", "multi_processing"]
@@ -137,6 +138,7 @@ def main() -> None:
     parser.add_argument("--replicas", nargs="+", type=int, default=[1, 4, 16])
     parser.add_argument("--beam-workers", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--batches", type=int, default=200)
+    parser.add_argument("--beam-shards", type=int, default=0, help="0: a file per bundle")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     parser.add_argument("--output", help="write all results as JSON here")
     arguments = parser.parse_args()
@@ -146,7 +148,8 @@ def main() -> None:
         if kind == "streaming":
             result = child_streaming(files, option, arguments.batches)
         else:
-            result = child_beam(files, int(option), tempfile.mkdtemp(dir=folder))
+            output = tempfile.mkdtemp(dir=folder)
+            result = child_beam(files, int(option), output, arguments.beam_shards)
         print(json.dumps(result))
         return
 
@@ -161,6 +164,7 @@ def main() -> None:
                 cases += [("beam", str(workers)) for workers in arguments.beam_workers]
             for kind, option in cases:
                 child = ["--batches", str(arguments.batches)]
+                child += ["--beam-shards", str(arguments.beam_shards)]
                 result = run_child([*child, "--child", kind, str(copies), option, corpus])
                 results.append({"case": kind, "option": option, "replicas": copies, **result})
                 print(json.dumps(results[-1]), flush=True)

@@ -11,7 +11,7 @@ With `--beam true` the job is an Apache Beam pipeline (text files only); flags i
 go to Beam's `PipelineOptions`, e.g. several local processes:
 
     python -m pipelines.create_pretraining_data --beam true --input-files 'corpus/*.txt' \
-        --vocabulary-file vocab.txt --output-dir data/pretraining --num-shards 64 \
+        --vocabulary-file vocab.txt --output-dir data/pretraining \
         --runner FnApiRunner --direct_num_workers 2 --direct_running_mode multi_processing
 
 or Dataflow (`--runner DataflowRunner --project P --region R --temp_location gs://B/tmp`,
@@ -59,7 +59,8 @@ class StaticExamplesJob:
         lowercase: uncased tokenization.
         data: a `PretrainingDataConfig` (sequence length, NSP, masking).
         dupe_factor: passes over the data, each with its own pairs and masks.
-        num_shards: TFRecord files to write.
+        num_shards: TFRecord files to write (default: 1; with `beam`, one per bundle of work
+            as the runner splits it, which needs no shuffle of the examples).
         seed: the seed of pairs and masks.
         beam: run as an Apache Beam pipeline (see the module's docstring).
     """
@@ -73,7 +74,7 @@ class StaticExamplesJob:
     lowercase: bool = True
     data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
     dupe_factor: int = 10
-    num_shards: int = 1
+    num_shards: int | None = None
     seed: int = 12345
     beam: bool = False
 
@@ -105,7 +106,7 @@ def create_static_examples(job: StaticExamplesJob) -> list:
         job.output_dir,
         job.data,
         dupe_factor=job.dupe_factor,
-        num_shards=job.num_shards,
+        num_shards=job.num_shards or 1,
         seed=job.seed,
     )
 
@@ -136,7 +137,7 @@ def create_static_examples_with_beam(job: StaticExamplesJob, beam_arguments: lis
             job.data,
             lowercase=job.lowercase,
             dupe_factor=job.dupe_factor,
-            num_shards=job.num_shards,
+            num_shards=job.num_shards or 0,
             seed=job.seed,
         )
     return sorted(match.path for match in FileSystems.match([f"{prefix}-*"])[0].metadata_list)

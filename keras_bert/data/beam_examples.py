@@ -6,10 +6,16 @@ random B segments come from a fixed-size, seeded sample of documents drawn acros
 side input: bounded per worker, unlike the corpus). Masking is `TokenMasker`, and the files are
 Google's feature format (`tfrecords.read_pretraining_tfrecords` reads them).
 
-The output depends only on the input files' contents and names (relative to their common
-folder) and on the seed, not on where they live or on how a runner orders the work: instances
-go to a fixed group by their document, and each group is ordered and cut into batches the same
-way every run.
+Memory is bounded by a document, not by the corpus: after the list of files is spread over the
+workers, each document goes from its file to the written records in one fused step, with no
+shuffle of documents or examples in between (the sample reads the files a second time rather
+than keeping the corpus between steps). Only a fixed `num_shards` adds a shuffle, of the
+serialized examples, since one worker must write each file; by default every bundle of work
+writes its own file, which is what makes a local run's workers flat in memory.
+
+The examples depend only on the input files' contents and names (relative to their common
+folder) and on the seed, not on where they live or on how a runner splits the work: each
+document's pairs and masks are seeded by its key.
 """
 
 from __future__ import annotations
@@ -46,6 +52,11 @@ def _read_documents(path: str, folder: str) -> Iterator[tuple[str, list[str]]]:
                 index, current = index + 1, []
 
 
+def _sample_order(seed: int):
+    """The order of the seeded document sample: documents of lowest key hash first."""
+    return lambda document: -zlib.crc32(f"{seed}/{document[0]}".encode())
+
+
 class _Tokenize:
     """Tokenizes a document's sentences with the in-graph `WordPieceTokenizer` (built once per
     worker from the tokens, which travel with the transform: workers need no vocabulary file)."""
@@ -66,23 +77,16 @@ class _Tokenize:
         return [(key, pieces)] if pieces else []
 
 
-def _document_instances(
-    keyed_document, random_documents, config, seed: int, dupe_factor: int, num_groups: int
-):
+def _document_instances(keyed_document, random_documents, config, seed: int, dupe_factor: int):
     """The instances of one document for each of the `dupe_factor` passes, as the reference
-    builds them; random B segments come from `random_documents` (another document's).
-
-    Yields `(group, (order, instance))`: the document's group in `range(num_groups)` and a
-    seeded order within the group.
-    """
+    builds them; random B segments come from `random_documents` (another document's)."""
     key, document = keyed_document
     others = [other for other_key, other in random_documents if other_key != key] or [document]
     documents = [document, *others]
-    group = zlib.crc32(f"{seed}/{key}".encode()) % num_groups
     for dupe in range(dupe_factor):
         rng = random.Random(f"{seed}/{dupe}/{zlib.crc32(key.encode())}")
         if config.sentence_pairs:
-            instances = _pair_instances(
+            yield from _pair_instances(
                 documents,
                 0,
                 config.seq_length,
@@ -91,25 +95,29 @@ def _document_instances(
                 sentence_order=config.sentence_order_prediction,
             )
         else:
-            instances = _contiguous_instances([document], config.seq_length, None)
-        for index, instance in enumerate(instances):
-            order = (zlib.crc32(f"{seed}/{key}/{dupe}/{index}".encode()), key, dupe, index)
-            yield group, (order, instance)
+            yield from _contiguous_instances([document], config.seq_length, None)
 
 
-class _PackAndMask:
-    """Packs and masks one group of instances with `BertPacker` and `TokenMasker`, in batches of
-    `batch_size` taken in the group's seeded order; returns serialized `tf.train.Example`s."""
+class _DocumentExamples:
+    """One document's serialized `tf.train.Example`s: its instances for every pass, packed with
+    `BertPacker` and masked with `TokenMasker` in batches of at most `batch_size`, each batch
+    seeded by the document's key and its place in the document."""
 
-    def __init__(self, vocabulary: Sequence[str], config, seed: int, batch_size: int):
+    def __init__(
+        self, vocabulary: Sequence[str], config, seed: int, dupe_factor: int, batch_size: int
+    ):
         self.vocabulary, self.config, self.seed = list(vocabulary), config, seed
-        self.batch_size, self.built = batch_size, None
+        self.dupe_factor, self.batch_size, self.built = dupe_factor, batch_size, None
 
-    def __call__(self, keyed_group) -> Iterator[bytes]:
-        group, ordered_instances = keyed_group
-        instances = [instance for _, instance in sorted(ordered_instances, key=lambda x: x[0])]
+    def __call__(self, keyed_document, random_documents) -> Iterator[bytes]:
+        key = keyed_document[0]
+        instances = list(
+            _document_instances(
+                keyed_document, random_documents, self.config, self.seed, self.dupe_factor
+            )
+        )
         for start in range(0, len(instances), self.batch_size):
-            batch_seed = zlib.crc32(f"{group}/{start}".encode())
+            batch_seed = zlib.crc32(f"{self.seed}/{key}/{start}".encode())
             yield from self._pack_and_mask(instances[start : start + self.batch_size], batch_seed)
 
     def _pack_and_mask(self, instances, batch_seed: int) -> list[bytes]:
@@ -149,11 +157,10 @@ def build_pipeline(
     config,
     lowercase: bool = True,
     dupe_factor: int = 10,
-    num_shards: int = 1,
+    num_shards: int = 0,
     seed: int = 12345,
     random_sample_size: int = 1000,
     batch_size: int = 256,
-    num_groups: int = 1024,
 ):
     """Adds the static-examples transforms to a Beam `pipeline`; returns the write result.
 
@@ -165,39 +172,59 @@ def build_pipeline(
         config: a `PretrainingDataConfig`.
         lowercase: uncased tokenization.
         dupe_factor: passes over the data, each with its own pairs and masks.
-        num_shards: files to write.
+        num_shards: files to write; 0 (the default) writes one per bundle of work, as the
+            runner splits it, with no shuffle; a fixed count shuffles every example to its file.
         seed: the seed of pairs and masks.
         random_sample_size: documents sampled across shards for random B segments.
-        batch_size: instances masked together.
-        num_groups: groups of documents whose instances are ordered and masked together (each
-            group is held by one worker: about `instances / num_groups` of them).
+        batch_size: a document's instances masked together (at most).
+
+    Example:
+    >>> import tempfile, apache_beam as beam
+    >>> from keras_bert.data import PretrainingDataConfig, read_pretraining_tfrecords
+    >>> folder = tempfile.mkdtemp()
+    >>> tokens = "[PAD] [UNK] [CLS] [SEP] [MASK] the cat sat on a mat .".split()
+    >>> with open(f"{folder}/vocab.txt", "w") as file:
+    ...     _ = file.write("\\n".join(tokens))
+    >>> with open(f"{folder}/corpus.txt", "w") as file:
+    ...     _ = file.write("the cat sat .\\non a mat .\\n\\na cat sat on the mat .\\nthe mat .\\n")
+    >>> with beam.Pipeline() as pipeline:
+    ...     _ = build_pipeline(pipeline, [f"{folder}/corpus.txt"], f"{folder}/vocab.txt",
+    ...                        f"{folder}/examples", PretrainingDataConfig(seq_length=16),
+    ...                        dupe_factor=2, random_sample_size=2)
+    >>> batches = read_pretraining_tfrecords(f"{folder}/examples-*", 4, 16, 20, shuffle=False)
+    >>> next(iter(batches))["input_word_ids"].shape
+    TensorShape([4, 16])
     """
     import apache_beam as beam
 
     from keras_bert.text import load_vocabulary
 
     vocabulary = load_vocabulary(vocabulary_file)
-    documents = (
+    folder = _common_folder(input_files)
+    tokenize = _Tokenize(vocabulary, lowercase)
+    # A fixed-size sample of documents from all shards, seeded: those of lowest hash. It reads
+    # the files on its own: a step downstream of the sample's input could not run in one fused
+    # step with the examples that take the sample as a side input, and the runner would hold
+    # the tokenized corpus between the two.
+    sample = (
         pipeline
-        | "Files" >> beam.Create(sorted(input_files))
-        | "Read" >> beam.FlatMap(_read_documents, _common_folder(input_files))
-        | "Spread" >> beam.Reshuffle()
-        | "Tokenize" >> beam.FlatMap(_Tokenize(vocabulary, lowercase))
+        | "SampleFiles" >> beam.Create(sorted(input_files))
+        | "ReadSample" >> beam.FlatMap(_read_documents, folder)
+        | "Sample" >> beam.combiners.Top.Of(random_sample_size, key=_sample_order(seed))
+        | "TokenizeSample"
+        >> beam.Map(lambda documents: [kept for doc in documents for kept in tokenize(doc)])
     )
-    # A fixed-size sample of documents from all shards, seeded: those of lowest hash.
-    sample = documents | "Sample" >> beam.combiners.Top.Of(
-        random_sample_size, key=lambda document: -zlib.crc32(f"{seed}/{document[0]}".encode())
-    )
-    instances = documents | "Instances" >> beam.FlatMap(
-        lambda document, sampled: _document_instances(
-            document, sampled, config, seed, dupe_factor, num_groups
-        ),
-        sampled=beam.pvalue.AsSingleton(sample),
-    )
+    examples = _DocumentExamples(vocabulary, config, seed, dupe_factor, batch_size)
     return (
-        instances
-        | "Group" >> beam.GroupByKey()
-        | "Mask" >> beam.FlatMap(_PackAndMask(vocabulary, config, seed, batch_size))
+        pipeline
+        | "Files" >> beam.Create(sorted(input_files))  # spread over the workers
+        | "Read" >> beam.FlatMap(_read_documents, folder)
+        | "Tokenize" >> beam.FlatMap(tokenize)
+        | "Examples"
+        >> beam.FlatMap(
+            lambda document, sampled: examples(document, sampled),
+            sampled=beam.pvalue.AsSingleton(sample),
+        )
         | "Write"
         >> beam.io.WriteToTFRecord(
             output_prefix, file_name_suffix=".tfrecord", num_shards=num_shards

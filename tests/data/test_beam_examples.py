@@ -19,6 +19,7 @@ from keras_bert.data import (
 from keras_bert.data.beam_examples import build_pipeline
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
 from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+from pipelines import create_pretraining_data
 
 DATA = PretrainingDataConfig(seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
 
@@ -37,7 +38,7 @@ def shards(tmp_path_factory, data_dir):
     return paths
 
 
-def _write_beam_records(shards, vocabulary_file, output):
+def _write_beam_records(shards, vocabulary_file, output, num_shards=0):
     with beam.Pipeline(runner="DirectRunner") as pipeline:
         build_pipeline(
             pipeline,
@@ -46,10 +47,8 @@ def _write_beam_records(shards, vocabulary_file, output):
             str(output / "pretraining"),
             DATA,
             dupe_factor=2,
-            num_shards=3,
+            num_shards=num_shards,
             random_sample_size=40,
-            batch_size=16,
-            num_groups=8,
         )
     return sorted(output.glob("pretraining-*.tfrecord"))
 
@@ -59,8 +58,19 @@ def beam_records(shards, vocabulary_file, tmp_path_factory):
     return _write_beam_records(shards, vocabulary_file, tmp_path_factory.mktemp("beam_output"))
 
 
-def _serialized_examples(paths):
-    return sorted(record.numpy() for record in tf.data.TFRecordDataset([str(p) for p in paths]))
+def _examples(paths):
+    """The examples in `paths` as sorted tuples of their features' values (a process may
+    serialize a proto's map of features in another order: compare values, not bytes)."""
+    examples = []
+    for record in tf.data.TFRecordDataset([str(path) for path in paths]):
+        features = tf.train.Example.FromString(record.numpy()).features.feature
+        examples.append(
+            tuple(
+                (name, *features[name].int64_list.value, *features[name].float_list.value)
+                for name in sorted(features)
+            )
+        )
+    return sorted(examples)
 
 
 def test_beam_examples_depend_on_the_files_contents_not_their_folder(
@@ -73,7 +83,33 @@ def test_beam_examples_depend_on_the_files_contents_not_their_folder(
     for shard in shards:
         shutil.copy(shard, moved)
     again = _write_beam_records(sorted(str(p) for p in moved.iterdir()), vocabulary_file, tmp_path)
-    assert _serialized_examples(again) == _serialized_examples(beam_records)
+    assert _examples(again) == _examples(beam_records)
+
+
+def test_a_fixed_number_of_shards_holds_the_same_examples(
+    beam_records, shards, vocabulary_file, tmp_path
+):
+    """`num_shards` only decides the files (through a shuffle); the examples are those that the
+    default, one file per bundle, writes."""
+    fixed = _write_beam_records(shards, vocabulary_file, tmp_path, num_shards=3)
+    assert len(fixed) == 3
+    assert _examples(fixed) == _examples(beam_records)
+
+
+@pytest.mark.slow
+def test_the_job_on_two_worker_processes_writes_the_same_examples(
+    beam_records, shards, vocabulary_file, tmp_path
+):
+    """`create_pretraining_data --beam true` on the local runner's worker processes: each
+    bundle writes its own file, and together they hold the examples of the in-process run."""
+    arguments = ["--beam", "true", "--input-files", *shards, "--vocabulary-file"]
+    arguments += [str(vocabulary_file), "--output-dir", str(tmp_path), "--dupe-factor", "2"]
+    arguments += ["--seq-length", "64", "--max-predictions-per-seq", "10"]
+    arguments += ["--runner", "FnApiRunner", "--direct-num-workers", "2"]
+    arguments += ["--direct-running-mode", "multi_processing"]
+    paths = create_pretraining_data.main(arguments)
+    assert paths and all(path.endswith(".tfrecord") for path in paths)
+    assert _examples(paths) == _examples(beam_records)
 
 
 def _statistics(pattern, vocabulary):
@@ -103,7 +139,6 @@ def _statistics(pattern, vocabulary):
 def test_beam_examples_have_the_writers_masking_statistics(
     beam_records, shards, vocabulary, vocabulary_file, tmp_path
 ):
-    assert len(beam_records) == 3
     documents = tokenize_documents(
         read_text_documents(shards), WordPieceTokenizer(str(vocabulary_file))
     )
