@@ -11,6 +11,7 @@ from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
+from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "MultiHeadSelfAttention",
     "NextSentenceHead",
     "RelativeEmbeddings",
+    "SequenceDense",
     "SpanBoundaryHead",
     "TransformerEncoderBlock",
 ]

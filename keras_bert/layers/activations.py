@@ -15,7 +15,10 @@ def gelu(x: tf.Tensor) -> tf.Tensor:
     """Exact GELU, `x * Phi(x)`, computed in float32 with a hand-written gradient.
 
     Same values as `keras.activations.gelu(x, approximate=False)`; bfloat16 inputs are computed
-    in float32, where TF's CPU kernels are vectorised. The gradient `Phi(x) + x * phi(x)` is one
+    in float32, where TF's CPU kernels are vectorised. `Phi` comes from `erfc`, which keeps its
+    relative precision far into the negative tail; `1 + erf` (the form TensorFlow fuses into a
+    matmul, `inference_gelu`) loses it there, and moves this encoder's outputs at padded
+    positions by up to 1.5e-4 from Hugging Face's. The gradient `Phi(x) + x * phi(x)` is one
     XLA-compiled pass over `x` and the upstream gradient (about ten element-wise TF ops
     otherwise) that keeps only `x` from the forward pass: about 5% of a BERT-Base bfloat16
     training step on CPU. (Exports leave custom gradients out, so serving needs no XLA.)
@@ -43,8 +46,30 @@ def _gelu_gradient(x: tf.Tensor, upstream: tf.Tensor) -> tf.Tensor:
     return tf.cast(tf.cast(upstream, tf.float32) * (_normal_cdf(x32) + x32 * pdf), x.dtype)
 
 
-def activation_from_name(name: str) -> Callable:
-    """The activation function for a `BertConfig.hidden_activation` name."""
+def inference_gelu(x: tf.Tensor) -> tf.Tensor:
+    """Exact GELU in the input's dtype, `x * 0.5 * (1 + erf(x / sqrt(2)))`, for models that
+    store their weights in bfloat16 (they serve; they do not train).
+
+    After a matmul and bias (`SequenceDense`), TensorFlow's CPU graph optimizer fuses the three
+    into one oneDNN kernel, which computes the bias and GELU on the float32 accumulator: more
+    precise than `gelu` on the bfloat16 matmul output, and without its casts (a MiniLM-L6
+    bfloat16 encoder at 128 tokens: BENCHMARKS.md). Unfused (in training graphs, where the
+    gradient needs the input), bfloat16 element-wise kernels are slow and coarse on CPU, which
+    is why `gelu` computes in float32.
+
+    Example:
+    >>> [round(float(value), 2) for value in inference_gelu(tf.constant([-1.0, 0.0, 2.0]))]
+    [-0.16, 0.0, 1.95]
+    """
+    half, one = tf.cast(0.5, x.dtype), tf.cast(1.0, x.dtype)
+    return x * half * (one + tf.math.erf(x * tf.cast(SQRT_HALF, x.dtype)))
+
+
+def activation_from_name(name: str, dtype_policy: keras.DTypePolicy | None = None) -> Callable:
+    """The activation function for a `BertConfig.hidden_activation` name; under a
+    `dtype_policy` that stores weights in bfloat16, "gelu" is `inference_gelu`."""
+    if name == "gelu" and dtype_policy is not None and dtype_policy.variable_dtype == "bfloat16":
+        return inference_gelu
     functions = {
         "gelu": gelu,
         "gelu_approximate": partial(keras.activations.gelu, approximate=True),

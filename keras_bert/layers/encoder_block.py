@@ -7,6 +7,7 @@ from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
+from keras_bert.layers.sequence_dense import SequenceDense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -109,14 +110,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
         )
-        self.intermediate_dense = keras.layers.Dense(
+        self.intermediate_dense = SequenceDense(
             intermediate_size,
-            activation=activation_from_name(hidden_activation),
+            activation=activation_from_name(hidden_activation, self.dtype_policy),
             kernel_initializer=initializer,
             dtype=self.dtype_policy,
             name="intermediate_dense",
         )
-        self.output_dense = keras.layers.Dense(
+        self.output_dense = SequenceDense(
             hidden_size,
             kernel_initializer=initializer,
             dtype=self.dtype_policy,

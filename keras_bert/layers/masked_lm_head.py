@@ -8,6 +8,7 @@ from keras import ops
 
 from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.layer_normalization import FastLayerNormalization
+from keras_bert.layers.sequence_dense import SequenceDense
 
 
 class TiedDecoderHead(keras.layers.Layer):
@@ -44,12 +45,12 @@ class TiedDecoderHead(keras.layers.Layer):
 
     def transform(
         self, name: str, layer_norm_name: str
-    ) -> tuple[keras.layers.Dense, FastLayerNormalization]:
+    ) -> tuple[SequenceDense, FastLayerNormalization]:
         """A dense layer to the embedding width (ALBERT's factorized E; H for BERT) with the
         head's activation, and its LayerNorm."""
-        dense = keras.layers.Dense(
+        dense = SequenceDense(
             self.token_embedding.output_dim,
-            activation=activation_from_name(self.hidden_activation),
+            activation=activation_from_name(self.hidden_activation, self.dtype_policy),
             kernel_initializer=self.initializer(),
             dtype=self.dtype_policy,
             name=name,

@@ -10,6 +10,7 @@ from keras_bert.layers.relative_positions import (
     local_attention_bias,
     t5_relative_position_buckets,
 )
+from keras_bert.layers.sequence_dense import SequenceDense
 
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
@@ -76,8 +77,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.output_dense = self._projection("output")
         self.dropout = FastDropout(attention_dropout_rate, dtype=self.dtype_policy)
 
-    def _projection(self, name: str) -> keras.layers.Dense:
-        return keras.layers.Dense(
+    def _projection(self, name: str) -> SequenceDense:
+        return SequenceDense(
             self.hidden_size,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
             dtype=self.dtype_policy,

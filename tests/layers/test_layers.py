@@ -1,3 +1,4 @@
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -6,9 +7,10 @@ from keras_bert.layers import (
     BertEmbeddings,
     BertPooler,
     MultiHeadSelfAttention,
+    SequenceDense,
     TransformerEncoderBlock,
 )
-from keras_bert.layers.activations import gelu
+from keras_bert.layers.activations import activation_from_name, gelu, inference_gelu
 from tests.layer_checks import check_layer
 
 HIDDEN_STATES = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
@@ -86,3 +88,30 @@ def test_gelu_and_its_gradient_match_tensorflow(dtype):
     gradients = (tape.gradient(ours, x), tape.gradient(reference, x32))
     for actual, expected in ((ours, reference), gradients):
         np.testing.assert_allclose(tf.cast(actual, "float32"), expected, rtol=rtol, atol=1e-6)
+
+
+def test_sequence_dense_equals_dense_on_sequences(tmp_path):
+    """The same kernel and bias give Keras' `Dense` outputs, on 3-D and 2-D inputs."""
+    layer = SequenceDense(7, activation="relu", name="sequence_dense")
+    outputs = check_layer(layer, (HIDDEN_STATES,), tmp_path, expected_shapes=(2, 5, 7))
+    dense = keras.layers.Dense(7, activation="relu")
+    dense.build(HIDDEN_STATES.shape)
+    dense.set_weights(layer.get_weights())
+    np.testing.assert_allclose(outputs, dense(HIDDEN_STATES), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(layer(HIDDEN_STATES[:, 0]), outputs[:, 0], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [("float32", gelu), ("mixed_bfloat16", gelu), ("bfloat16", inference_gelu)],
+)
+def test_gelu_runs_in_bfloat16_only_where_weights_are_stored_in_it(policy, expected):
+    """Training policies keep the float32 GELU; a bfloat16-weight model gets the fusable form,
+    whose values are GELU's to bfloat16 rounding."""
+    assert activation_from_name("gelu", keras.DTypePolicy(policy)) is expected
+    assert activation_from_name("gelu") is gelu
+    x = tf.cast(tf.linspace(-8.0, 8.0, 1001), "bfloat16")
+    reference = tf.nn.gelu(tf.cast(x, "float32"), approximate=False)
+    np.testing.assert_allclose(
+        tf.cast(inference_gelu(x), "float32"), reference, rtol=2.0**-6, atol=2.0**-8
+    )
