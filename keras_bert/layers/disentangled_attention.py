@@ -10,7 +10,7 @@ from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.relative_positions import relative_embedding_rows
-from keras_bert.layers.self_attention import MultiHeadSelfAttention
+from keras_bert.layers.self_attention import MultiHeadSelfAttention, head_einsum
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -145,7 +145,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
 
-        scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if "c2p" in self.terms:
             position_key = self._split_rows((self.pos_key_proj or self.key)(relative_embeddings))
             row_scores = ops.einsum("bqnh,rnh->bnqr", query, position_key)

@@ -3,6 +3,7 @@
 import math
 
 import keras
+import tensorflow as tf
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
@@ -15,6 +16,22 @@ from keras_bert.layers.sequence_dense import SequenceDense
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
 # real score that softmax gives exactly 0 in float32, and representable in float16 and bfloat16.
 MASKED_SCORE = -10000.0
+
+
+def head_einsum(training: bool | None):
+    """The einsum of the two products over heads (scores, weighted values).
+
+    At inference TensorFlow's Einsum op: one oneDNN kernel that reads the heads in place
+    (bfloat16 MiniLM-L6 serving at 128 tokens: -4%, the same outputs). In training Keras'
+    `ops.einsum`, which spells these products as transposes around a batched matmul, whose
+    gradients are cheaper (bfloat16 BERT-mini train step: 3% faster than the Einsum op's).
+
+    Example:
+    >>> query, key = tf.ones((1, 2, 3, 4)), tf.ones((1, 5, 3, 4))
+    >>> head_einsum(training=False)("bqnh,bknh->bnqk", query, key).shape
+    TensorShape([1, 3, 2, 5])
+    """
+    return ops.einsum if training else tf.einsum
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -123,7 +140,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
 
-        unmasked_scores = ops.einsum("bqnh,bknh->bnqk", query, key)
+        unmasked_scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if self.relative_attention_buckets:
             bias = self._relative_attention_bias(ops.shape(hidden_states)[1])
             unmasked_scores = unmasked_scores + ops.cast(bias, unmasked_scores.dtype)
@@ -137,7 +154,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probabilities = ops.softmax(scores, axis=-1)
         probabilities = self.dropout(probabilities, training=training)
 
-        context = ops.einsum("bnqk,bknh->bqnh", probabilities, value)
+        context = head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
         batch_size, sequence_length = ops.shape(value)[0], ops.shape(value)[1]
         context = ops.reshape(context, (batch_size, sequence_length, self.hidden_size))
         if return_attention_scores:

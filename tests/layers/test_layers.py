@@ -43,6 +43,20 @@ def test_self_attention_ignores_padded_keys(tmp_path):
     np.testing.assert_allclose(changed[1, :3], outputs[1, :3], atol=1e-6)
 
 
+def test_self_attention_runs_tensorflows_einsum_at_inference_only():
+    layer = MultiHeadSelfAttention(hidden_size=16, num_heads=4, attention_dropout_rate=0.0)
+    outputs = {}
+    for training in (False, True):
+        function = tf.function(lambda x, m, training=training: layer(x, m, training=training))
+        graph = function.get_concrete_function(HIDDEN_STATES, PADDING_MASK).graph
+        einsum_ops = [op for op in graph.get_operations() if op.type == "Einsum"]
+        # Inference: both products over heads as TensorFlow's Einsum op (one oneDNN kernel);
+        # training: Keras' transposes around a batched matmul, whose gradients are cheaper.
+        assert len(einsum_ops) == (0 if training else 2)
+        outputs[training] = np.asarray(function(HIDDEN_STATES, PADDING_MASK))
+    np.testing.assert_allclose(outputs[False], outputs[True], atol=1e-6)
+
+
 def test_self_attention_rejects_indivisible_heads():
     with pytest.raises(ValueError, match="not divisible by num_heads"):
         MultiHeadSelfAttention(hidden_size=10, num_heads=4)
