@@ -26,7 +26,8 @@ shape, as the warm-up records make TF Serving do). Prints a markdown table, the 
 bfloat16 export's agreement and dev accuracy against float32.
 
     .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \
-        [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks]
+        [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks] \\
+        [--intra-op-threads N --inter-op-threads N]
 """
 
 from __future__ import annotations
@@ -329,9 +330,26 @@ def main() -> None:
         help="TF_ONEDNN_ASSUME_FROZEN_WEIGHTS, as the server should run (README): oneDNN "
         "caches each weight in its own layout instead of reordering it every request",
     )
+    parser.add_argument(
+        "--intra-op-threads",
+        type=int,
+        default=0,
+        help="TensorFlow's threads inside one op, as TF Serving's "
+        "--tensorflow_intra_op_parallelism (0: TensorFlow's choice, one per core)",
+    )
+    parser.add_argument(
+        "--inter-op-threads",
+        type=int,
+        default=0,
+        help="TensorFlow's threads running independent ops, as TF Serving's "
+        "--tensorflow_inter_op_parallelism (0: TensorFlow's choice)",
+    )
     args = parser.parse_args()
-    # Read by TensorFlow at its first oneDNN kernel, which nothing has run yet.
+    # Read by TensorFlow at its first oneDNN kernel and when its runtime starts: nothing has
+    # run yet.
     os.environ["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] = args.frozen_weights
+    tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
+    tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
 
     texts, gold = load_dev()
     with tempfile.TemporaryDirectory() as work_dir:
@@ -367,7 +385,9 @@ def main() -> None:
     print(
         f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
         f"TF {tf.__version__}, dev sentences: {len(texts)}, schedule: {args.schedule}, "
-        f"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS={args.frozen_weights}"
+        f"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS={args.frozen_weights}, TensorFlow threads: "
+        f"intra-op {args.intra_op_threads or 'default'}, "
+        f"inter-op {args.inter_op_threads or 'default'}"
     )
     print()
     print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
