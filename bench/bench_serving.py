@@ -25,7 +25,7 @@ Before timing, every variant runs each length bucket at batch 1 and 32 (XLA comp
 shape, as the warm-up records make TF Serving do). Prints a markdown table, the goal ratios, and the
 bfloat16 export's agreement and dev accuracy against float32.
 
-    .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \
+    .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks] \\
         [--intra-op-threads N --inter-op-threads N]
 """
