@@ -57,6 +57,20 @@ def test_self_attention_runs_tensorflows_einsum_at_inference_only():
     np.testing.assert_allclose(outputs[False], outputs[True], atol=1e-6)
 
 
+@pytest.mark.parametrize("padding_mask", [PADDING_MASK, np.ones_like(PADDING_MASK)])
+def test_self_attention_skips_the_mask_at_inference_only_without_padding(padding_mask):
+    layer = MultiHeadSelfAttention(hidden_size=16, num_heads=4, attention_dropout_rate=0.0)
+    outputs = {}
+    for training in (False, True):
+        function = tf.function(lambda x, m, training=training: layer(x, m, training=training))
+        graph = function.get_concrete_function(HIDDEN_STATES, padding_mask).graph
+        # Inference branches on whether any key is padding; training always adds the mask.
+        branches = [op for op in graph.get_operations() if op.type in ("If", "StatelessIf")]
+        assert len(branches) == (0 if training else 1)
+        outputs[training] = np.asarray(function(HIDDEN_STATES, padding_mask))
+    np.testing.assert_allclose(outputs[False], outputs[True], atol=1e-6)
+
+
 def test_self_attention_rejects_indivisible_heads():
     with pytest.raises(ValueError, match="not divisible by num_heads"):
         MultiHeadSelfAttention(hidden_size=10, num_heads=4)
