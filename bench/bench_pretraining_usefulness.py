@@ -2,7 +2,7 @@
 and from a random model of the same size, with the same recipe, and compares dev accuracy.
 
     python -m bench.bench_pretraining_usefulness --run runs/budget [--seeds 0 1] \\
-        [--epochs 3 --seq-length 64 --learning-rate 1e-4]
+        [--epochs 3 --seq-length 64 --learning-rate 1e-4 --pooling mean --embedding-rms 0.01]
 
 The random model is the run's `BertConfig` initialised under the same seed and written as a
 Google checkpoint with the run's vocabulary, so both go through `finetune_classifier`, the code
@@ -63,6 +63,11 @@ def main() -> None:
     parser.add_argument("--precision", default="float32")
     parser.add_argument("--pooling", default="first_token", help="the classifier's pooling")
     parser.add_argument(
+        "--embedding-rms",
+        type=float,
+        help="rescale both models' embedding tables to this RMS first (FinetuningConfig)",
+    )
+    parser.add_argument(
         "--fresh-pooler",
         action="store_true",
         help="fine-tune the run's encoder with a random pooler (see random_checkpoint)",
@@ -92,6 +97,7 @@ def main() -> None:
                 precision=arguments.precision,
                 seed=seed,
                 classifier_pooling=arguments.pooling,
+                embedding_rms=arguments.embedding_rms,
             )
             _, summary = finetune_classifier(config, train, dev)
             accuracy = summary["evaluation"]["accuracy"]

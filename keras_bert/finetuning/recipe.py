@@ -41,6 +41,9 @@ class FinetuningConfig:
         length_bucketing: batch training texts of similar length (less padding, faster).
         classifier_pooling: what a sentence classifier reads, "first_token" (each family's
             own head) or "mean" (the mean of the sequence output; see `BertClassifier`).
+        embedding_rms: rescale the checkpoint's embedding tables to this root mean square
+            before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
+            e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
     """
 
     checkpoint: str
@@ -59,10 +62,13 @@ class FinetuningConfig:
     max_train_examples: int | None = None
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
+    embedding_rms: float | None = None
 
     def __post_init__(self):
         check_precision(self.precision)
         check_pooling(self.classifier_pooling, "classifier_pooling")
+        if self.embedding_rms is not None and self.embedding_rms <= 0:
+            raise ConfigError(f"embedding_rms must be positive, got {self.embedding_rms}.")
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)
@@ -84,6 +90,8 @@ def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
         dropout_rate=config.dropout_rate,
         attention_dropout_rate=config.dropout_rate,
     )
+    if config.embedding_rms is not None:
+        encoder.embeddings.rescale(config.embedding_rms)
     bert_config = encoder.bert_config
     positions = bert_config.max_position_embeddings - bert_config.position_offset
     if bert_config.position_biased_input and config.seq_length > positions:

@@ -12,7 +12,7 @@ from keras_bert.data.token_classification import encode_tags, read_tagged_jsonl
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
-from keras_bert.finetuning.recipe import FinetuningConfig
+from keras_bert.finetuning.recipe import FinetuningConfig, checkpoint_encoder
 from keras_bert.finetuning.token_classification import (
     finetune_token_classifier,
     tag_log_priors,
@@ -49,6 +49,23 @@ def test_unseen_evaluation_labels_fail_before_training(tiny_checkpoint_dir, data
     with pytest.raises(DataError, match="'neutral'"):
         finetune_classifier(config(tiny_checkpoint_dir, tmp_path), train, dev)
     assert not (tmp_path / "model.keras").exists()
+
+
+def test_embedding_rms_rescales_the_tables_not_the_encoders_outputs(tiny_checkpoint_dir, tmp_path):
+    inputs = {
+        "input_word_ids": np.array([[101, 2023, 3185, 2001, 102, 0]]),
+        "input_mask": np.array([[1, 1, 1, 1, 1, 0]]),
+        "input_type_ids": np.zeros((1, 6), "int32"),
+    }
+    outputs = {}
+    for rms in (None, 0.01):
+        encoder = checkpoint_encoder(config(tiny_checkpoint_dir, tmp_path, embedding_rms=rms))
+        table = encoder.embeddings.token_embedding.embeddings.numpy()
+        outputs[rms] = encoder(inputs)["sequence_output"].numpy()
+    assert np.sqrt(np.mean(table**2)) == pytest.approx(0.01, rel=1e-5)
+    np.testing.assert_allclose(outputs[0.01], outputs[None], atol=1e-4)
+    with pytest.raises(ConfigError, match="embedding_rms must be positive"):
+        config(tiny_checkpoint_dir, tmp_path, embedding_rms=0.0)
 
 
 def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, tmp_path):
