@@ -149,14 +149,11 @@ class BertEmbeddings(keras.layers.Layer):
         """
         if rms <= 0:
             raise ValueError(f"rms must be positive, got {rms}.")
-        tables = [
-            embedding.embeddings
-            for embedding in (self.token_embedding, self.segment_embedding, self.position_embedding)
-            if embedding is not None
-        ]
-        factor = rms / float(ops.sqrt(ops.mean(ops.square(tables[0]))))
-        for table in tables:
-            table.assign(table * factor)
+        token_table = self.token_embedding.embeddings
+        factor = rms / float(ops.sqrt(ops.mean(ops.square(token_table))))
+        for embedding in (self.token_embedding, self.segment_embedding, self.position_embedding):
+            if embedding is not None:
+                embedding.embeddings.assign(embedding.embeddings * factor)
         return factor
 
     def _positions(self, word_ids, input_mask):

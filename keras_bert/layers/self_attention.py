@@ -49,9 +49,9 @@ def masked_scores(
     >>> masked_scores(scores, tf.constant([[1, 1, 0]]), training=False).numpy().tolist()
     [[[[0.0, 0.0, -10000.0]]]]
     """
-    key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
 
     def add_mask():
+        key_is_padding = 1.0 - ops.cast(padding_mask[:, None, None, :], unmasked_scores.dtype)
         return unmasked_scores + key_is_padding * ops.cast(MASKED_SCORE, unmasked_scores.dtype)
 
     if training:
