@@ -6,11 +6,12 @@ Serving runs), seq 128:
 - the sentiment classifier (`--classifier`, a `pipelines.finetune_classifier` model) with its
   raw-string signature: every batch padded to 128 (as before length buckets), padded to its
   bucket (16/32/64/128, the default), buckets + XLA, buckets + bfloat16 (checked against
-  float32 on the dev set at export: label agreement, max probability difference);
+  float32 on the dev set at export: label agreement, max probability difference), and
+  bfloat16 with the feed-forward weights in 2 independent blocks (`feed_forward_shards=2`);
 - the real MiniLM-L6 encoder's `serving_ids` (float32, and XLA), and the classifier's
-  `serving_ids` in bfloat16, fed the dev sentences' ids padded to 128 (`serving_ids` computes
-  on their length bucket) and 128 ids of text (each sentence's words cycled to fill every
-  position: the issue's measure, where nothing can be trimmed);
+  `serving_ids` in bfloat16 (and with 2 shards), fed the dev sentences' ids padded to 128
+  (`serving_ids` computes on their length bucket) and 128 ids of text (each sentence's words
+  cycled to fill every position: the issue's measure, where nothing can be trimmed);
 - with the optional `peer` extra (torch, transformers, onnx, onnxruntime): ONNX Runtime running
   the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export` in a
   subprocess, so that torch is not loaded beside TensorFlow while timing), all
@@ -112,6 +113,9 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
         float32_classifier = serving_module(classifier, preprocessor)
         agreement_requests = [{"text": dev_texts}]
         bfloat16 = serving_module(classifier, preprocessor, precision="bfloat16")
+        sharded = serving_module(
+            classifier, preprocessor, precision="bfloat16", feed_forward_shards=2
+        )
         exports |= {
             "classifier strings, padded to 128 (before)": (
                 serving_module(classifier, preprocessor, buckets=(SEQ_LENGTH,)),
@@ -124,9 +128,11 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
             ),
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),
             "classifier `serving_ids`, bfloat16": (bfloat16, "ids"),
+            "classifier strings, buckets + bfloat16 + 2 shards": (sharded, "text"),
+            "classifier `serving_ids`, bfloat16 + 2 shards": (sharded, "ids"),
         }
-    export_dirs = {}  # by module: the bfloat16 classifier serves two variants
-    for index, (module, _) in enumerate(exports.values()):
+    export_dirs = {}  # by module
+    for index, (module, _) in enumerate(exports.values()):  # bfloat16 ones serve two variants
         if id(module) not in export_dirs:
             export_dirs[id(module)] = export_for_serving(
                 module,

@@ -4,6 +4,8 @@
         --name sentiment [--checkpoint DIR] [--seq-length 128] [--base-dir saved_models]
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
         --name sentiment --jit-compile  # or: --precision bfloat16 --agreement-data dev.jsonl
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment --precision bfloat16 --feed-forward-shards 2  # small CPU servers
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
@@ -61,6 +63,8 @@ class ExportJob:
         check_ops: refuse an export with ops TF Serving 2.21 does not register.
         jit_compile: XLA-compiled model calls; serve with `--xla_cpu_compilation_enabled=true`.
         precision: "float32" or "bfloat16" (compute; checked against float32 at export).
+        feed_forward_shards: the encoder's feed-forward weights as this many independent blocks,
+            computed in parallel (2 for small CPU servers; see `serving_copy`).
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which the
             bfloat16 export must agree with float32 (besides the warm-up requests).
     """
@@ -82,6 +86,7 @@ class ExportJob:
     check_ops: bool = True
     jit_compile: bool = False
     precision: str = "float32"
+    feed_forward_shards: int = 1
     agreement_data: str | None = None
 
     def __post_init__(self):
@@ -173,7 +178,12 @@ def export(job: ExportJob) -> Path:
     }.get(job.task, {})
     float32_module = serving_module(model, preprocessor, **options)
     module = serving_module(
-        model, preprocessor, jit_compile=job.jit_compile, precision=job.precision, **options
+        model,
+        preprocessor,
+        jit_compile=job.jit_compile,
+        precision=job.precision,
+        feed_forward_shards=job.feed_forward_shards,
+        **options,
     )
     export_dir = export_for_serving(
         module,

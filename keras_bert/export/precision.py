@@ -1,4 +1,4 @@
-"""bfloat16 serving: the model rebuilt in bfloat16, and the agreement check against float32.
+"""bfloat16 serving: the agreement check of a bfloat16 model (`serving_copy`) against float32.
 
 A bfloat16 export computes the encoder in bfloat16 (8 bits of mantissa): on CPUs with
 AVX512_BF16 or AMX (and on GPUs) its matmuls run at up to twice float32's speed, and its answers
@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -63,49 +61,6 @@ class Agreement:
             self.label_agreement >= tolerance.min_label_agreement
             and self.max_probability_difference <= tolerance.max_probability_difference
         )
-
-
-def bfloat16_model(model: keras.Model) -> keras.Model:
-    """A copy of `model` built under Keras' `bfloat16` policy, with its weights rounded to it.
-
-    Layers keep their weights in bfloat16 and compute in it; layer-norm statistics are computed
-    in float32, GELU on the float32 accumulator of the matmul it is fused with
-    (`inference_gelu`), and task heads compute in float32. Stored rather than cast per call
-    (`mixed_bfloat16`), the weights are read at half the bytes and without a cast each request:
-    on a 2-core AVX512_BF16 CPU a MiniLM-L6 encoder at 128 tokens takes 24 ms instead of
-    `mixed_bfloat16`'s 31 ms (float32: 31 ms), and 7.7 ms against float32's 10.7 ms once the
-    matmuls, biases and GELU fuse (a later, quieter machine; BENCHMARKS.md).
-
-    Example:
-    >>> from keras_bert import BertConfig, BertEncoder
-    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
-    >>> copy = bfloat16_model(encoder)
-    >>> copy.layers[-1].compute_dtype, copy.layers[-1].weights[0].dtype
-    ('bfloat16', 'bfloat16')
-    """
-    policy = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("bfloat16")
-    try:
-        config = _with_policy(keras.saving.serialize_keras_object(model), "bfloat16")
-        copy = keras.saving.deserialize_keras_object(config)
-    finally:
-        keras.config.set_dtype_policy(policy)
-    copy.set_weights(model.get_weights())
-    return copy
-
-
-def _with_policy(config: Any, policy: str) -> Any:
-    """A serialized model with every keras_bert object's saved dtype policy set to `policy`
-    (keras_bert models save theirs; layers they build, heads in float32 included, follow)."""
-    if isinstance(config, list):
-        return [_with_policy(item, policy) for item in config]
-    if not isinstance(config, dict):
-        return config
-    config = {key: _with_policy(value, policy) for key, value in config.items()}
-    registered = str(config.get("registered_name") or "")
-    if registered.startswith("keras_bert>") and "dtype" in config.get("config", {}):
-        config["config"] = {**config["config"], "dtype": policy}
-    return config
 
 
 def _masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:

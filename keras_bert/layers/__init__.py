@@ -12,11 +12,13 @@ from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
+from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 
 __all__ = [
     "BertEmbeddings",
     "BertPooler",
+    "ColumnShardedDense",
     "DisentangledSelfAttention",
     "FastDropout",
     "FastLayerNormalization",
@@ -24,6 +26,7 @@ __all__ = [
     "MultiHeadSelfAttention",
     "NextSentenceHead",
     "RelativeEmbeddings",
+    "RowShardedDense",
     "SequenceDense",
     "SpanBoundaryHead",
     "TransformerEncoderBlock",

@@ -8,6 +8,7 @@ from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
 from keras_bert.layers.sequence_dense import SequenceDense
+from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -38,6 +39,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         disentangled_attention: DeBERTa's attention settings (`position_buckets`,
             `max_relative_positions`, `pos_att_type`, `share_att_key`: see
             `DisentangledSelfAttention`), or None for BERT's self-attention.
+        feed_forward_shards: store the feed-forward weights as this many independent blocks
+            (`ColumnShardedDense` into `RowShardedDense`: the same values, computed as
+            independent matmul chains that a CPU runs in parallel); 1 (one `SequenceDense`
+            each) for training and checkpoints, 2 for serving on small CPUs.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -67,6 +72,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         relative_attention_buckets: int = 0,
         local_attention_bias: float = 0.0,
         disentangled_attention: dict | None = None,
+        feed_forward_shards: int = 1,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -82,6 +88,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.relative_attention_buckets = relative_attention_buckets
         self.local_attention_bias = local_attention_bias
         self.disentangled_attention = disentangled_attention
+        self.feed_forward_shards = feed_forward_shards
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         attention_options = {
@@ -110,19 +117,25 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
         )
-        self.intermediate_dense = SequenceDense(
-            intermediate_size,
-            activation=activation_from_name(hidden_activation, self.dtype_policy),
-            kernel_initializer=initializer,
-            dtype=self.dtype_policy,
-            name="intermediate_dense",
-        )
-        self.output_dense = SequenceDense(
-            hidden_size,
-            kernel_initializer=initializer,
-            dtype=self.dtype_policy,
-            name="output_dense",
-        )
+        intermediate_options = {
+            "activation": activation_from_name(hidden_activation, self.dtype_policy),
+            "kernel_initializer": initializer,
+            "dtype": self.dtype_policy,
+            "name": "intermediate_dense",
+        }
+        output_options = {
+            "kernel_initializer": initializer,
+            "dtype": self.dtype_policy,
+            "name": "output_dense",
+        }
+        if feed_forward_shards == 1:
+            self.intermediate_dense = SequenceDense(intermediate_size, **intermediate_options)
+            self.output_dense = SequenceDense(hidden_size, **output_options)
+        else:
+            self.intermediate_dense = ColumnShardedDense(
+                intermediate_size, feed_forward_shards, **intermediate_options
+            )
+            self.output_dense = RowShardedDense(hidden_size, feed_forward_shards, **output_options)
         self.output_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
         self.output_layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="output_layer_norm"
@@ -132,7 +145,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.attention.build(hidden_states_shape)
         self.attention_layer_norm.build(hidden_states_shape)
         self.intermediate_dense.build(hidden_states_shape)
-        self.output_dense.build(tuple(hidden_states_shape[:-1]) + (self.intermediate_size,))
+        intermediate_shape = tuple(hidden_states_shape[:-1]) + (self.intermediate_size,)
+        if self.feed_forward_shards == 1:
+            self.output_dense.build(intermediate_shape)
+        else:
+            block_shape = intermediate_shape[:-1] + (
+                self.intermediate_size // self.feed_forward_shards,
+            )
+            self.output_dense.build([block_shape] * self.feed_forward_shards)
         self.output_layer_norm.build(hidden_states_shape)
         self.built = True
 
@@ -196,4 +216,5 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "relative_attention_buckets": self.relative_attention_buckets,
             "local_attention_bias": self.local_attention_bias,
             "disentangled_attention": self.disentangled_attention,
+            "feed_forward_shards": self.feed_forward_shards,
         }

@@ -42,6 +42,9 @@ class BertEncoder(keras.Model):
     Args:
         config: a `BertConfig` (or its dict form).
         output_all_layers: whether to also return the embedding and every block's output.
+        feed_forward_shards: each block's feed-forward weights stored as this many independent
+            blocks (see `TransformerEncoderBlock`): a serving layout, the same values; export
+            takes it as `serving_module(..., feed_forward_shards=2)`.
 
     Example:
     >>> import numpy as np
@@ -58,7 +61,11 @@ class BertEncoder(keras.Model):
     """
 
     def __init__(
-        self, config: BertConfig | dict[str, Any], output_all_layers: bool = False, **kwargs
+        self,
+        config: BertConfig | dict[str, Any],
+        output_all_layers: bool = False,
+        feed_forward_shards: int = 1,
+        **kwargs,
     ):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
@@ -133,6 +140,7 @@ class BertEncoder(keras.Model):
                     relative_attention_buckets=config.relative_attention_buckets,
                     local_attention_bias=config.local_attention_bias,
                     disentangled_attention=disentangled_attention,
+                    feed_forward_shards=feed_forward_shards,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
@@ -190,6 +198,7 @@ class BertEncoder(keras.Model):
         # Config
         self.bert_config = config
         self.output_all_layers = output_all_layers
+        self.feed_forward_shards = feed_forward_shards
         self.embeddings = embeddings
         self.embedding_projection = embedding_projection
         self.relative_embeddings = relative_embeddings
@@ -208,6 +217,7 @@ class BertEncoder(keras.Model):
             **functional_base_config(self),
             "config": self.bert_config.to_dict(),
             "output_all_layers": self.output_all_layers,
+            "feed_forward_shards": self.feed_forward_shards,
         }
 
     @classmethod

@@ -58,6 +58,22 @@ def test_xla_export_is_op_checked_and_answers_like_the_default(
 
 
 @pytest.mark.slow
+def test_sharded_feed_forward_export_answers_like_the_default(
+    tmp_path, serving_modules, exported_base
+):
+    float32 = serving_modules["classifier"]
+    module = ClassifierServing(float32.model, float32.preprocessor, feed_forward_shards=2)
+    assert module.model is not float32.model  # a copy; the trained model keeps its layout
+    assert len(module.model.encoder.blocks[0].output_dense.kernels) == 2
+    export_dir = export_for_serving(module, tmp_path, "sharded")
+    assert _xla_functions(export_dir) == []
+    check_serving_ops(export_dir)
+    sharded, default = _served(export_dir, exported_base / "classifier" / "1")
+    np.testing.assert_allclose(sharded["probabilities"], default["probabilities"], atol=1e-5)
+    assert sharded["label"] == default["label"]
+
+
+@pytest.mark.slow
 def test_mean_pooling_classifier_serves_raw_strings_like_keras(tmp_path, serving_modules):
     base = serving_modules["classifier"]
     classifier = BertClassifier(

@@ -3,10 +3,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
 from keras_bert.layers import (
     BertEmbeddings,
     BertPooler,
+    ColumnShardedDense,
     MultiHeadSelfAttention,
+    RowShardedDense,
     SequenceDense,
     TransformerEncoderBlock,
 )
@@ -77,12 +80,19 @@ def test_self_attention_rejects_indivisible_heads():
 
 
 @pytest.mark.parametrize(
-    "activation, pre_layer_norm",
-    [("gelu", False), ("gelu_approximate", False), ("relu", False), ("gelu", True)],
+    "activation, pre_layer_norm, feed_forward_shards",
+    [
+        ("gelu", False, 1),
+        ("gelu_approximate", False, 1),
+        ("relu", False, 1),
+        ("gelu", True, 1),
+        ("gelu", False, 2),
+    ],
 )
-def test_encoder_block(tmp_path, activation, pre_layer_norm):
+def test_encoder_block(tmp_path, activation, pre_layer_norm, feed_forward_shards):
     layer = TransformerEncoderBlock(
         pre_layer_norm=pre_layer_norm,
+        feed_forward_shards=feed_forward_shards,
         hidden_size=16,
         num_heads=4,
         intermediate_size=32,
@@ -127,6 +137,31 @@ def test_sequence_dense_equals_dense_on_sequences(tmp_path):
     dense.set_weights(layer.get_weights())
     np.testing.assert_allclose(outputs, dense(HIDDEN_STATES), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(layer(HIDDEN_STATES[:, 0]), outputs[:, 0], rtol=1e-6, atol=1e-6)
+
+
+def test_sharded_dense_layers_return_and_take_blocks(tmp_path):
+    column = ColumnShardedDense(6, shards=3, activation="relu", name="column")
+    blocks = check_layer(column, (HIDDEN_STATES,), tmp_path, expected_shapes=[(2, 5, 2)] * 3)
+    dense = keras.layers.Dense(6, activation="relu")
+    dense.build(HIDDEN_STATES.shape)
+    kernels, biases = column.get_weights()[:3], column.get_weights()[3:]
+    dense.set_weights([np.concatenate(kernels, 1), np.concatenate(biases)])
+    np.testing.assert_allclose(np.concatenate(blocks, -1), dense(HIDDEN_STATES), atol=1e-6)
+    row = RowShardedDense(4, shards=3)
+    outputs = row(blocks)
+    dense = keras.layers.Dense(4)
+    dense.build((2, 5, 6))
+    dense.set_weights([np.concatenate(row.get_weights()[:3]), row.get_weights()[3]])
+    np.testing.assert_allclose(outputs, dense(np.concatenate(blocks, -1)), atol=1e-6)
+
+
+def test_sharded_dense_rejects_blocks_that_do_not_divide():
+    with pytest.raises(ConfigError, match=r"units \(6\) is not divisible by shards \(4\)"):
+        ColumnShardedDense(6, shards=4)(HIDDEN_STATES)
+    with pytest.raises(ConfigError, match="shards must be a positive integer, got 0"):
+        ColumnShardedDense(6, shards=0)(HIDDEN_STATES)
+    with pytest.raises(ConfigError, match="expected 2 input blocks, got 3"):
+        RowShardedDense(4, shards=2)([HIDDEN_STATES] * 3)
 
 
 @pytest.mark.parametrize(

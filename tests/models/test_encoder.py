@@ -23,6 +23,26 @@ def test_encoder_layer_checks(tmp_path):
     )
 
 
+def test_sharded_feed_forward_keeps_the_values_and_the_weights_file(tmp_path):
+    """Blocks whose feed-forward weights are stored in 2 or 4 column blocks compute the same
+    encoder, and their weights file loads into the one-block layout and back."""
+    encoder = BertEncoder(TINY)
+    reference = np.asarray(encoder(INPUTS)["sequence_output"])
+    encoder.save_weights(tmp_path / "encoder.weights.h5")
+    for shards in (2, 4):
+        sharded = BertEncoder(TINY, feed_forward_shards=shards)
+        sharded.load_weights(tmp_path / "encoder.weights.h5")
+        kernels = sharded.blocks[0].intermediate_dense.kernels
+        assert [tuple(kernel.shape) for kernel in kernels] == [(128, 512 // shards)] * shards
+        outputs = np.asarray(sharded(INPUTS)["sequence_output"])
+        np.testing.assert_allclose(outputs, reference, rtol=1e-5, atol=1e-5)
+    sharded.save_weights(tmp_path / "sharded.weights.h5")
+    unsharded = BertEncoder(TINY)
+    unsharded.load_weights(tmp_path / "sharded.weights.h5")
+    np.testing.assert_allclose(unsharded(INPUTS)["sequence_output"], reference, atol=1e-5)
+    assert BertEncoder.from_config(sharded.get_config()).feed_forward_shards == 4
+
+
 def test_all_layer_outputs():
     encoder = BertEncoder(TINY, output_all_layers=True)
     outputs = encoder(INPUTS)
