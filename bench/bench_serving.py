@@ -183,12 +183,8 @@ def export_onnx(path: str) -> None:
     )
 
 
-def onnx_variants(work_dir: Path) -> list[Variant]:
-    """ONNX Runtime on the MiniLM encoder exported from transformers (`export_onnx`, in a
-    subprocess): its default session (worker threads spin while waiting for work) and one whose
-    threads do not spin, which suffers less when other processes share the cores."""
-    import onnxruntime
-
+def export_onnx_model(work_dir: Path) -> Path:
+    """The ONNX file of the MiniLM encoder, written by `export_onnx` in a subprocess."""
     path = work_dir / "minilm.onnx"
     subprocess.run(
         [
@@ -199,6 +195,22 @@ def onnx_variants(work_dir: Path) -> list[Variant]:
         cwd=REPO_ROOT,
         check=True,
     )
+    return path
+
+
+# ONNX Runtime's sessions: its default (worker threads spin while waiting for work) and one
+# whose threads do not spin, which suffers less when other processes share the cores.
+ONNX_SESSIONS = {
+    f"ONNX Runtime encoder ({ONNX_THREADS} threads)": True,
+    f"ONNX Runtime encoder ({ONNX_THREADS} threads, no spinning)": False,
+}
+
+
+def onnx_variants(model_path: Path) -> list[Variant]:
+    """ONNX Runtime on the MiniLM encoder exported from transformers (`export_onnx_model`),
+    each session of `ONNX_SESSIONS` fed both kinds of 128 ids."""
+    import onnxruntime
+
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
 
     def variant(name: str, spinning: bool, fill: bool) -> Variant:
@@ -207,7 +219,7 @@ def onnx_variants(work_dir: Path) -> list[Variant]:
         options.intra_op_num_threads = ONNX_THREADS
         options.add_session_config_entry("session.intra_op.allow_spinning", str(int(spinning)))
         session = onnxruntime.InferenceSession(
-            str(path), options, providers=["CPUExecutionProvider"]
+            str(model_path), options, providers=["CPUExecutionProvider"]
         )
 
         def make_call(batch: list[str]):
@@ -222,10 +234,80 @@ def onnx_variants(work_dir: Path) -> list[Variant]:
         return Variant(name, ID_INPUTS[fill], make_call)
 
     return [
-        variant(f"ONNX Runtime encoder ({ONNX_THREADS} threads{suffix})", spinning, fill)
-        for spinning, suffix in [(True, ""), (False, ", no spinning")]
+        variant(name, spinning, fill)
+        for name, spinning in ONNX_SESSIONS.items()
         for fill in (False, True)
     ]
+
+
+def onnx_keys() -> list[tuple[str, str]]:
+    """(name, inputs) of every ONNX Runtime variant, in `onnx_variants`' order."""
+    return [(name, ID_INPUTS[fill]) for name in ONNX_SESSIONS for fill in (False, True)]
+
+
+def onnx_timings_in_own_process(model_path: Path, args: argparse.Namespace) -> dict:
+    """`timed_variants` of ONNX Runtime, run by this script in a process of its own
+    (`--onnx-timings`): as deployed, neither runtime's threads share a process with the
+    other's (ONNX Runtime's spinning workers slowed TensorFlow's parallel ops beside them)."""
+    output = model_path.parent / "onnx_timings.json"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bench_serving",
+            "--onnx-timings",
+            str(output),
+            "--onnx-model",
+            str(model_path),
+            "--requests",
+            str(args.requests),
+            "--batches",
+            str(args.batches),
+            "--schedule",
+            args.schedule,
+        ],
+        cwd=REPO_ROOT,
+        check=True,
+    )
+    timings = json.loads(output.read_text())
+    return {
+        int(size): {key: np.array(values) for key, values in by_key.items()}
+        for size, by_key in timings.items()
+    }
+
+
+def timed_variants(
+    variants: list[Variant], texts: list[str], warmup: list[list[str]], args: argparse.Namespace
+) -> dict[int, dict[str, np.ndarray]]:
+    """Seconds per call of every variant at batch 1 (`--requests` calls) and 32 (`--batches`),
+    after running each `warmup` batch at both sizes (XLA compiles per shape)."""
+    for variant in variants:
+        for batch in warmup:
+            for size in (1, 32):
+                variant.make_call((batch * 32)[:size])()
+    results = {}
+    for batch_size, count in [(1, args.requests), (32, args.batches)]:
+        batches = request_batches(texts, batch_size, count)
+        calls = {
+            variant.key: [variant.make_call(batch) for batch in batches] for variant in variants
+        }
+        results[batch_size] = scheduled_timings(calls, args.schedule, warmup=0)
+    return results
+
+
+def write_onnx_timings(args: argparse.Namespace) -> None:
+    """The `--onnx-timings` process: times `onnx_variants` alone and writes them as JSON."""
+    texts, _ = load_dev()
+    variants = onnx_variants(Path(args.onnx_model))
+    results = timed_variants(variants, texts, [texts[:32]], args)
+    Path(args.onnx_timings).write_text(
+        json.dumps(
+            {
+                size: {key: values.tolist() for key, values in by_key.items()}
+                for size, by_key in results.items()
+            }
+        )
+    )
 
 
 ID_INPUTS = {False: "sentences, padded to 128 ids", True: "128 ids of text"}
@@ -304,13 +386,6 @@ def scheduled_timings(
     return {name: np.array(values) for name, values in timings.items()}
 
 
-def time_variants(
-    variants: list[Variant], batches: list[list[str]], schedule: str
-) -> dict[str, np.ndarray]:
-    calls = {variant.key: [variant.make_call(batch) for batch in batches] for variant in variants}
-    return scheduled_timings(calls, schedule, warmup=0)
-
-
 def labels_on(export_dir: Path, texts: list[str]) -> list[str]:
     signature = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
     labels = []
@@ -350,7 +425,19 @@ def main() -> None:
         help="TensorFlow's threads running independent ops, as TF Serving's "
         "--tensorflow_inter_op_parallelism (0: TensorFlow's choice)",
     )
+    parser.add_argument(
+        "--onnx-process",
+        choices=("own", "shared"),
+        default="own",
+        help="time ONNX Runtime in a process of its own, after TensorFlow's variants (as "
+        "deployed), or in this one beside them (both runtimes' threads in one process)",
+    )
+    parser.add_argument("--onnx-timings", help=argparse.SUPPRESS)  # the own process's output
+    parser.add_argument("--onnx-model", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.onnx_timings:
+        write_onnx_timings(args)
+        return
     # Read by TensorFlow at its first oneDNN kernel and when its runtime starts: nothing has
     # run yet.
     os.environ["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] = args.frozen_weights
@@ -365,20 +452,16 @@ def main() -> None:
             for name, (module, export_dir, inputs) in exported.items()
             for variant in signature_variants(name, module, export_dir, inputs)
         ]
-        onnx = [] if args.no_onnx else onnx_variants(Path(work_dir))
-
+        onnx_model = None if args.no_onnx else export_onnx_model(Path(work_dir))
+        shared_onnx = (
+            onnx_variants(onnx_model) if onnx_model and args.onnx_process == "shared" else []
+        )
         encoder_module = next(iter(exported.values()))[0]
-        warmup = [request["text"] for request in bucket_examples(encoder_module)]
-        variants += onnx
-        for variant in variants:  # every bucket at both batch sizes: XLA compiles per shape
-            for batch in warmup + [texts[:32]]:
-                for size in (1, 32):
-                    variant.make_call((batch * 32)[:size])()
-
-        results = {}
-        for batch_size, count in [(1, args.requests), (32, args.batches)]:
-            batches = request_batches(texts, batch_size, count)
-            results[batch_size] = time_variants(variants, batches, args.schedule)
+        warmup = [request["text"] for request in bucket_examples(encoder_module)] + [texts[:32]]
+        results = timed_variants(variants + shared_onnx, texts, warmup, args)
+        if onnx_model and args.onnx_process == "own":
+            for batch_size, timings in onnx_timings_in_own_process(onnx_model, args).items():
+                results[batch_size] |= timings
 
         agreement = None
         if args.classifier:
@@ -388,36 +471,39 @@ def main() -> None:
             float32_labels = labels_on(float32_dir, texts)
             bfloat16_labels = labels_on(bfloat16_dir, texts)
 
+    ours = [(variant.name, variant.inputs) for variant in variants]
+    onnx = onnx_keys() if onnx_model else []
     print(
         f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
         f"TF {tf.__version__}, dev sentences: {len(texts)}, schedule: {args.schedule}, "
         f"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS={args.frozen_weights}, TensorFlow threads: "
         f"intra-op {args.intra_op_threads or 'default'}, "
-        f"inter-op {args.inter_op_threads or 'default'}"
+        f"inter-op {args.inter_op_threads or 'default'}, ONNX Runtime's process: "
+        f"{args.onnx_process}"
     )
     print()
     print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
     print("|---|---|---:|---:|---:|")
-    for variant in variants:
-        latency = results[1][variant.key] * 1000
-        throughput = 32 / np.median(results[32][variant.key])
+    for name, inputs in ours + onnx:
+        latency = results[1][variant_key(name, inputs)] * 1000
+        throughput = 32 / np.median(results[32][variant_key(name, inputs)])
         print(
-            f"| {variant.name} | {variant.inputs} | {np.percentile(latency, 50):.2f} "
+            f"| {name} | {inputs} | {np.percentile(latency, 50):.2f} "
             f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
         )
-    ours = variants[: len(variants) - len(onnx)]
-    for session in {reference.name: None for reference in onnx}:
+    for session in ONNX_SESSIONS if onnx else ():
         print()
         print(f"| variant | input | batch-1 p50 / {session}'s | batch-32 throughput / its |")
         print("|---|---|---:|---:|")
-        for variant in ours:
+        for name, inputs in ours:
             # ids against the same ids; sentences against 128 ids of text (the issue's measure)
-            inputs = variant.inputs if variant.inputs in ID_INPUTS.values() else ID_INPUTS[True]
-            reference = variant_key(session, inputs)
-            p50 = np.percentile(results[1][variant.key], 50)
-            throughput = 32 / np.median(results[32][variant.key])
+            reference = variant_key(
+                session, inputs if inputs in ID_INPUTS.values() else ID_INPUTS[True]
+            )
+            p50 = np.percentile(results[1][variant_key(name, inputs)], 50)
+            throughput = 32 / np.median(results[32][variant_key(name, inputs)])
             print(
-                f"| {variant.name} | {variant.inputs} "
+                f"| {name} | {inputs} "
                 f"| {p50 / np.percentile(results[1][reference], 50):.3f} "
                 f"| {throughput / (32 / np.median(results[32][reference])):.2f} |"
             )
