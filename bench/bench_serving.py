@@ -21,14 +21,16 @@ Serving runs), seq 128:
 Inputs are the real dev sentences of shared/data (movie-review snippets). Batch 1: latency
 p50/p99 over --requests calls; batch 32: sentences/s over --batches batches. The variants
 alternate call by call (`--schedule interleaved`), so contention from other processes hits
-them alike, or run each in a block (`--schedule blocks`), as a server running one model.
-Before timing, every variant runs each length bucket at batch 1 and 32 (XLA compiles per
-shape, as the warm-up records make TF Serving do). Prints a markdown table, the goal ratios, and the
-bfloat16 export's agreement and dev accuracy against float32.
+them alike, or run each in a block (`--schedule blocks`), as a server running one model, or
+in blocks that take turns (`--schedule rounds`). ONNX Runtime runs in this process, or in one
+of its own (`--onnx-process own`). Before timing, every variant runs each length bucket at
+batch 1 and 32 (XLA compiles per shape, as the warm-up records make TF Serving do). Prints a
+markdown table, the goal ratios, and the bfloat16 export's agreement and dev accuracy against
+float32.
 
     .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
-        [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks] \\
-        [--intra-op-threads N --inter-op-threads N]
+        [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
+        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own]
 """
 
 from __future__ import annotations
@@ -247,8 +249,9 @@ def onnx_keys() -> list[tuple[str, str]]:
 
 def onnx_timings_in_own_process(model_path: Path, args: argparse.Namespace) -> dict:
     """`timed_variants` of ONNX Runtime, run by this script in a process of its own
-    (`--onnx-timings`): as deployed, neither runtime's threads share a process with the
-    other's (ONNX Runtime's spinning workers slowed TensorFlow's parallel ops beside them)."""
+    (`--onnx-timings`): as deployed, neither runtime's threads share a process with the other's;
+    but it runs after TensorFlow's variants, so a change in the machine's speed between the two
+    goes into the ratios."""
     output = model_path.parent / "onnx_timings.json"
     subprocess.run(
         [
@@ -355,7 +358,9 @@ def request_batches(sentences: list[str], batch_size: int, count: int) -> list[l
     return [batch for batch in batches if len(batch) == batch_size]
 
 
-SCHEDULES = ("interleaved", "blocks")
+SCHEDULES = ("interleaved", "blocks", "rounds")
+# Rounds of the "rounds" schedule.
+ROUNDS = 5
 
 
 def scheduled_timings(
@@ -366,7 +371,10 @@ def scheduled_timings(
     `schedule` "interleaved": index by index with the names alternating, so that all see the
     same machine load, but every call finds the caches full of the other models' weights;
     "blocks": each name's calls in a row, as a server that runs that model alone sees them (its
-    weights stay in the caches from one request to the next).
+    weights stay in the caches from one request to the next); "rounds": blocks of a fifth of
+    each name's calls, the names taking turns `ROUNDS` times, so that each still runs in a
+    row and all sample the machine's slow and fast spells alike (on a shared 2-core VM the same
+    call took 9.2 ms in one minute and 12.9 in the next).
     """
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
@@ -376,8 +384,11 @@ def scheduled_timings(
     count = min(len(values) for values in calls.values())
     if schedule == "interleaved":
         order = [(name, index) for index in range(count) for name in calls]
-    else:
+    elif schedule == "blocks":
         order = [(name, index) for name in calls for index in range(count)]
+    else:
+        rounds = np.array_split(np.arange(count), ROUNDS)
+        order = [(name, int(index)) for part in rounds for name in calls for index in part]
     timings = {name: [] for name in calls}
     for name, index in order:
         start = time.perf_counter()
@@ -428,9 +439,10 @@ def main() -> None:
     parser.add_argument(
         "--onnx-process",
         choices=("own", "shared"),
-        default="own",
-        help="time ONNX Runtime in a process of its own, after TensorFlow's variants (as "
-        "deployed), or in this one beside them (both runtimes' threads in one process)",
+        default="shared",
+        help="time ONNX Runtime in this process, beside TensorFlow's variants (the same "
+        "machine state for both, as the schedule orders), or in a process of its own after them "
+        "(as deployed, but at another time)",
     )
     parser.add_argument("--onnx-timings", help=argparse.SUPPRESS)  # the own process's output
     parser.add_argument("--onnx-model", help=argparse.SUPPRESS)
