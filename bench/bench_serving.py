@@ -313,6 +313,11 @@ def write_onnx_timings(args: argparse.Namespace) -> None:
     )
 
 
+# The string variants of the bfloat16 exports (checked against float32 at export).
+BFLOAT16_STRINGS = (
+    "classifier strings, buckets + bfloat16",
+    "classifier strings, buckets + bfloat16 + 2 shards",
+)
 ID_INPUTS = {False: "sentences, padded to 128 ids", True: "128 ids of text"}
 
 
@@ -475,13 +480,15 @@ def main() -> None:
             for batch_size, timings in onnx_timings_in_own_process(onnx_model, args).items():
                 results[batch_size] |= timings
 
-        agreement = None
+        # Each bfloat16 export's export-time check, and its labels on the dev set.
+        agreements, labels = {}, {}
         if args.classifier:
-            bfloat16_dir = exported["classifier strings, buckets + bfloat16"][1]
             float32_dir = exported["classifier strings, buckets"][1]
-            agreement = json.loads((bfloat16_dir / AGREEMENT_FILE).read_text())
-            float32_labels = labels_on(float32_dir, texts)
-            bfloat16_labels = labels_on(bfloat16_dir, texts)
+            labels["float32"] = labels_on(float32_dir, texts)
+            for name in BFLOAT16_STRINGS:
+                export_dir = exported[name][1]
+                agreements[name] = json.loads((export_dir / AGREEMENT_FILE).read_text())
+                labels[name] = labels_on(export_dir, texts)
 
     ours = [(variant.name, variant.inputs) for variant in variants]
     onnx = onnx_keys() if onnx_model else []
@@ -519,14 +526,13 @@ def main() -> None:
                 f"| {p50 / np.percentile(results[1][reference], 50):.3f} "
                 f"| {throughput / (32 / np.median(results[32][reference])):.2f} |"
             )
-    if agreement is not None:
-        agree = np.mean(np.array(float32_labels) == np.array(bfloat16_labels))
+    for name, agreement in agreements.items():
+        agree = np.mean(np.array(labels["float32"]) == np.array(labels[name]))
         print()
-        print(f"bfloat16 export-time check (dev + warm-up inputs): {agreement}")
-        print(f"dev label agreement bfloat16 vs float32: {agree:.4f}")
-        for name, labels in [("float32", float32_labels), ("bfloat16", bfloat16_labels)]:
-            accuracy = np.mean(np.array(labels) == np.array(gold))
-            print(f"dev accuracy {name}: {100 * accuracy:.2f}%")
+        print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
+        print(f"dev label agreement with float32: {agree:.4f}")
+    for name, predicted in labels.items():
+        print(f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%")
 
 
 if __name__ == "__main__":

@@ -109,8 +109,8 @@ class _Serving(tf.Module):
     - `feed_forward_shards`: the encoder's feed-forward weights stored as this many independent
       blocks (`serving_copy`), which TensorFlow computes in parallel: 2 for CPU servers started
       with one thread per op (`--tensorflow_intra_op_parallelism=1`), where a bfloat16
-      MiniLM-L6 takes 8.1 instead of 9.5 ms at 128 tokens and serves batches of 32 1.2x as
-      fast (BENCHMARKS.md); 1 (default) keeps the model's layout.
+      MiniLM-L6 classifier took 7.2-7.7 instead of 9.5-9.9 ms at 128 tokens and served batches
+      of 32 1.35x as fast (BENCHMARKS.md); 1 (default) keeps the model's layout.
     """
 
     # `serving_ids` outputs with a value per input position, and the value past the bucket.

@@ -3,15 +3,16 @@ matmuls in parallel: a feed-forward network split into `shards` halves (or third
 
 `ColumnShardedDense` stores its kernel `[in, units]` as `shards` column blocks and returns one
 output per block; `RowShardedDense` stores its kernel as row blocks and sums one product per
-input block. Chained, they compute `Dense(Activation(Dense(x)))` exactly (the activation acts
-element-wise, so it can act on each block), as `shards` independent matmul chains.
+input block. Chained, they compute the function of `Dense(Activation(Dense(x)))` (the activation
+acts element-wise, so it can act on each block; only the order of the sums changes) as `shards`
+independent matmul chains.
 
 Why: TensorFlow's oneDNN matmul splits one matmul over the intra-op threads (waking them for
 every op) unless its operands fit in L2, where it runs on one thread. A MiniLM-L6 feed-forward
 layer at 32-128 tokens is just over that size; its halves are under it, run single-threaded,
 and TensorFlow's executor runs the two independent halves at once on two cores. With one thread
-per op (TF Serving's `--tensorflow_intra_op_parallelism=1`) the bfloat16 encoder at 128 tokens
-takes 8.1 ms instead of 9.5 (BENCHMARKS.md). The values are unchanged: both layers save and load
+per op (TF Serving's `--tensorflow_intra_op_parallelism=1`) a bfloat16 MiniLM-L6 classifier
+took 7.2-7.7 ms instead of 9.5-9.9 at 128 tokens (BENCHMARKS.md). Both layers save and load
 their weights as a single `kernel` and `bias`, as `keras.layers.Dense` does, so their weights
 files are interchangeable with those of `SequenceDense`.
 """

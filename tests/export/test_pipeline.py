@@ -16,7 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def test_exported_minilm_embeds_like_hugging_face(tmp_path, reference):
     base_dir = tmp_path / "saved_models"
     command = [sys.executable, "-m", "pipelines.export", "--task", "encoder", "--name", "minilm"]
-    command += ["--base-dir", str(base_dir), "--seq-length", "64"]
+    # With the feed-forward weights in two halves: the same encoder, computed in parallel.
+    command += ["--base-dir", str(base_dir), "--seq-length", "64", "--feed-forward-shards", "2"]
     result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"exported {base_dir / 'minilm' / '1'}" in result.stdout
