@@ -46,20 +46,19 @@ def serving_copy(
         raise ConfigError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
     if precision == "float32" and feed_forward_shards == 1:
         return model
-    config = keras.saving.serialize_keras_object(model)
-    if precision != "float32":
-        config = _with_keras_bert_config(config, lambda _, values: {**values, "dtype": precision})
-    if feed_forward_shards != 1:
-        config = _with_keras_bert_config(
-            config,
-            lambda name, values: (
-                {**values, "feed_forward_shards": feed_forward_shards}
-                if name == "keras_bert>BertEncoder"
-                else values
-            ),
-        )
+
+    def serving_options(registered_name: str, values: dict[str, Any]) -> dict[str, Any]:
+        if precision != "float32":
+            values = {**values, "dtype": precision}
+        if registered_name == "keras_bert>BertEncoder" and feed_forward_shards != 1:
+            values = {**values, "feed_forward_shards": feed_forward_shards}
+        return values
+
+    config = _with_keras_bert_config(keras.saving.serialize_keras_object(model), serving_options)
+    # Layers built without a saved policy (the heads' float32 ones excepted) follow the global one.
     policy = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(precision)
+    if precision != "float32":
+        keras.config.set_dtype_policy(precision)
     try:
         copy = keras.saving.deserialize_keras_object(config)
     finally:
