@@ -136,7 +136,6 @@ class _Serving(tf.Module):
             )
         self.jit_compile = jit_compile
         self.precision = precision
-        self.feed_forward_shards = feed_forward_shards
         self.model = serving_copy(model, precision, feed_forward_shards)
         self.preprocessor = preprocessor
 
