@@ -13,7 +13,8 @@ import tensorflow as tf
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
-from keras_bert.training.run import RunSettings, check_precision, fit_resumable
+from keras_bert.training.precision import check_precision
+from keras_bert.training.run import RunSettings, fit_resumable
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ class FinetuningConfig:
         dropout_rate: dropout in the encoder and the head.
         seed: seeds shuffling and initialisation.
         strategy: "default", "mirrored", "multi_worker_mirrored" or "tpu".
-        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
+        precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling) or "auto"
+            (the fastest here: `resolve_precision`).
         jit_compile: compile train steps with XLA (falls back where unsupported).
         max_train_examples: train on N examples drawn at random under `seed` (quick runs).
         length_bucketing: batch training texts of similar length (less padding, faster).

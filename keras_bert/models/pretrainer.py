@@ -134,7 +134,8 @@ class BertPretrainer(BertTask):
         **kwargs,
     ):
         """`keras.Model.compile` with BERT's pretraining losses and accuracies by default:
-        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy`; the
+        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy` (unless
+        `loss_weights` gives the next-sentence loss no weight); the
         optimizer defaults to `create_optimizer` at BERT's pretraining rate, 1e-4 (AdamW with
         decoupled weight decay, clipping at global norm 1), as `BertTask.compile` does at 5e-5.
         """
@@ -147,10 +148,12 @@ class BertPretrainer(BertTask):
             if self.span_boundary_objective:
                 loss["span_boundary"] = MaskedLMLoss(name="span_boundary_loss")
         if weighted_metrics == "auto":
-            weighted_metrics = {
-                "masked_lm": [MaskedLMAccuracy(name="accuracy")],
-                "next_sentence": [keras.metrics.SparseCategoricalAccuracy(name="accuracy")],
-            }
+            weighted_metrics = {"masked_lm": [MaskedLMAccuracy(name="accuracy")]}
+            # A next-sentence head without loss (no sentence pairs) has nothing to score.
+            if (kwargs.get("loss_weights") or {}).get("next_sentence", 1.0):
+                weighted_metrics["next_sentence"] = [
+                    keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+                ]
         super().compile(
             optimizer=optimizer,
             loss=loss,

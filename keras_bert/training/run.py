@@ -21,20 +21,12 @@ import tensorflow as tf
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import completed_epochs, training_callbacks
 from keras_bert.training.optimization import create_optimizer
+from keras_bert.training.precision import check_precision, resolve_precision
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
+from keras_bert.training.time_budget import TimeBudget, planned_total_steps
 from keras_bert.training.workarounds import enable_multi_worker_fit
 
 logger = logging.getLogger(__name__)
-
-PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
-
-
-def check_precision(precision: str) -> None:
-    """Raises a `ConfigError` unless `precision` is a Keras dtype policy the runs support."""
-    if precision not in PRECISION_POLICIES:
-        raise ConfigError(
-            f"precision must be one of {', '.join(PRECISION_POLICIES)}, got {precision!r}."
-        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,7 +39,8 @@ class RunSettings:
         steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary).
         learning_rate, warmup_fraction, weight_decay, optimizer, clip_global_norm,
             gradient_accumulation_steps: see `create_optimizer`.
-        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
+        precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling), or
+            "auto": the fastest on this machine (`resolve_precision`, at the start of `fit`).
         jit_compile: compile train steps with XLA (falls back where unsupported).
         strategy, tpu: see `resolve_strategy`.
         steps_per_execution: train steps per `tf.function` call.
@@ -153,12 +146,13 @@ def fit_resumable(
     run_config: dict[str, Any],
     compile_options: dict[str, Any] | None = None,
     callbacks: Sequence[keras.callbacks.Callback] = (),
+    time_budget: TimeBudget | None = None,
 ) -> RunResult:
     """Builds, compiles and trains a model with `model.fit`; resumes an interrupted run.
 
     A run killed at any point restarts, with the same `output_dir`, from its last finished
     epoch (weights, optimizer state and epoch from `backup/`), and ends at exactly
-    `total_steps`.
+    `total_steps` (or the steps its `time_budget` planned).
 
     Args:
         build_model: makes the model; called in the strategy's scope.
@@ -171,11 +165,16 @@ def fit_resumable(
         compile_options: more `compile` arguments (loss, metrics).
         callbacks: called before the backup and log callbacks, so what they add to an epoch's
             logs is recorded.
+        time_budget: train as many whole epochs as fit its minutes here, at most
+            `total_steps` (see `keras_bert.training.time_budget`).
 
     Returns:
         A `RunResult`.
     """
     keras.utils.set_random_seed(settings.seed)
+    settings = dataclasses.replace(
+        settings, precision=resolve_precision(settings.precision, settings.strategy)
+    )
     keras.mixed_precision.set_global_policy(settings.precision)
     output_dir = Path(settings.output_dir)
     strategy = resolve_strategy(settings.strategy, settings.tpu)
@@ -187,22 +186,36 @@ def fit_resumable(
             json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
         )
 
+    if time_budget is not None and isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        # Each worker would time its own step, and workers must agree on the step count.
+        raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
+
     initial_epoch = completed_epochs(worker_dir / "backup")
-    if initial_epoch:
-        logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
     train, validation = datasets(initial_epoch * settings.steps_per_epoch)
     if callable(train):
         # A dataset function: each input pipeline (worker) makes its own share.
         train = strategy.distribute_datasets_from_function(train)
 
-    with strategy.scope():
-        model = build_model()
+    def compile_model(model: keras.Model) -> None:
         model.compile(
             optimizer=settings.create_optimizer(),
             jit_compile=jit_compile_supported(strategy, settings.jit_compile, settings.precision),
             steps_per_execution=settings.steps_per_execution,
             **(compile_options or {}),
         )
+
+    with strategy.scope():
+        model = build_model()
+        compile_model(model)
+        if time_budget is not None:
+            total_steps = planned_total_steps(
+                model, time_budget, settings.steps_per_epoch, settings.total_steps, worker_dir
+            )
+            settings = dataclasses.replace(settings, total_steps=total_steps)
+            # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
+            compile_model(model)
+    if initial_epoch:
+        logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         enable_multi_worker_fit(model)
     started = time.perf_counter()

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from keras_bert.config import BertConfig
@@ -26,7 +27,9 @@ from keras_bert.data.document_stream import document_ids, documents_by_id
 from keras_bert.data.streaming import StreamingConfig, streaming_pretraining_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
-from keras_bert.training.run import RunSettings, check_precision, fit_resumable
+from keras_bert.training.precision import check_precision
+from keras_bert.training.run import RunSettings, fit_resumable
+from keras_bert.training.time_budget import TimeBudget
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +69,12 @@ class PretrainingConfig:
         learning_rate, warmup_fraction, weight_decay, optimizer, clip_global_norm: see
             `create_optimizer`.
         gradient_accumulation_steps: batches summed per optimizer update (None: 1).
-        precision: "float32", "mixed_bfloat16" or "mixed_float16" (with loss scaling).
+        precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling) or "auto"
+            (the fastest here: `resolve_precision`).
+        time_budget_minutes: plan the run by time: as many whole checkpoint intervals as fit
+            these minutes of training on this machine, at most `total_steps` (the step is
+            timed before training; see `keras_bert.training.time_budget`). None: exactly
+            `total_steps`.
         jit_compile: compile train steps with XLA (falls back where unsupported).
         strategy, tpu: see `resolve_strategy`.
         steps_per_execution: train steps per `tf.function` call (large on TPUs).
@@ -101,6 +109,7 @@ class PretrainingConfig:
     clip_global_norm: float | None = 1.0
     gradient_accumulation_steps: int | None = None
     precision: str = "float32"
+    time_budget_minutes: float | None = None
     jit_compile: bool = False
     strategy: str = "default"
     tpu: str | None = None
@@ -296,12 +305,36 @@ def pretraining_loss_weights(
     return weights
 
 
+def timing_batch(config: PretrainingConfig) -> tuple[Any, Any, Any]:
+    """A batch of the run's shapes (batch, sequence length, predictions) to time its training
+    step on: what a step costs does not depend on which tokens it reads."""
+    batch_size, length = config.global_batch_size, config.data.seq_length
+    predictions = config.data.masking.max_predictions_per_seq
+    rng = np.random.default_rng(config.seed)
+    # Ids below 100 exist in every WordPiece vocabulary (special tokens, characters).
+    word_ids = rng.integers(5, 100, (batch_size, length), dtype="int32")
+    positions = np.tile(np.arange(1, predictions + 1, dtype="int32"), (batch_size, 1))
+    features = {
+        "input_word_ids": word_ids,
+        "input_mask": np.ones_like(word_ids),
+        "input_type_ids": np.zeros_like(word_ids),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": np.take_along_axis(word_ids, positions, axis=1),
+        "masked_lm_weights": np.ones(positions.shape, "float32"),
+        "next_sentence_labels": np.zeros(batch_size, "int32"),
+    }
+    return split_features(features)
+
+
 def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
     previous run of the same config was interrupted. Returns the `fit` history (of this
     process's part of the run). With held-out documents, they are written to
     `output_dir/held_out.txt`, so that `pipelines.evaluate_mlm` can score any model on them."""
     settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
+    time_budget = None
+    if config.time_budget_minutes is not None:
+        time_budget = TimeBudget(config.time_budget_minutes, timing_batch(config))
     callbacks = []
     if config.held_out_documents and not config.tfrecord_pattern:
         # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs
@@ -325,6 +358,7 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
                 config.data.sentence_pairs, config.span_boundary_objective
             )
         },
+        time_budget=time_budget,
     )
     if result.is_chief:
         save_pretrained(result.model, Path(config.output_dir), config)

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import keras
 import pytest
 
 from keras_bert.data import read_text_documents
@@ -34,6 +35,13 @@ def small_corpus(tmp_path_factory, data_dir, minilm_dir):
     vocabulary_file = directory / "vocab.txt"
     vocabulary_file.write_text("\n".join(vocabulary) + "\n", "utf-8")
     return {"input_files": [str(corpus)], "vocabulary_file": str(vocabulary_file)}
+
+
+@pytest.fixture
+def restore_dtype_policy():
+    """Sets Keras' global dtype policy back to float32 after a test that changes it."""
+    yield
+    keras.mixed_precision.set_global_policy("float32")
 
 
 @pytest.fixture

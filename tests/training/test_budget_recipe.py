@@ -19,8 +19,9 @@ RECIPE = ROOT / "pipelines" / "recipes" / "budget_tiny.json"
 def read_recipe(recipe: Path, output_dir: Path):
     """The recipe's config as `pipelines.pretrain` reads it, checked for what every recipe
     here does: the shared corpus, no NSP, `[MASK]`-only corruption, held-out documents scored
-    at whole checkpoints."""
+    at whole checkpoints, at most 30 minutes of training in this machine's fastest precision."""
     config = pretraining_config(["--config", str(recipe), "--output-dir", str(output_dir)])
+    assert config.precision == "auto" and config.time_budget_minutes < 30
     assert all((ROOT / name).is_file() for name in config.input_files)
     assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
     assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0
@@ -55,6 +56,7 @@ def test_recipe_trains_its_model(small_corpus, tmp_path):
     assert model.bert_config.relative_attention_buckets and model.bert_config.pre_layer_norm
     records = list(csv.DictReader((tmp_path / "run" / "metrics.csv").open()))
     assert {"heldout_accuracy_at_mask", "train_seconds"} <= set(records[0])
+    assert "next_sentence_accuracy" not in records[0]
     # Without sentence pairs the next-sentence loss has no weight: the pooler is left alone.
     for record in records:
         assert float(record["loss"]) == pytest.approx(float(record["masked_lm_loss"]), rel=1e-5)

@@ -16,12 +16,6 @@ from keras_bert.training.trainer import PretrainingConfig, run_pretraining, toke
 from pipelines.pretrain import pretraining_config
 
 
-@pytest.fixture
-def restore_dtype_policy():
-    yield
-    keras.mixed_precision.set_global_policy("float32")
-
-
 def test_config_is_validated(tmp_path):
     with pytest.raises(ValueError, match="multiple of steps_per_checkpoint"):
         PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", total_steps=15)
