@@ -23,7 +23,7 @@ from keras_bert.training.callbacks import completed_epochs, training_callbacks
 from keras_bert.training.optimization import create_optimizer
 from keras_bert.training.precision import check_precision, resolve_precision
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
-from keras_bert.training.time_budget import TimeBudget, planned_total_steps
+from keras_bert.training.time_budget import planned_total_steps
 from keras_bert.training.workarounds import enable_multi_worker_fit
 
 logger = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ def fit_resumable(
     run_config: dict[str, Any],
     compile_options: dict[str, Any] | None = None,
     callbacks: Sequence[keras.callbacks.Callback] = (),
-    time_budget: TimeBudget | None = None,
+    time_budget_minutes: float | None = None,
 ) -> RunResult:
     """Builds, compiles and trains a model with `model.fit`; resumes an interrupted run.
 
@@ -165,7 +165,7 @@ def fit_resumable(
         compile_options: more `compile` arguments (loss, metrics).
         callbacks: called before the backup and log callbacks, so what they add to an epoch's
             logs is recorded.
-        time_budget: train as many whole epochs as fit its minutes here, at most
+        time_budget_minutes: train as many whole epochs as fit these minutes here, at most
             `total_steps` (see `keras_bert.training.time_budget`).
 
     Returns:
@@ -186,7 +186,8 @@ def fit_resumable(
             json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
         )
 
-    if time_budget is not None and isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+    multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+    if time_budget_minutes is not None and multi_worker:
         # Each worker would time its own step, and workers must agree on the step count.
         raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
 
@@ -207,16 +208,21 @@ def fit_resumable(
     with strategy.scope():
         model = build_model()
         compile_model(model)
-        if time_budget is not None:
+        if time_budget_minutes is not None:
             total_steps = planned_total_steps(
-                model, time_budget, settings.steps_per_epoch, settings.total_steps, worker_dir
+                model,
+                time_budget_minutes,
+                train,
+                settings.steps_per_epoch,
+                settings.total_steps,
+                worker_dir,
             )
             settings = dataclasses.replace(settings, total_steps=total_steps)
             # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
             compile_model(model)
     if initial_epoch:
         logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
-    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+    if multi_worker:
         enable_multi_worker_fit(model)
     started = time.perf_counter()
     history = model.fit(

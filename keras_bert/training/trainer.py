@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from keras_bert.config import BertConfig
@@ -29,7 +28,6 @@ from keras_bert.errors import ConfigError
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.training.precision import check_precision
 from keras_bert.training.run import RunSettings, fit_resumable
-from keras_bert.training.time_budget import TimeBudget
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +54,9 @@ class PretrainingConfig:
         held_out_documents: documents kept out of training for evaluation (text/tfds input),
             written to `held_out.txt` in `output_dir`.
         model_preset: size of a randomly initialised model ("tiny" ... "large").
-        model_config: or a dict of `BertConfig` fields (overrides `model_preset`).
+        model_config: or a dict of `BertConfig` fields (overrides `model_preset`); with
+            `init_checkpoint`, changes to the checkpoint's config that keep its weights' shapes
+            (e.g. `{"dropout_rate": 0.0}`).
         init_checkpoint: or a checkpoint to start from (heads restored when present).
         span_boundary_objective: add SpanBERT's span-boundary head and loss (pair it with
             `data.masking.span_masking`).
@@ -73,8 +73,8 @@ class PretrainingConfig:
             (the fastest here: `resolve_precision`).
         time_budget_minutes: plan the run by time: as many whole checkpoint intervals as fit
             these minutes of training on this machine, at most `total_steps` (the step is
-            timed before training; see `keras_bert.training.time_budget`). None: exactly
-            `total_steps`.
+            timed on the first batches before training: `keras_bert.training.time_budget`).
+            None: exactly `total_steps`.
         jit_compile: compile train steps with XLA (falls back where unsupported).
         strategy, tpu: see `resolve_strategy`.
         steps_per_execution: train steps per `tf.function` call (large on TPUs).
@@ -123,6 +123,10 @@ class PretrainingConfig:
         if isinstance(self.streaming, dict):
             self.streaming = StreamingConfig(**self.streaming)
         check_precision(self.precision)
+        if self.time_budget_minutes is not None and self.time_budget_minutes <= 0:
+            raise ConfigError(
+                f"time_budget_minutes must be positive, got {self.time_budget_minutes}."
+            )
         if self.total_steps % self.steps_per_checkpoint:
             raise ConfigError(
                 f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "
@@ -274,6 +278,7 @@ def build_pretrainer(config: PretrainingConfig):
             config.init_checkpoint,
             vocabulary_file=config.vocabulary_file,
             span_boundary_objective=config.span_boundary_objective,
+            **(config.model_config or {}),
         )
     if config.model_config:
         bert_config = BertConfig.from_dict(config.model_config)
@@ -305,36 +310,12 @@ def pretraining_loss_weights(
     return weights
 
 
-def timing_batch(config: PretrainingConfig) -> tuple[Any, Any, Any]:
-    """A batch of the run's shapes (batch, sequence length, predictions) to time its training
-    step on: what a step costs does not depend on which tokens it reads."""
-    batch_size, length = config.global_batch_size, config.data.seq_length
-    predictions = config.data.masking.max_predictions_per_seq
-    rng = np.random.default_rng(config.seed)
-    # Ids below 100 exist in every WordPiece vocabulary (special tokens, characters).
-    word_ids = rng.integers(5, 100, (batch_size, length), dtype="int32")
-    positions = np.tile(np.arange(1, predictions + 1, dtype="int32"), (batch_size, 1))
-    features = {
-        "input_word_ids": word_ids,
-        "input_mask": np.ones_like(word_ids),
-        "input_type_ids": np.zeros_like(word_ids),
-        "masked_lm_positions": positions,
-        "masked_lm_ids": np.take_along_axis(word_ids, positions, axis=1),
-        "masked_lm_weights": np.ones(positions.shape, "float32"),
-        "next_sentence_labels": np.zeros(batch_size, "int32"),
-    }
-    return split_features(features)
-
-
 def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
     """Trains a `BertPretrainer` as `config` says; resumes from `output_dir/backup` if a
     previous run of the same config was interrupted. Returns the `fit` history (of this
     process's part of the run). With held-out documents, they are written to
     `output_dir/held_out.txt`, so that `pipelines.evaluate_mlm` can score any model on them."""
     settings = RunSettings.from_config(config, steps_per_epoch=config.steps_per_checkpoint)
-    time_budget = None
-    if config.time_budget_minutes is not None:
-        time_budget = TimeBudget(config.time_budget_minutes, timing_batch(config))
     callbacks = []
     if config.held_out_documents and not config.tfrecord_pattern:
         # accuracy_at_mask on the held-out documents, as pipelines.evaluate_mlm scores runs
@@ -358,7 +339,7 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
                 config.data.sentence_pairs, config.span_boundary_objective
             )
         },
-        time_budget=time_budget,
+        time_budget_minutes=config.time_budget_minutes,
     )
     if result.is_chief:
         save_pretrained(result.model, Path(config.output_dir), config)

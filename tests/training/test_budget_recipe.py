@@ -6,9 +6,11 @@ import csv
 from pathlib import Path
 
 import keras
+import numpy as np
 import pytest
 
-from keras_bert.training.trainer import run_pretraining
+from keras_bert import BertEncoder
+from keras_bert.training.trainer import build_pretrainer, run_pretraining
 from pipelines.common import default_checkpoint
 from pipelines.pretrain import pretraining_config
 
@@ -36,9 +38,18 @@ def test_recipe_resolves_the_installed_vocabulary_and_the_shared_corpus(tmp_path
     assert model["local_attention_bias"] > 0 and model["dropout_rate"] == 0
 
 
-def test_continued_recipe_starts_from_the_installed_minilm(tmp_path):
+def test_continued_recipe_starts_from_the_installed_minilm_without_dropout(tmp_path):
     config = read_recipe(ROOT / "pipelines" / "recipes" / "continued_minilm.json", tmp_path)
     assert Path(config.init_checkpoint) == Path(default_checkpoint())
+    # The recipe's model_config changes the checkpoint's config, not its weights.
+    model = build_pretrainer(config)
+    assert model.bert_config.dropout_rate == model.bert_config.attention_dropout_rate == 0
+    original = BertEncoder.from_checkpoint(config.init_checkpoint)
+    assert original.bert_config.dropout_rate == 0.1
+    np.testing.assert_array_equal(
+        np.asarray(model.encoder.blocks[5].output_dense.kernel),
+        np.asarray(original.blocks[5].output_dense.kernel),
+    )
 
 
 def test_recipe_trains_its_model(small_corpus, tmp_path):

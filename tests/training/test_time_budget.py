@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from keras_bert.errors import ConfigError
-from keras_bert.training.time_budget import PLAN_FILE, TimeBudget, steps_within
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining, timing_batch
+from keras_bert.training.time_budget import PLAN_FILE, steps_within
+from keras_bert.training.trainer import PretrainingConfig, run_pretraining
 from pipelines.pretrain import pretraining_config
 
 
@@ -16,16 +16,11 @@ def test_the_plan_is_whole_epochs_within_the_budget_and_the_configured_steps():
     assert steps_within(27, 0.1, steps_per_epoch=200, most=1600) == 1600
     # A budget shorter than one epoch still trains one.
     assert steps_within(0.01, 1.0, steps_per_epoch=200, most=1600) == 200
+
+
+def test_the_budget_must_be_positive(small_config):
     with pytest.raises(ConfigError, match="positive"):
-        TimeBudget(0, batch=((), (), ()))
-
-
-def test_timing_batch_has_the_shapes_of_the_run(small_config):
-    config = PretrainingConfig(**{**small_config, "global_batch_size": 3})
-    inputs, labels, weights = timing_batch(config)
-    assert inputs["input_word_ids"].shape == (3, 32)
-    assert inputs["masked_lm_positions"].shape == labels["masked_lm"].shape == (3, 5)
-    assert weights["masked_lm"].shape == (3, 5) and labels["next_sentence"].shape == (3,)
+        PretrainingConfig(**{**small_config, "time_budget_minutes": 0})
 
 
 def _run(small_config, minutes):
