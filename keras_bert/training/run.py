@@ -152,7 +152,7 @@ def fit_resumable(
 
     A run killed at any point restarts, with the same `output_dir`, from its last finished
     epoch (weights, optimizer state and epoch from `backup/`), and ends at exactly
-    `total_steps` (or the steps its `time_budget` planned).
+    `total_steps` (or the steps `time_budget_minutes` planned).
 
     Args:
         build_model: makes the model; called in the strategy's scope.
@@ -216,6 +216,7 @@ def fit_resumable(
                 settings.steps_per_epoch,
                 settings.total_steps,
                 worker_dir,
+                steps_per_execution=settings.steps_per_execution,
             )
             settings = dataclasses.replace(settings, total_steps=total_steps)
             # A fresh optimizer (the timed steps moved the first one) with the planned schedule.

@@ -34,7 +34,7 @@ TIMED_STEPS = 10
 
 
 class _StepEnds(keras.callbacks.Callback):
-    """Records when each training batch ends."""
+    """Records when each training batch (each call, with several steps per execution) ends."""
 
     def __init__(self):
         super().__init__()
@@ -44,17 +44,19 @@ class _StepEnds(keras.callbacks.Callback):
         self.times.append(time.perf_counter())
 
 
-def seconds_per_step(model: keras.Model, train: Any) -> float:
+def seconds_per_step(model: keras.Model, train: Any, steps_per_execution: int = 1) -> float:
     """The median time of a compiled model's training step on the run's own data, reading
-    included (`fit` on the first batches of `train`). The model's weights are put back
-    afterwards; its optimizer has taken steps, so compile a fresh one before training."""
+    included (`fit` on the first batches of `train`; with `steps_per_execution` steps per
+    call, a call's time over its steps). The model's weights are put back afterwards; its
+    optimizer has taken steps, so compile a fresh one before training."""
     weights = model.get_weights()
     step_ends = _StepEnds()
-    steps = UNTIMED_STEPS + TIMED_STEPS
+    steps = (UNTIMED_STEPS + TIMED_STEPS) * steps_per_execution
     model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[step_ends], verbose=0)
     model.set_weights(weights)
     ends = step_ends.times[UNTIMED_STEPS - 1 :]
-    return statistics.median(later - earlier for earlier, later in itertools.pairwise(ends))
+    call_seconds = statistics.median(later - earlier for earlier, later in itertools.pairwise(ends))
+    return call_seconds / steps_per_execution
 
 
 def steps_within(minutes: float, step_seconds: float, steps_per_epoch: int, most: int) -> int:
@@ -72,7 +74,13 @@ def steps_within(minutes: float, step_seconds: float, steps_per_epoch: int, most
 
 
 def planned_total_steps(
-    model: keras.Model, minutes: float, train: Any, steps_per_epoch: int, most: int, run_dir: Path
+    model: keras.Model,
+    minutes: float,
+    train: Any,
+    steps_per_epoch: int,
+    most: int,
+    run_dir: Path,
+    steps_per_execution: int = 1,
 ) -> int:
     """The run's total steps within `minutes` of training: the plan in `run_dir` if the run has
     one (a resumed run), else a new plan from the compiled `model`'s step timed on `train`,
@@ -82,7 +90,7 @@ def planned_total_steps(
         plan = json.loads(path.read_text("utf-8"))
         logger.info("Time budget: keeping this run's plan of %d steps.", plan["total_steps"])
         return int(plan["total_steps"])
-    step_seconds = seconds_per_step(model, train)
+    step_seconds = seconds_per_step(model, train, steps_per_execution)
     total_steps = steps_within(minutes, step_seconds, steps_per_epoch, most)
     plan = {
         "time_budget_minutes": minutes,

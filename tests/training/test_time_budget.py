@@ -1,10 +1,13 @@
 import json
 from pathlib import Path
 
+import keras
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert.errors import ConfigError
-from keras_bert.training.time_budget import PLAN_FILE, steps_within
+from keras_bert.training.time_budget import PLAN_FILE, seconds_per_step, steps_within
 from keras_bert.training.trainer import PretrainingConfig, run_pretraining
 from pipelines.pretrain import pretraining_config
 
@@ -16,6 +19,18 @@ def test_the_plan_is_whole_epochs_within_the_budget_and_the_configured_steps():
     assert steps_within(27, 0.1, steps_per_epoch=200, most=1600) == 1600
     # A budget shorter than one epoch still trains one.
     assert steps_within(0.01, 1.0, steps_per_epoch=200, most=1600) == 200
+
+
+def test_timing_puts_the_weights_back_and_counts_steps_per_execution():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse", steps_per_execution=2)
+    before = [weight.copy() for weight in model.get_weights()]
+    data = tf.data.Dataset.from_tensors((tf.ones((8, 4)), tf.zeros((8, 2)))).repeat()
+    assert seconds_per_step(model, data, steps_per_execution=2) > 0
+    # 13 calls of 2 steps each.
+    assert int(model.optimizer.iterations.numpy()) == 26
+    for weight, original in zip(model.get_weights(), before, strict=True):
+        np.testing.assert_array_equal(weight, original)
 
 
 def test_the_budget_must_be_positive(small_config):
