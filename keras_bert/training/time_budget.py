@@ -24,6 +24,8 @@ from typing import Any
 
 import keras
 
+from keras_bert.errors import ConfigError
+
 logger = logging.getLogger(__name__)
 
 PLAN_FILE = "time_budget.json"
@@ -55,6 +57,12 @@ def seconds_per_step(model: keras.Model, train: Any, steps_per_execution: int = 
     model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[step_ends], verbose=0)
     model.set_weights(weights)
     ends = step_ends.times[UNTIMED_STEPS - 1 :]
+    if len(ends) < 2:
+        raise ConfigError(
+            f"The training data ran out after {len(step_ends.times)} batches while the time "
+            f"budget timed {UNTIMED_STEPS + TIMED_STEPS}: give a repeating dataset, or "
+            "total_steps instead of a time budget."
+        )
     call_seconds = statistics.median(later - earlier for earlier, later in itertools.pairwise(ends))
     return call_seconds / steps_per_execution
 

@@ -33,6 +33,14 @@ def test_timing_puts_the_weights_back_and_counts_steps_per_execution():
         np.testing.assert_array_equal(weight, original)
 
 
+def test_data_that_runs_out_during_the_timing_is_a_clear_error():
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    model.compile(optimizer="adam", loss="mse")
+    data = tf.data.Dataset.from_tensors((tf.ones((8, 4)), tf.zeros((8, 2)))).repeat(2)
+    with pytest.raises(ConfigError, match="ran out after 2 batches"):
+        seconds_per_step(model, data)
+
+
 def test_the_budget_must_be_positive(small_config):
     with pytest.raises(ConfigError, match="positive"):
         PretrainingConfig(**{**small_config, "time_budget_minutes": 0})
