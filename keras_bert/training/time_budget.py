@@ -1,7 +1,7 @@
 """Runs planned by time: as many steps as fit a wall-clock budget on the machine at hand.
 
 A recipe tuned on one CPU runs at another speed on the next: the same pretraining step takes
-2.5x longer on an Intel Xeon without AMX than on an AMD Zen 5 (BENCHMARKS.md). Budget-training
+about twice as long on an Intel Xeon without AMX as on an AMD EPYC (BENCHMARKS.md). Budget-training
 work (Izsak et al. 2021, "How to Train BERT with an Academic Budget"; Geiping & Goldstein
 2022, "Cramming") fixes the time and lets the step count follow. Here the run times its own
 train step on its first batches before training (reading included), then plans the largest
