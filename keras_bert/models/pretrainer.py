@@ -150,7 +150,8 @@ class BertPretrainer(BertTask):
         if weighted_metrics == "auto":
             weighted_metrics = {"masked_lm": [MaskedLMAccuracy(name="accuracy")]}
             # A next-sentence head without loss (no sentence pairs) has nothing to score.
-            if (kwargs.get("loss_weights") or {}).get("next_sentence", 1.0):
+            loss_weights = kwargs.get("loss_weights")
+            if not isinstance(loss_weights, dict) or loss_weights.get("next_sentence", 1.0):
                 weighted_metrics["next_sentence"] = [
                     keras.metrics.SparseCategoricalAccuracy(name="accuracy")
                 ]

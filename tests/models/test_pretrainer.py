@@ -74,6 +74,22 @@ def test_fit_reduces_the_loss_and_reports_both_accuracies():
     assert history["next_sentence_accuracy"][-1] == 1.0
 
 
+@pytest.mark.parametrize(
+    "loss_weights, scored",
+    [
+        ({"masked_lm": 1.0, "next_sentence": 0.0}, False),
+        ({"masked_lm": 1.0, "next_sentence": 0.5}, True),
+        ([1.0, 1.0], True),  # Keras also takes weights in output order
+    ],
+)
+def test_next_sentence_accuracy_only_where_its_loss_counts(loss_weights, scored):
+    model = BertPretrainer(TINY)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss_weights=loss_weights)
+    labels = {"masked_lm": np.array([[4, 0], [7, 13]]), "next_sentence": np.array([0, 1])}
+    logs = model.train_on_batch(INPUTS, labels, return_dict=True)
+    assert "masked_lm_accuracy" in logs and ("next_sentence_accuracy" in logs) == scored
+
+
 def test_span_boundary_objective_adds_its_loss_against_the_masked_lm_targets(tmp_path):
     model = BertPretrainer(TINY, span_boundary_objective=True)
     check_layer(
