@@ -21,6 +21,15 @@ def completed_epochs(backup_dir: str | os.PathLike) -> int:
     return int(json.loads(path.read_text("utf-8"))["epoch"])
 
 
+def write_text_atomically(path: str | os.PathLike, text: str) -> None:
+    """Writes `text` beside `path` and renames it over `path` (`os.replace`, atomic on POSIX
+    and Windows): a process killed meanwhile leaves the old file or the new one, whole."""
+    temporary = f"{os.fspath(path)}.incomplete"
+    with open(temporary, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(temporary, path)
+
+
 class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
     """`BackupAndRestore` whose files are replaced atomically.
 
@@ -38,10 +47,8 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
         temporary_weights = os.path.join(self.backup_dir, "incomplete.weights.h5")
         self.model.save_weights(filepath=temporary_weights, overwrite=True)
         os.replace(temporary_weights, self._weights_path)
-        temporary_metadata = f"{self._training_metadata_path}.incomplete"
-        with open(temporary_metadata, "w", encoding="utf-8") as file:
-            json.dump({"epoch": self._current_epoch, "batch": self._last_batch_seen}, file)
-        os.replace(temporary_metadata, self._training_metadata_path)
+        metadata = {"epoch": self._current_epoch, "batch": self._last_batch_seen}
+        write_text_atomically(self._training_metadata_path, json.dumps(metadata))
 
 
 class TrainingTime(keras.callbacks.Callback):

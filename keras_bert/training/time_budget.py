@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 import statistics
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 import keras
 
 from keras_bert.errors import ConfigError
+from keras_bert.training.callbacks import write_text_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +106,7 @@ def planned_total_steps(
         "total_steps": total_steps,
         "configured_total_steps": most,
     }
-    temporary = path.with_name(f"{PLAN_FILE}.incomplete")
-    temporary.write_text(json.dumps(plan, indent=2) + "\n", "utf-8")
-    os.replace(temporary, path)
+    write_text_atomically(path, json.dumps(plan, indent=2) + "\n")
     logger.info(
         "Time budget: %.1f minutes at %.3f s a step: %d of the configured %d steps "
         "(about %.1f minutes).",
