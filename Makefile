@@ -21,8 +21,10 @@ demo: install
 	$(BIN)/python -m pipelines.demo
 
 test: install
-	$(BIN)/ruff check keras_bert pipelines bench tests
-	$(BIN)/pytest -ra
+	$(BIN)/ruff check conftest.py keras_bert pipelines bench tests
+	# Two worker processes, one per core (conftest.py says how tests share them); the duration
+	# table shows the next slow test where it appears, CI's log included.
+	$(BIN)/pytest -ra --durations=40 -n 2 --dist loadgroup
 
 lint: install
-	$(BIN)/ruff format --check keras_bert pipelines bench tests
+	$(BIN)/ruff format --check conftest.py keras_bert pipelines bench tests

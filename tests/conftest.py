@@ -2,12 +2,32 @@
 
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+# Property tests. "ci", the default, is bounded and deterministic: the same examples on every
+# run, each under a deadline (TensorFlow's first call of a shape traces, hence the generous one).
+# `pytest --hypothesis-profile thorough` searches ten times longer, with new examples each run.
+# Tests whose examples are expensive take a share of the profile's count
+# (e.g. `settings.default.max_examples // 4`), so both profiles scale them alike.
+_UNHURRIED = [HealthCheck.too_slow]
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    derandomize=True,
+    deadline=timedelta(seconds=10),
+    suppress_health_check=_UNHURRIED,
+)
+settings.register_profile(
+    "thorough", max_examples=2000, deadline=None, suppress_health_check=_UNHURRIED
+)
+settings.load_profile("ci")
 
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
 DATA_DIR = SHARED_DIR / "data"

@@ -1,20 +1,29 @@
-"""Runs signatures of exported SavedModels in a fresh Python process with only TensorFlow.
+"""Runs signatures of exported SavedModels in a separate Python process with only TensorFlow.
 
-The child imports `tensorflow` and `tensorflow_text` and nothing else (it checks that no
-keras_bert module got imported): TensorFlow Serving has only their ops.
+The child imports `tensorflow` and `tensorflow_text` and nothing else (every answer checks that
+no keras_bert module got imported): TensorFlow Serving has only their ops. One child serves the
+whole test session, as one model server serves many exports: it is started on the first call,
+keeps each SavedModel it loaded, and answers each batch of calls on a line of JSON, so the
+suite pays TensorFlow's start-up once instead of once per export.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import select
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
+# Generous: the first call of a signature traces it; the child never waits on the tests.
+_ANSWER_TIMEOUT_SECONDS = 600
+
 _SCRIPT = textwrap.dedent(
     """
-    import json, sys
+    import json, sys, traceback
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
 
@@ -27,41 +36,96 @@ _SCRIPT = textwrap.dedent(
             return to_json(value.numpy().tolist())
         return value
 
-    calls = json.loads(sys.stdin.read())
-    results, models = [], {}
-    for call in calls:
-        path = call["export_dir"]
-        if path not in models:
-            models[path] = tf.saved_model.load(path)
-        signature = models[path].signatures[call["signature"]]
-        inputs = {
-            name: tf.constant(value, dtype=tf.string if call["dtype"] == "string" else tf.int32)
-            for name, value in call["inputs"].items()
-        }
-        outputs = signature(**inputs)
-        results.append({name: to_json(value) for name, value in outputs.items()})
-    leaked = sorted(name for name in sys.modules if name.split(".")[0] == "keras_bert")
-    print(json.dumps({"results": results, "leaked_modules": leaked}))
+    def answer(calls, models):
+        results = []
+        for call in calls:
+            path = call["export_dir"]
+            if path not in models:
+                models[path] = tf.saved_model.load(path)
+            signature = models[path].signatures[call["signature"]]
+            inputs = {
+                name: tf.constant(value, dtype=tf.string if call["dtype"] == "string" else tf.int32)
+                for name, value in call["inputs"].items()
+            }
+            outputs = signature(**inputs)
+            results.append({name: to_json(value) for name, value in outputs.items()})
+        return results
+
+    models = {}
+    for line in sys.stdin:
+        try:
+            reply = {"results": answer(json.loads(line), models)}
+        except Exception:
+            reply = {"error": traceback.format_exc()}
+        reply["leaked_modules"] = sorted(
+            name for name in sys.modules if name.split(".")[0] == "keras_bert"
+        )
+        sys.stdout.write(json.dumps(reply) + "\\n")
+        sys.stdout.flush()
     """
 )
 
 
+class ServingProcess:
+    """A child Python process with only TensorFlow and tensorflow-text that answers calls.
+
+    Its standard error goes to a temporary file (a full pipe would block it), quoted in errors.
+    """
+
+    def __init__(self):
+        self._stderr = tempfile.TemporaryFile(mode="w+")
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def _stderr_tail(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()[-4000:]
+
+    def run(self, calls: list[dict]) -> list[dict]:
+        self._process.stdin.write(json.dumps(calls) + "\n")
+        self._process.stdin.flush()
+        ready, _, _ = select.select([self._process.stdout], [], [], _ANSWER_TIMEOUT_SECONDS)
+        line = self._process.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            raise RuntimeError(f"the serving process gave no answer:\n{self._stderr_tail()}")
+        answer = json.loads(line)
+        if answer["leaked_modules"]:
+            raise RuntimeError(f"the serving process imported {answer['leaked_modules']}")
+        if "error" in answer:
+            raise RuntimeError(f"the serving process failed:\n{answer['error'][-4000:]}")
+        return answer["results"]
+
+    def close(self) -> None:
+        if self.alive:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+        self._stderr.close()
+
+
+_process: ServingProcess | None = None
+
+
 def run_signatures(calls: list[dict]) -> list[dict]:
-    """Runs `calls` (export_dir, signature, dtype "string"/"int32", inputs) in a fresh process.
+    """Runs `calls` (export_dir, signature, dtype "string"/"int32", inputs) in the session's
+    serving process, started on first use (and again if a call killed it).
 
     Returns each call's outputs as JSON values (strings decoded from UTF-8).
     """
-    calls = [{**call, "export_dir": str(Path(call["export_dir"]))} for call in calls]
-    result = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        input=json.dumps(calls),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise RuntimeError(f"fresh process failed:\n{result.stderr[-4000:]}")
-    answer = json.loads(result.stdout.strip().splitlines()[-1])
-    if answer["leaked_modules"]:
-        raise RuntimeError(f"the fresh process imported {answer['leaked_modules']}")
-    return answer["results"]
+    global _process
+    if _process is None or not _process.alive:
+        _process = ServingProcess()
+        atexit.register(_process.close)
+    return _process.run([{**call, "export_dir": str(Path(call["export_dir"]))} for call in calls])

@@ -7,7 +7,7 @@ import random
 import pytest
 import sentencepiece
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
@@ -132,7 +132,7 @@ def test_sentencepiece_offsets_equal_sentencepiece_spans(family, reference_dir, 
     assert exact > 20 * inexact
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=settings.default.max_examples // 8)
 @given(texts=st.lists(st.text(max_size=30), min_size=1, max_size=6))
 def test_fuzzed_offsets_are_spans_of_the_text(tokenizer, texts):
     for text, tokens in zip(texts, _offsets(tokenizer, texts), strict=True):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import keras_bert
@@ -71,14 +71,14 @@ def test_ids_equal_the_reference_on_tricky_texts(family):
     assert _ids(tokenizer, TRICKY_TEXTS) == reference.encode(TRICKY_TEXTS)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=settings.default.max_examples // 4)
 @given(texts=st.lists(st.text(max_size=40), min_size=1, max_size=8))
 def test_fuzzed_unicode_gives_the_reference_ids(family, texts):
     _, tokenizer, reference = family
     assert _ids(tokenizer, texts) == reference.encode(texts)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=settings.default.max_examples // 4)
 @given(data=st.lists(st.binary(max_size=40), min_size=1, max_size=8))
 def test_fuzzed_bytes_give_the_ids_of_their_replaced_decoding(family, data):
     _, tokenizer, reference = family

@@ -12,7 +12,6 @@ from keras_bert.text import BertPacker, truncated_lengths
 
 lengths = st.integers(min_value=0, max_value=300)
 budgets = st.integers(min_value=0, max_value=260)
-deterministic = settings(max_examples=200, derandomize=True, deadline=None)
 
 
 def bert_truncate_seq_pair(length_a: int, length_b: int, budget: int) -> tuple[int, int]:
@@ -32,7 +31,6 @@ def _truncated(length_a: int, length_b: int, budget: int, truncation: str) -> tu
     return int(kept_a[0]), int(kept_b[0])
 
 
-@deterministic
 @given(lengths, lengths, budgets)
 def test_longest_first_is_bert_truncate_seq_pair(length_a, length_b, budget):
     assert _truncated(length_a, length_b, budget, "longest_first") == bert_truncate_seq_pair(
@@ -40,7 +38,6 @@ def test_longest_first_is_bert_truncate_seq_pair(length_a, length_b, budget):
     )
 
 
-@deterministic
 @given(lengths, lengths, budgets)
 def test_round_robin_is_tensorflow_text_round_robin_trimmer(length_a, length_b, budget):
     segments = [
@@ -58,7 +55,7 @@ def truncating_hf_tokenizer(minilm_dir):
     return Tokenizer.from_file(str(minilm_dir / "tokenizer.json"))
 
 
-@settings(max_examples=100, derandomize=True, deadline=None)
+@settings(max_examples=settings.default.max_examples // 2)
 @given(st.integers(1, 80), st.integers(1, 80), st.integers(5, 100))
 def test_longest_first_hf_is_tokenizers_truncation(
     truncating_hf_tokenizer, length_a, length_b, seq_length

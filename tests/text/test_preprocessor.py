@@ -9,13 +9,12 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 
 SEQ_LENGTH = 32
-deterministic = settings(max_examples=200, derandomize=True, deadline=None)
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +26,12 @@ def _empty_row() -> list[int]:
     return [101, 102] + [0] * (SEQ_LENGTH - 2)
 
 
-@deterministic
 @given(st.text())
 def test_arbitrary_unicode_matches_tokenizers(tokenizer, hf_tokenizer, text):
     expected = hf_tokenizer.encode(text, add_special_tokens=False).ids
     assert tokenizer(tf.constant([text])).to_list() == [expected]
 
 
-@deterministic
 @given(st.binary())
 def test_invalid_utf8_is_replaced_then_deleted(tokenizer, hf_tokenizer, data):
     """Invalid bytes act as U+FFFD, which clean_text deletes: like `tokenizers` on

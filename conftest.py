@@ -1,0 +1,44 @@
+"""Suite-wide settings: the working folder, and how tests share the two workers of a run.
+
+Every test and doctest runs in the repository root, wherever pytest was started: the docstring
+examples read `../shared` as a user in a checkout beside it would.
+
+`make test` runs the suite on two worker processes (`pytest-xdist`, `--dist loadgroup`). A
+module's tests stay on one worker, so its module-scoped fixtures are built once; tests that
+read one of the session's expensive artefacts (the exports of every task, the tokenized
+Wikipedia sample) go to one worker together, so each artefact is built once per run too.
+"""
+
+from pathlib import Path
+
+import pytest
+
+REPOSITORY_ROOT = Path(__file__).resolve().parent
+
+# Session fixtures that take tens of seconds to build, and the worker group of their readers.
+_EXPENSIVE_SESSION_FIXTURES = {
+    "exported_base": "exports",
+    "serving_modules": "exports",
+    "wikipedia_documents": "wikipedia_documents",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Marks each test with its `xdist_group`: its module's path, or the group of an expensive
+    fixture that a test of its module reads (the whole module follows it)."""
+    groups = {}
+    for item in items:
+        module = item.path.relative_to(REPOSITORY_ROOT).as_posix()
+        groups.setdefault(module, module)
+        for fixture, group in _EXPENSIVE_SESSION_FIXTURES.items():
+            if fixture in item.fixturenames:
+                groups[module] = group
+    for item in items:
+        item.add_marker(
+            pytest.mark.xdist_group(groups[item.path.relative_to(REPOSITORY_ROOT).as_posix()])
+        )
+
+
+@pytest.fixture(autouse=True)
+def _run_in_the_repository_root(monkeypatch):
+    monkeypatch.chdir(REPOSITORY_ROOT)
