@@ -424,7 +424,7 @@ def main() -> None:
         "--frozen-weights",
         choices=("0", "1"),
         default="1",
-        help="TF_ONEDNN_ASSUME_FROZEN_WEIGHTS, as the server should run (README): oneDNN "
+        help="TF_ONEDNN_ASSUME_FROZEN_WEIGHTS, as the server should run (docs/serving.md): oneDNN "
         "caches each weight in its own layout instead of reordering it every request",
     )
     parser.add_argument(

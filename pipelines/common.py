@@ -4,15 +4,19 @@ style, and one-line errors.
 Flags are kebab-case in `--help` (`--output-dir`) and also accepted with underscores
 (`--output_dir`); booleans take `true`/`false` (`1`/`0`, `yes`/`no`; a bare flag means true);
 every `--help` lists the defaults. A fault of the user's input ends the job with
-`error: <fault>` and exit status 2 (`--debug` shows the traceback).
+`error: <fault>` and exit status 2 (`--debug` shows the traceback). Jobs print their own
+progress, not TensorFlow's log lines (`quiet_tensorflow`); `--verbose` brings those back.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import glob
 import json
+import logging
+import os
 import re
 import sys
 import types
@@ -27,7 +31,54 @@ from keras_bert.errors import KerasBertError
 USER_ERRORS = (KerasBertError, OSError, ValueError, json.JSONDecodeError)
 
 _TRUE = ("1", "true", "yes", "y", "on")
+VERBOSE_FLAG = "--verbose"
 _FALSE = ("0", "false", "no", "n", "off")
+
+
+def wants_verbose(argv: Sequence[str]) -> bool:
+    """Whether a command line asks for TensorFlow's own log lines (`--verbose`, any value).
+
+    Example:
+    >>> wants_verbose(["--output-dir", "runs/a", "--verbose", "2"]), wants_verbose(["-h"])
+    (True, False)
+    """
+    return any(arg == VERBOSE_FLAG or arg.startswith(VERBOSE_FLAG + "=") for arg in argv)
+
+
+@contextlib.contextmanager
+def _stderr_discarded():
+    """Discards what C++ code writes to the process's stderr (file descriptor 2)."""
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
+
+
+def quiet_tensorflow(argv: Sequence[str]) -> None:
+    """Imports TensorFlow without its log lines, unless `argv` asks for them (`--verbose`).
+
+    TensorFlow's C++ code logs as its libraries load (CUDA probing on a machine without a GPU:
+    "Could not find cuda drivers", "failed call to cuInit"; CPU features; oneDNN notices)
+    before `TF_CPP_MIN_LOG_LEVEL` is read, so the import and the device probe run with
+    stderr discarded; Python errors still propagate. Afterwards `TF_CPP_MIN_LOG_LEVEL=2`
+    keeps C++ errors and hides info and warnings, and TensorFlow's and absl's Python loggers
+    show errors only. Must run before anything imports TensorFlow; `pipelines/__init__.py`
+    calls it with the job's command line, so it does for every job.
+    """
+    if wants_verbose(argv) or "tensorflow" in sys.modules:
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    with _stderr_discarded():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()
+    for name in ("tensorflow", "absl"):
+        logging.getLogger(name).setLevel(logging.ERROR)
 
 
 def default_checkpoint() -> str:
@@ -101,7 +152,8 @@ class JobParser(argparse.ArgumentParser):
     """An `ArgumentParser` in the house style.
 
     Options are declared kebab-case; on the command line each may also be spelled with
-    underscores (`--seq_length` is `--seq-length`). `--debug` is always there.
+    underscores (`--seq_length` is `--seq-length`). `--debug` is always there, and so is
+    `--verbose` (TensorFlow's log lines, `quiet_tensorflow`) where no config field takes it.
 
     Example:
     >>> parser = JobParser(description="demo")
@@ -118,6 +170,10 @@ class JobParser(argparse.ArgumentParser):
         )
 
     def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):
+        if VERBOSE_FLAG not in self._option_string_actions:
+            self.add_argument(
+                VERBOSE_FLAG, action="store_true", help="show TensorFlow's own log lines"
+            )
         args = list(sys.argv[1:] if args is None else args)
         normalized = []
         for index, arg in enumerate(args):

@@ -31,6 +31,8 @@ def test_help_lists_kebab_case_flags_with_defaults(job, capsys):
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "--debug" in text and "(default: " in text
+    # TensorFlow's own log lines come back with --verbose (a flag of every job).
+    assert re.search(r"^ {2}--verbose\b", text, re.M)
     # The option lines (not the descriptions, which may quote other programs' flags).
     options = re.findall(r"^ {2}(-.*?)(?: {2,}|$)", text, re.M)
     assert options and not [option for option in options if "_" in option.split()[0]]

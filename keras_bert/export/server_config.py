@@ -24,7 +24,7 @@ CONTAINER_BASE_PATH = "/models"
 GRPC_PORT = 8500
 REST_PORT = 8501
 # oneDNN reorders each weight into its layout once and keeps it, instead of every request: a
-# server's weights never change (README; -15% on a bfloat16 MiniLM-L6 request, BENCHMARKS.md).
+# server's weights never change (docs/serving.md; BENCHMARKS.md, section Serving).
 SERVER_ENVIRONMENT = "TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
 
 

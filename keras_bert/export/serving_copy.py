@@ -24,8 +24,8 @@ def serving_copy(
       computed in float32, GELU on the float32 accumulator of the matmul it is fused with
       (`inference_gelu`), and task heads compute in float32. Stored rather than cast per call
       (`mixed_bfloat16`), the weights are read at half the bytes and without a cast each
-      request: on a 2-core AVX512_BF16 CPU a frozen MiniLM-L6 encoder at 128 tokens took 7.5 ms
-      against float32's 12.3 ms (BENCHMARKS.md, tenth serving run).
+      request, faster than float32 on CPUs with AVX512_BF16 or AMX (BENCHMARKS.md, section
+      Serving).
     - `feed_forward_shards=N`: every encoder's blocks store their feed-forward weights as N
       independent blocks (`keras_bert.layers.ColumnShardedDense`), the same values computed
       as N matmul chains that TensorFlow runs in parallel.

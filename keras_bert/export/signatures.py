@@ -108,9 +108,9 @@ class _Serving(tf.Module):
       `export_for_serving` checks a bfloat16 module against its float32 twin.
     - `feed_forward_shards`: the encoder's feed-forward weights stored as this many independent
       blocks (`serving_copy`), which TensorFlow computes in parallel: 2 for CPU servers started
-      with one thread per op (`--tensorflow_intra_op_parallelism=1`), where a bfloat16
-      MiniLM-L6 classifier took 7.2-7.7 instead of 9.5-9.9 ms at 128 tokens and served batches
-      of 32 1.35x as fast (BENCHMARKS.md); 1 (default) keeps the model's layout.
+      with one thread per op (`--tensorflow_intra_op_parallelism=1`), where it serves long
+      requests and batches faster (BENCHMARKS.md, section Serving); 1 (default) keeps the
+      model's layout.
     """
 
     # `serving_ids` outputs with a value per input position, and the value past the bucket.

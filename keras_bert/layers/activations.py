@@ -52,8 +52,8 @@ def inference_gelu(x: tf.Tensor) -> tf.Tensor:
 
     After a matmul and bias (`SequenceDense`), TensorFlow's CPU graph optimizer fuses the three
     into one oneDNN kernel, which computes the bias and GELU on the float32 accumulator: more
-    precise than `gelu` on the bfloat16 matmul output, and without its casts (a MiniLM-L6
-    bfloat16 encoder at 128 tokens: BENCHMARKS.md). Unfused (in training graphs, where the
+    precise than `gelu` on the bfloat16 matmul output, and without its casts (BENCHMARKS.md,
+    section Serving). Unfused (in training graphs, where the
     gradient needs the input), bfloat16 element-wise kernels are slow and coarse on CPU, which
     is why `gelu` computes in float32.
 

@@ -21,10 +21,10 @@ MASKED_SCORE = -10000.0
 def head_einsum(training: bool | None):
     """The einsum of the two products over heads (scores, weighted values).
 
-    At inference TensorFlow's Einsum op: one oneDNN kernel that reads the heads in place
-    (bfloat16 MiniLM-L6 serving at 128 tokens: -4%, the same outputs). In training Keras'
-    `ops.einsum`, which spells these products as transposes around a batched matmul, whose
-    gradients are cheaper (bfloat16 BERT-mini train step: 3% faster than the Einsum op's).
+    At inference TensorFlow's Einsum op: one oneDNN kernel that reads the heads in place (the
+    same outputs, faster). In training Keras' `ops.einsum`, which spells these products as
+    transposes around a batched matmul, whose gradients are cheaper (BENCHMARKS.md, section
+    Serving, has both measurements).
 
     Example:
     >>> query, key = tf.ones((1, 2, 3, 4)), tf.ones((1, 5, 3, 4))

@@ -14,8 +14,8 @@ class SequenceDense(keras.layers.Dense):
     them; here the matmul, the bias and an exact GELU written as
     `x * 0.5 * (1 + erf(x / sqrt(2)))` (`inference_gelu`) are adjacent, and the optimizer runs
     them as one oneDNN kernel (`_MklNativeFusedMatMul`), which computes the bias and GELU on the
-    float32 accumulator. A bfloat16 MiniLM-L6 encoder's serving graph at 128 tokens takes 7.7
-    ms instead of 10.7 (BENCHMARKS.md). Inputs of rank 2 go straight to `Dense`.
+    float32 accumulator: a faster bfloat16 serving graph (BENCHMARKS.md, section Serving).
+    Inputs of rank 2 go straight to `Dense`.
 
     Args:
         units: output features.

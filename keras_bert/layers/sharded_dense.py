@@ -11,8 +11,8 @@ Why: TensorFlow's oneDNN matmul splits one matmul over the intra-op threads (wak
 every op) unless its operands fit in L2, where it runs on one thread. A MiniLM-L6 feed-forward
 layer at 32-128 tokens is just over that size; its halves are under it, run single-threaded,
 and TensorFlow's executor runs the two independent halves at once on two cores. With one thread
-per op (TF Serving's `--tensorflow_intra_op_parallelism=1`) a bfloat16 MiniLM-L6 classifier
-took 7.2-7.7 ms instead of 9.5-9.9 at 128 tokens (BENCHMARKS.md). Both layers save and load
+per op (TF Serving's `--tensorflow_intra_op_parallelism=1`) that makes a bfloat16 MiniLM-L6
+classifier faster at 128 tokens (BENCHMARKS.md, section Serving). Both layers save and load
 their weights as a single `kernel` and `bias`, as `keras.layers.Dense` does, so their weights
 files are interchangeable with those of `SequenceDense`.
 """

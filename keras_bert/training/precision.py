@@ -2,13 +2,12 @@
 this machine trains fastest in.
 
 Whether bfloat16 pays depends on the processor, not on the model. On CPUs whose matmul units
-take bfloat16 (Intel AMX, AMD Zen 4/5's AVX512-BF16) oneDNN runs bfloat16 matmuls about twice
-as fast as float32, and `mixed_bfloat16` trains BERT-mini 1.7-2.4x faster. On an Intel Xeon
-whose AMX is not exposed to the guest (AVX512-BF16 only: one bfloat16 dot product per cycle,
-no more multiplies than float32's two FMA ports), the same matmul is 1.6x *slower* in
-bfloat16, and a `mixed_bfloat16` pretraining step 1.4x slower than float32 (BENCHMARKS.md). So
-"auto" asks the hardware: accelerators get their native mixed precision, and a CPU times one
-matmul of a training step's shape in both types.
+take bfloat16 (Intel AMX, AMD Zen 4/5's AVX512-BF16) oneDNN runs bfloat16 matmuls faster than
+float32, and `mixed_bfloat16` trains faster. On an Intel Xeon whose AMX is not exposed to the
+guest (AVX512-BF16 only: one bfloat16 dot product per cycle, no more multiplies than float32's
+two FMA ports), the same matmul and the training step are *slower* in bfloat16 (BENCHMARKS.md,
+section Pretraining speed, has both CPUs). So "auto" asks the hardware: accelerators get their
+native mixed precision, and a CPU times one matmul of a training step's shape in both types.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 BFLOAT16_MIN_SPEEDUP = 1.15
 
 # A feed-forward matmul of a BERT-mini training step (32 x 128 tokens, hidden 256 -> 1024): large
-# enough for oneDNN's blocked kernels, about 10 ms in float32 on 2 cores.
+# enough for oneDNN's blocked kernels, short enough to time at the start of a run.
 _TIMED_MATMUL = ((4096, 256), (256, 1024))
 
 

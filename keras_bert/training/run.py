@@ -46,7 +46,7 @@ class RunSettings:
         steps_per_execution: train steps per `tf.function` call.
         seed: seeds initialisation (and what the caller's data derives from it).
         verbose: `fit` verbosity; "auto" is a progress bar on a terminal, a line per epoch in
-            a log.
+            a log. On a job's command line, `--verbose` also shows TensorFlow's own log lines.
     """
 
     output_dir: str
@@ -233,6 +233,7 @@ def fit_resumable(
         validation_data=validation,
         callbacks=[*callbacks, *training_callbacks(worker_dir)],
         verbose=_fit_verbosity(settings.verbose),
+        shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
     )
     return RunResult(
         model, history, time.perf_counter() - started, initial_epoch, is_chief=is_chief

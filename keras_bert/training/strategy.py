@@ -68,6 +68,7 @@ def jit_compile_supported(
     if on_cpu and precision == "mixed_bfloat16":
         logger.warning(
             "jit_compile=True with mixed_bfloat16 on CPU: XLA does not use oneDNN's bfloat16 "
-            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md: 1.7x)."
+            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md, section "
+            "Pretraining speed)."
         )
     return True

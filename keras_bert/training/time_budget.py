@@ -1,7 +1,7 @@
 """Runs planned by time: as many steps as fit a wall-clock budget on the machine at hand.
 
-A recipe tuned on one CPU runs at another speed on the next: the same pretraining step takes
-about twice as long on an Intel Xeon without AMX as on an AMD EPYC (BENCHMARKS.md). Budget-training
+A recipe tuned on one CPU runs at another speed on the next (BENCHMARKS.md, section
+Pretraining recipes, has the same recipe on two CPUs). Budget-training
 work (Izsak et al. 2021, "How to Train BERT with an Academic Budget"; Geiping & Goldstein
 2022, "Cramming") fixes the time and lets the step count follow. Here the run times its own
 train step on its first batches before training (reading included), then plans the largest
@@ -54,7 +54,9 @@ def seconds_per_step(model: keras.Model, train: Any, steps_per_execution: int = 
     weights = model.get_weights()
     step_ends = _StepEnds()
     steps = (UNTIMED_STEPS + TIMED_STEPS) * steps_per_execution
-    model.fit(train, epochs=1, steps_per_epoch=steps, callbacks=[step_ends], verbose=0)
+    model.fit(
+        train, epochs=1, steps_per_epoch=steps, callbacks=[step_ends], verbose=0, shuffle=False
+    )
     model.set_weights(weights)
     ends = step_ends.times[UNTIMED_STEPS - 1 :]
     if len(ends) < 2:

@@ -79,7 +79,8 @@ class PretrainingConfig:
         strategy, tpu: see `resolve_strategy`.
         steps_per_execution: train steps per `tf.function` call (large on TPUs).
         seed: seeds data pairs, masks, order and weight initialisation.
-        verbose: `fit` verbosity (1: progress bar).
+        verbose: `fit` verbosity (1: progress bar). On the command line, `--verbose` also shows
+            TensorFlow's own log lines.
     """
 
     output_dir: str
