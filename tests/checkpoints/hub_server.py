@@ -21,13 +21,19 @@ import urllib.parse
 # A repo: revision (branch or tag) -> file path -> contents.
 Repo = dict[str, dict[str, bytes]]
 
-_API = re.compile(r"/api/models/(?P<repo>[^/]+(?:/[^/]+)?)/(?P<kind>revision|tree)/(?P<revision>[^/]+)")
+_API = re.compile(
+    r"/api/models/(?P<repo>[^/]+(?:/[^/]+)?)/(?P<kind>revision|tree)/(?P<revision>[^/]+)"
+)
 _RESOLVE = re.compile(r"/(?P<repo>[^/]+(?:/[^/]+)?)/resolve/(?P<revision>[^/]+)/(?P<path>.+)")
 
 
 def commit_hash(repo_id: str, revision: str) -> str:
     """The fake 40-hex commit a revision of a repo points to."""
     return hashlib.sha1(f"{repo_id}@{revision}".encode()).hexdigest()
+
+
+def sha1(body: bytes) -> str:
+    return hashlib.sha1(body).hexdigest()
 
 
 class FakeHub:
@@ -99,7 +105,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 return
             body = files[match["path"]]
             headers = {
-                "ETag": f'"{hashlib.sha1(body).hexdigest()}"',
+                "ETag": f'"{sha1(body)}"',
                 "X-Repo-Commit": commit,
                 "Content-Type": "application/octet-stream",
             }
@@ -114,7 +120,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             }
         else:
             info = [
-                {"type": "file", "path": name, "size": len(body), "oid": hashlib.sha1(body).hexdigest()}
+                {
+                    "type": "file",
+                    "path": name,
+                    "size": len(body),
+                    "oid": hashlib.sha1(body).hexdigest(),
+                }
                 for name, body in sorted(files.items())
             ]
         self._send(json.dumps(info).encode(), {"Content-Type": "application/json"}, send_body)

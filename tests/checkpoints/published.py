@@ -30,11 +30,24 @@ OTHER_FORMATS = (
 OTHER_FORMAT_SIZE = 1 << 20
 # The fields that fix the weights' shapes: taken from the tiny weights' own config.
 _SIZE_FIELDS = (
-    "vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-    "max_position_embeddings", "type_vocab_size", "embedding_size", "num_hidden_groups",
-    "inner_group_num", "position_buckets", "max_relative_positions", "pad_token_id",
-    "dim", "n_layers", "n_heads", "hidden_dim",
-)  # fmt: skip
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "embedding_size",
+    "num_hidden_groups",
+    "inner_group_num",
+    "position_buckets",
+    "max_relative_positions",
+    "pad_token_id",
+    "dim",
+    "n_layers",
+    "n_heads",
+    "hidden_dim",
+)
 _TINY_BERT_SIZES = {
     "vocab_size": 3000,
     "hidden_size": 8,
@@ -45,40 +58,88 @@ _TINY_BERT_SIZES = {
     "type_vocab_size": 2,
 }
 _BERT_BASE = {
-    "architectures": ["BertForMaskedLM"], "attention_probs_dropout_prob": 0.1,
-    "gradient_checkpointing": False, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-    "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
-    "layer_norm_eps": 1e-12, "max_position_embeddings": 512, "model_type": "bert",
-    "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 0,
-    "position_embedding_type": "absolute", "transformers_version": "4.6.0.dev0",
-    "type_vocab_size": 2, "use_cache": True, "vocab_size": 30522,
-}  # fmt: skip
-_BERT_LARGE = {**_BERT_BASE, "hidden_size": 1024, "intermediate_size": 4096,
-               "num_attention_heads": 16, "num_hidden_layers": 24}  # fmt: skip
+    "architectures": ["BertForMaskedLM"],
+    "attention_probs_dropout_prob": 0.1,
+    "gradient_checkpointing": False,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "layer_norm_eps": 1e-12,
+    "max_position_embeddings": 512,
+    "model_type": "bert",
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "pad_token_id": 0,
+    "position_embedding_type": "absolute",
+    "transformers_version": "4.6.0.dev0",
+    "type_vocab_size": 2,
+    "use_cache": True,
+    "vocab_size": 30522,
+}
+_BERT_LARGE = {
+    **_BERT_BASE,
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 16,
+    "num_hidden_layers": 24,
+}
 # The 2019 releases: Google's bert_config.json fields, no model_type.
 _ORIGINAL_BERT_BASE = {
-    "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-    "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
-    "max_position_embeddings": 512, "num_attention_heads": 12, "num_hidden_layers": 12,
-    "type_vocab_size": 2, "vocab_size": 28996,
-}  # fmt: skip
+    "attention_probs_dropout_prob": 0.1,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 512,
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "type_vocab_size": 2,
+    "vocab_size": 28996,
+}
 _ROBERTA_BASE = {
-    "architectures": ["RobertaForMaskedLM"], "attention_probs_dropout_prob": 0.1,
-    "bos_token_id": 0, "eos_token_id": 2, "hidden_act": "gelu", "hidden_dropout_prob": 0.1,
-    "hidden_size": 768, "initializer_range": 0.02, "intermediate_size": 3072,
-    "layer_norm_eps": 1e-05, "max_position_embeddings": 514, "model_type": "roberta",
-    "num_attention_heads": 12, "num_hidden_layers": 12, "pad_token_id": 1,
-    "type_vocab_size": 1, "vocab_size": 50265,
-}  # fmt: skip
+    "architectures": ["RobertaForMaskedLM"],
+    "attention_probs_dropout_prob": 0.1,
+    "bos_token_id": 0,
+    "eos_token_id": 2,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "layer_norm_eps": 1e-05,
+    "max_position_embeddings": 514,
+    "model_type": "roberta",
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "pad_token_id": 1,
+    "type_vocab_size": 1,
+    "vocab_size": 50265,
+}
 _DEBERTA_V3_BASE = {
-    "model_type": "deberta-v2", "attention_probs_dropout_prob": 0.1, "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1, "hidden_size": 768, "initializer_range": 0.02,
-    "intermediate_size": 3072, "max_position_embeddings": 512, "relative_attention": True,
-    "position_buckets": 256, "norm_rel_ebd": "layer_norm", "share_att_key": True,
-    "pos_att_type": "p2c|c2p", "layer_norm_eps": 1e-7, "max_relative_positions": -1,
-    "position_biased_input": False, "num_attention_heads": 12, "num_hidden_layers": 12,
-    "type_vocab_size": 0, "vocab_size": 128100,
-}  # fmt: skip
+    "model_type": "deberta-v2",
+    "attention_probs_dropout_prob": 0.1,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 768,
+    "initializer_range": 0.02,
+    "intermediate_size": 3072,
+    "max_position_embeddings": 512,
+    "relative_attention": True,
+    "position_buckets": 256,
+    "norm_rel_ebd": "layer_norm",
+    "share_att_key": True,
+    "pos_att_type": "p2c|c2p",
+    "layer_norm_eps": 1e-7,
+    "max_relative_positions": -1,
+    "position_biased_input": False,
+    "num_attention_heads": 12,
+    "num_hidden_layers": 12,
+    "type_vocab_size": 0,
+    "vocab_size": 128100,
+}
 
 
 def _bert_tensors() -> dict[str, np.ndarray]:
@@ -119,8 +180,13 @@ def _family_repo(family: str, published: dict, tokenizer_files: tuple[str, ...],
 
 
 def _deberta_v3(hidden: int, layers: int, heads: int) -> dict[str, bytes]:
-    published = {**_DEBERTA_V3_BASE, "hidden_size": hidden, "num_hidden_layers": layers,
-                 "num_attention_heads": heads, "intermediate_size": 4 * hidden}  # fmt: skip
+    published = {
+        **_DEBERTA_V3_BASE,
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "intermediate_size": 4 * hidden,
+    }
     return _family_repo(
         "deberta_v3", published, ("spm.model", "tokenizer_config.json"), "deberta_v3_fp16.bin"
     )
@@ -145,33 +211,69 @@ def published_repos() -> dict[str, dict[str, bytes]]:
         "FacebookAI/roberta-base": _family_repo("roberta", _ROBERTA_BASE, roberta_files),
         "FacebookAI/roberta-large": _family_repo(
             "roberta",
-            {**_ROBERTA_BASE, "hidden_size": 1024, "intermediate_size": 4096,
-             "num_attention_heads": 16, "num_hidden_layers": 24},
+            {
+                **_ROBERTA_BASE,
+                "hidden_size": 1024,
+                "intermediate_size": 4096,
+                "num_attention_heads": 16,
+                "num_hidden_layers": 24,
+            },
             roberta_files,
-        ),  # fmt: skip
+        ),
         "distilbert/distilbert-base-uncased": _family_repo(
             "distilbert",
-            {"activation": "gelu", "architectures": ["DistilBertForMaskedLM"],
-             "attention_dropout": 0.1, "dim": 768, "dropout": 0.1, "hidden_dim": 3072,
-             "initializer_range": 0.02, "max_position_embeddings": 512,
-             "model_type": "distilbert", "n_heads": 12, "n_layers": 6, "pad_token_id": 0,
-             "qa_dropout": 0.1, "seq_classif_dropout": 0.2, "sinusoidal_pos_embds": False,
-             "tie_weights_": True, "vocab_size": 30522},
+            {
+                "activation": "gelu",
+                "architectures": ["DistilBertForMaskedLM"],
+                "attention_dropout": 0.1,
+                "dim": 768,
+                "dropout": 0.1,
+                "hidden_dim": 3072,
+                "initializer_range": 0.02,
+                "max_position_embeddings": 512,
+                "model_type": "distilbert",
+                "n_heads": 12,
+                "n_layers": 6,
+                "pad_token_id": 0,
+                "qa_dropout": 0.1,
+                "seq_classif_dropout": 0.2,
+                "sinusoidal_pos_embds": False,
+                "tie_weights_": True,
+                "vocab_size": 30522,
+            },
             ("vocab.txt", "tokenizer.json", "tokenizer_config.json"),
-        ),  # fmt: skip
+        ),
         "albert/albert-base-v2": _family_repo(
             "albert",
-            {"architectures": ["AlbertForMaskedLM"], "attention_probs_dropout_prob": 0,
-             "bos_token_id": 2, "classifier_dropout_prob": 0.1, "down_scale_factor": 1,
-             "embedding_size": 128, "eos_token_id": 3, "gap_size": 0, "hidden_act": "gelu_new",
-             "hidden_dropout_prob": 0, "hidden_size": 768, "initializer_range": 0.02,
-             "inner_group_num": 1, "intermediate_size": 3072, "layer_norm_eps": 1e-12,
-             "max_position_embeddings": 512, "model_type": "albert", "net_structure_type": 0,
-             "num_attention_heads": 12, "num_hidden_groups": 1, "num_hidden_layers": 12,
-             "num_memory_blocks": 0, "pad_token_id": 0, "type_vocab_size": 2,
-             "vocab_size": 30000},
+            {
+                "architectures": ["AlbertForMaskedLM"],
+                "attention_probs_dropout_prob": 0,
+                "bos_token_id": 2,
+                "classifier_dropout_prob": 0.1,
+                "down_scale_factor": 1,
+                "embedding_size": 128,
+                "eos_token_id": 3,
+                "gap_size": 0,
+                "hidden_act": "gelu_new",
+                "hidden_dropout_prob": 0,
+                "hidden_size": 768,
+                "initializer_range": 0.02,
+                "inner_group_num": 1,
+                "intermediate_size": 3072,
+                "layer_norm_eps": 1e-12,
+                "max_position_embeddings": 512,
+                "model_type": "albert",
+                "net_structure_type": 0,
+                "num_attention_heads": 12,
+                "num_hidden_groups": 1,
+                "num_hidden_layers": 12,
+                "num_memory_blocks": 0,
+                "pad_token_id": 0,
+                "type_vocab_size": 2,
+                "vocab_size": 30000,
+            },
             ("spiece.model", "tokenizer.json"),
-        ),  # fmt: skip
+        ),
         "microsoft/deberta-v3-xsmall": _deberta_v3(384, 12, 6),
         "microsoft/deberta-v3-small": _deberta_v3(768, 6, 12),
         "microsoft/deberta-v3-base": _deberta_v3(768, 12, 12),
@@ -180,10 +282,17 @@ def published_repos() -> dict[str, dict[str, bytes]]:
             _ORIGINAL_BERT_BASE, "bert_pretraining_legacy.bin", None, vocabulary=False
         ),
         "SpanBERT/spanbert-large-cased": _bert_repo(
-            {**_ORIGINAL_BERT_BASE, "hidden_size": 1024, "intermediate_size": 4096,
-             "num_attention_heads": 16, "num_hidden_layers": 24},
-            "bert_pretraining_legacy.bin", None, vocabulary=False,
-        ),  # fmt: skip
+            {
+                **_ORIGINAL_BERT_BASE,
+                "hidden_size": 1024,
+                "intermediate_size": 4096,
+                "num_attention_heads": 16,
+                "num_hidden_layers": 24,
+            },
+            "bert_pretraining_legacy.bin",
+            None,
+            vocabulary=False,
+        ),
         "allenai/scibert_scivocab_uncased": _bert_repo(
             {**_ORIGINAL_BERT_BASE, "vocab_size": 31090}, "bert_pretraining_legacy.bin", None
         ),
@@ -192,12 +301,10 @@ def published_repos() -> dict[str, dict[str, bytes]]:
             "bert_pretraining_legacy.bin",
             lowercase=False,
         ),
-        "huawei-noah/TinyBERT_General_4L_312D": _bert_repo(
-            {**_ORIGINAL_BERT_BASE, "cell": {}, "emb_size": 312, "hidden_size": 312,
-             "intermediate_size": 1200, "num_hidden_layers": 4, "pre_trained": "",
-             "structure": [], "vocab_size": 30522},
-            "tinybert_general.bin", None,
-        ),  # fmt: skip
+        # Written whole by fixtures/write_torch_fixtures.py.
+        "huawei-noah/TinyBERT_General_4L_312D": {
+            path.name: path.read_bytes() for path in (FIXTURES / "tinybert").iterdir()
+        },
     }
     # The short ids the Hub still redirects (bert-base-uncased, roberta-base, ...).
     for repo_id in list(repos):
