@@ -86,46 +86,27 @@ _BERT_LARGE = {
     "num_hidden_layers": 24,
 }
 # The 2019 releases: Google's bert_config.json fields, no model_type.
-_ORIGINAL_BERT_BASE = {
-    "attention_probs_dropout_prob": 0.1,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "hidden_size": 768,
-    "initializer_range": 0.02,
-    "intermediate_size": 3072,
-    "max_position_embeddings": 512,
-    "num_attention_heads": 12,
-    "num_hidden_layers": 12,
-    "type_vocab_size": 2,
-    "vocab_size": 28996,
-}
+_GOOGLE_FIELDS = (
+    "attention_probs_dropout_prob", "hidden_act", "hidden_dropout_prob", "hidden_size",
+    "initializer_range", "intermediate_size", "max_position_embeddings", "num_attention_heads",
+    "num_hidden_layers", "type_vocab_size",
+)  # fmt: skip
+_ORIGINAL_BERT_BASE = {**{name: _BERT_BASE[name] for name in _GOOGLE_FIELDS}, "vocab_size": 28996}
 _ROBERTA_BASE = {
+    **_ORIGINAL_BERT_BASE,
     "architectures": ["RobertaForMaskedLM"],
-    "attention_probs_dropout_prob": 0.1,
     "bos_token_id": 0,
     "eos_token_id": 2,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "hidden_size": 768,
-    "initializer_range": 0.02,
-    "intermediate_size": 3072,
     "layer_norm_eps": 1e-05,
     "max_position_embeddings": 514,
     "model_type": "roberta",
-    "num_attention_heads": 12,
-    "num_hidden_layers": 12,
     "pad_token_id": 1,
     "type_vocab_size": 1,
     "vocab_size": 50265,
 }
 _DEBERTA_V3_BASE = {
+    **_ORIGINAL_BERT_BASE,
     "model_type": "deberta-v2",
-    "attention_probs_dropout_prob": 0.1,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "hidden_size": 768,
-    "initializer_range": 0.02,
-    "intermediate_size": 3072,
     "max_position_embeddings": 512,
     "relative_attention": True,
     "position_buckets": 256,
