@@ -8,7 +8,8 @@ import pytest
 from tests.checkpoints.hub_server import FakeHub, LoopbackHub
 from tests.checkpoints.published import published_repos
 
-FIXTURES = Path(__file__).parent / "fixtures"
+# Run by hand with torch (the `peer` extra) to write the fixtures; the tests never import it.
+collect_ignore = ["fixtures/write_torch_fixtures.py"]
 
 
 @pytest.fixture(scope="session")
