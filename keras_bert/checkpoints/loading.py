@@ -32,8 +32,9 @@ def locate_checkpoint(
             return path, lambda: read_google_checkpoint(prefix)
         contents = ", ".join(sorted(child.name for child in path.iterdir())[:20]) or "nothing"
         raise CheckpointError(
-            f"No BERT checkpoint in {path}: expected config.json + model.safetensors (Hugging "
-            f"Face) or bert_config.json + bert_model.ckpt.index (Google); found {contents}."
+            f"No BERT checkpoint in {path}: expected config.json + model.safetensors or "
+            "pytorch_model.bin (Hugging Face) or bert_config.json + bert_model.ckpt.index "
+            f"(Google); found {contents}."
         )
     if path.suffix in (".safetensors", ".bin") and path.is_file():
         return path.parent, lambda: read_huggingface_checkpoint(path.parent, weights_file=path)
