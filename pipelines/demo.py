@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from keras_bert import BertEncoder
+from keras_bert.checkpoints.hub import resolve_checkpoint
 from keras_bert.data.classification import read_classification_file
 from keras_bert.export import export_for_serving, serving_module, write_server_config
 from keras_bert.finetuning.classification import finetune_classifier
@@ -62,13 +63,15 @@ class DemoJob:
     """The demo's settings.
 
     Args:
-        checkpoint: the checkpoint directory (default: the installed MiniLM-L6).
+        checkpoint: the checkpoint directory or Hub id (default: the installed MiniLM-L6).
+        revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
         train_examples: movie-review snippets to fine-tune on.
         base_dir: TF Serving's model base path, where the exports go.
         output_dir: where the fine-tuning run writes its model and logs.
     """
 
     checkpoint: str | None = None
+    revision: str | None = None
     train_examples: int = 1600
     base_dir: str = "saved_models"
     output_dir: str = "runs/demo"
@@ -76,7 +79,8 @@ class DemoJob:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_job(__doc__, DemoJob, argv)
-    checkpoint = args.checkpoint or default_checkpoint()
+    # A Hub id is downloaded once; every step below reads the directory.
+    checkpoint = str(resolve_checkpoint(args.checkpoint or default_checkpoint(), args.revision))
 
     print(f"1. Encoding with the checkpoint at {checkpoint}")
     show_embeddings(checkpoint)

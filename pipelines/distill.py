@@ -107,7 +107,7 @@ def distill_masked_lm_job(args, finetuning, student_config: StudentConfig) -> di
             "--task masked_lm trains on the text of --train; --unlabeled and --augment-copies "
             "are for task distillation."
         )
-    vocabulary_file = str(checkpoint_vocabulary_file(finetuning.checkpoint))
+    vocabulary_file = str(checkpoint_vocabulary_file(finetuning.checkpoint, finetuning.revision))
     vocabulary = load_vocabulary(vocabulary_file)
     tokenizer = WordPieceTokenizer(vocabulary_file, lowercase=infer_lowercase(vocabulary))
     held_out = read_text_documents(expand_files([args.eval])) if args.eval else []

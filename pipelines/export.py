@@ -50,8 +50,10 @@ class ExportJob:
             or BertMaskedLM, converted on the way.
         vocabulary_file: vocab.txt of a keras-hub model saved without its preprocessor.
         label_names: comma-separated class names of a keras-hub classifier.
-        checkpoint: checkpoint directory with the tokenizer files (default: MiniLM-L6; any
-            family's); the encoder export reads its weights too when no model is given.
+        checkpoint: checkpoint directory or Hub id with the tokenizer files (default:
+            MiniLM-L6; any family's); the encoder export reads its weights too when no model
+            is given.
+        revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
         base_dir: TF Serving's model base path.
         version: the version to write (default: the next free one; never overwritten).
         seq_length: packed input length of the string signatures (default: a keras-hub
@@ -76,6 +78,7 @@ class ExportJob:
     vocabulary_file: str | None = None
     label_names: str | None = None
     checkpoint: str | None = None
+    revision: str | None = None
     base_dir: str = "saved_models"
     version: int | None = None
     seq_length: int | None = None
@@ -156,10 +159,10 @@ def trained_model(job: ExportJob):
 
     checkpoint = job.checkpoint or default_checkpoint()
     seq_length = job.seq_length or DEFAULT_SEQ_LENGTH
-    preprocessor = load_preprocessor(checkpoint, seq_length=seq_length)
+    preprocessor = load_preprocessor(checkpoint, seq_length=seq_length, revision=job.revision)
     if job.model:
         return load_trained_model(job.model), preprocessor
-    return load_encoder(checkpoint), preprocessor
+    return load_encoder(checkpoint, revision=job.revision), preprocessor
 
 
 def export(job: ExportJob) -> Path:

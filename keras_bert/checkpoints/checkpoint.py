@@ -25,12 +25,15 @@ class Checkpoint:
         tensors: canonical name → float32 array.
         directory: the folder holding the checkpoint (and usually `vocab.txt`).
         source: a description of where the tensors came from, for error messages.
+        ignored: the names of the tensors read but left out, as no model reads them (a
+            classifier head, TinyBERT's `fit_denses`).
     """
 
     config: BertConfig
     tensors: dict[str, np.ndarray]
     directory: Path
     source: str
+    ignored: tuple[str, ...] = ()
 
     @property
     def vocabulary_file(self) -> Path:

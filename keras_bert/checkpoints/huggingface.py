@@ -1,18 +1,31 @@
-"""Hugging Face BERT checkpoints: `config.json` + `model.safetensors`, read without torch."""
+"""Hugging Face BERT checkpoints: `config.json` + `model.safetensors` (or `pytorch_model.bin`),
+read without torch."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
 import numpy as np
 
 from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
+from keras_bert.checkpoints.layouts import is_read_by_models, with_model_prefix
+from keras_bert.checkpoints.torch_pickle import read_torch_state_dict
 from keras_bert.errors import CheckpointError
+
+logger = logging.getLogger(__name__)
 
 WEIGHTS_FILE = "model.safetensors"
 SHARDED_INDEX_FILE = "model.safetensors.index.json"
+TORCH_WEIGHTS_FILE = "pytorch_model.bin"
+TORCH_SHARDED_INDEX_FILE = "pytorch_model.bin.index.json"
+# The weights a directory may hold, in the order they are preferred: (single file, index).
+WEIGHTS_FORMATS = (
+    (WEIGHTS_FILE, SHARDED_INDEX_FILE),
+    (TORCH_WEIGHTS_FILE, TORCH_SHARDED_INDEX_FILE),
+)
 
 # Buffers and tied copies that carry no weights of their own.
 _SKIPPED = re.compile(r"(^|\.)position_ids$|^cls\.predictions\.decoder\.(weight|bias)$")
@@ -80,7 +93,7 @@ _FAMILY_NAMES: dict[str, list[tuple[str, str]]] = {
 
 
 def is_huggingface_directory(directory: Path) -> bool:
-    return (directory / WEIGHTS_FILE).is_file() or (directory / SHARDED_INDEX_FILE).is_file()
+    return any((directory / name).is_file() for names in WEIGHTS_FORMATS for name in names)
 
 
 def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | None:
@@ -89,15 +102,17 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     `None` for tensors that carry no weights (buffers, the decoder tied to the embeddings).
     Linear weights are stored `[out, in]` by PyTorch and need a transpose; the NSP output
     weights are `[2, hidden]` in both layouts. RoBERTa's and DistilBERT's names are read as
-    the BERT names of the same weights.
+    the BERT names of the same weights; a bare model's names (`AutoModel.save_pretrained`:
+    `embeddings.`, `encoder.`, ...) as those under the family's prefix. Tensors of modules no
+    model reads (a classifier, TinyBERT's `fit_denses`) keep a name outside `bert/` and `cls/`.
 
     Example:
     >>> canonical_name("distilbert.transformer.layer.1.attention.q_lin.weight", "distilbert")
     ('bert/encoder/layer_1/attention/self/query/kernel', True)
     """
+    name = with_model_prefix(name)
     for pattern, replacement in _FAMILY_NAMES[model_type]:
         name = re.sub(pattern, replacement, name)
-    name = name.removeprefix("bert.")
     if _SKIPPED.search(name):
         return None
     if name in _RENAMED:
@@ -105,8 +120,6 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     path = re.sub(r"encoder\.layer\.(\d+)", r"encoder.layer_\1", name)
     module, _, parameter = path.rpartition(".")
     module = module.replace(".", "/")
-    if not module.startswith("cls/"):
-        module = f"bert/{module}"
     if module.endswith("LayerNorm"):
         return f"{module}/{_LAYER_NORM_PARAMETERS.get(parameter, parameter)}", False
     if parameter == "weight" and module.endswith("_embeddings"):
@@ -131,26 +144,56 @@ def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
         ) from None
 
 
-def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = None) -> Checkpoint:
-    """Reads `config.json` and the safetensors weights (single file or sharded) of a directory."""
-    config = read_original_config(directory / "config.json")
+def weights_files(directory: Path) -> list[str]:
+    """The weights files of a directory, in the first format it holds (safetensors first),
+    shards listed by their index.
 
-    if weights_file is None and not (directory / WEIGHTS_FILE).is_file():
-        index = json.loads((directory / SHARDED_INDEX_FILE).read_text("utf-8"))
-        shard_files = sorted(set(index["weight_map"].values()))
-    else:
-        shard_files = [(weights_file or directory / WEIGHTS_FILE).name]
+    Example:
+    >>> weights_files(Path("../shared/reference/variants/roberta"))
+    ['model.safetensors']
+    """
+    for single_file, index_file in WEIGHTS_FORMATS:
+        if (directory / single_file).is_file():
+            return [single_file]
+        if (directory / index_file).is_file():
+            index = json.loads((directory / index_file).read_text("utf-8"))
+            return sorted(set(index["weight_map"].values()))
+    expected = [name for names in WEIGHTS_FORMATS for name in names]
+    raise CheckpointError(
+        f"No weights in {directory}: expected {', '.join(expected[:-1])} or {expected[-1]}."
+    )
+
+
+def read_weights_file(weights_file: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors or `torch.save` file, by their Hugging Face names."""
+    if weights_file.suffix == ".safetensors":
+        return _read_safetensors(weights_file)
+    return read_torch_state_dict(weights_file)
+
+
+def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = None) -> Checkpoint:
+    """Reads `config.json` and the weights (safetensors or `pytorch_model.bin`, single file or
+    sharded) of a directory. Tensors that no model reads are logged once and left out."""
+    config = read_original_config(directory / "config.json")
+    shard_files = [weights_file.name] if weights_file else weights_files(directory)
 
     tensors: dict[str, np.ndarray] = {}
+    ignored: list[str] = []
     for shard_file in shard_files:
-        for name, value in _read_safetensors(directory / shard_file).items():
+        for name, value in read_weights_file(directory / shard_file).items():
             converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue
             canonical, transpose = converted
-            value = value.astype(np.float32)
-            tensors[canonical] = np.ascontiguousarray(value.T) if transpose else value
+            if not is_read_by_models(canonical):
+                ignored.append(name)
+                continue
+            # One copy at most: none for a contiguous float32 array, one for a view or a cast.
+            tensors[canonical] = np.ascontiguousarray(value.T if transpose else value, np.float32)
     if config.model_type != "bert" and not any(name.startswith("bert/pooler/") for name in tensors):
         # The family's masked-LM checkpoints (RobertaForMaskedLM) are saved without a pooler.
         config = config.replace(pooler=False)
-    return Checkpoint(config, tensors, directory, source=str(directory / shard_files[0]))
+    source = str(directory / shard_files[0])
+    if ignored:
+        logger.warning("%s: ignored %d tensors no model reads: %s", source, len(ignored), ignored)
+    return Checkpoint(config, tensors, directory, source=source, ignored=tuple(ignored))

@@ -24,8 +24,8 @@ class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.
 
     Args:
-        checkpoint: a directory `BertEncoder.from_checkpoint` reads (Hugging Face or Google;
-            the jobs default to the installed MiniLM-L6).
+        checkpoint: a directory or Hub id `BertEncoder.from_checkpoint` reads (Hugging Face or
+            Google; the jobs default to the installed MiniLM-L6).
         output_dir: where the trained model, the backups for resuming and the logs go.
         seq_length: packed sequence length.
         batch_size: global batch size (split over replicas).
@@ -46,6 +46,7 @@ class FinetuningConfig:
         embedding_rms: rescale the checkpoint's embedding tables to this root mean square
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
             e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
+        revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
     """
 
     checkpoint: str
@@ -65,6 +66,7 @@ class FinetuningConfig:
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
     embedding_rms: float | None = None
+    revision: str | None = None
 
     def __post_init__(self):
         check_precision(self.precision)
@@ -81,7 +83,9 @@ def checkpoint_preprocessor(config: FinetuningConfig, **kwargs):
     tokenizer and packing (`keras_bert.load_preprocessor`)."""
     from keras_bert.loading import load_preprocessor
 
-    return load_preprocessor(config.checkpoint, seq_length=config.seq_length, **kwargs)
+    return load_preprocessor(
+        config.checkpoint, seq_length=config.seq_length, revision=config.revision, **kwargs
+    )
 
 
 def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
@@ -89,6 +93,7 @@ def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
     learned positions is a `ConfigError`."""
     encoder = BertEncoder.from_checkpoint(
         config.checkpoint,
+        revision=config.revision,
         dropout_rate=config.dropout_rate,
         attention_dropout_rate=config.dropout_rate,
     )

@@ -237,20 +237,23 @@ class BertEncoder(keras.Model):
         path: str | Path | Checkpoint,
         output_all_layers: bool = False,
         dtype: str | None = None,
+        revision: str | None = None,
         **config_changes: Any,
     ) -> BertEncoder:
         """An encoder with the weights of a pretrained checkpoint.
 
-        Reads a Hugging Face BERT directory (`config.json` + `model.safetensors`) or an original
-        Google checkpoint (`bert_config.json` + `bert_model.ckpt.*`), from the directory or the
-        checkpoint prefix, or takes a `Checkpoint` already read. Tensors that are missing,
+        Reads a Hugging Face BERT directory (`config.json` + `model.safetensors` or
+        `pytorch_model.bin`) or an original Google checkpoint (`bert_config.json` +
+        `bert_model.ckpt.*`), from the directory or the checkpoint prefix, a Hub id
+        (`bert-base-uncased`, `org/name`; at `revision`, a branch, tag or commit) downloaded
+        into the Hugging Face cache, or takes a `Checkpoint` already read. Tensors that are missing,
         unexpected or of the wrong shape are named in the error. `config_changes` override
         config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
         `hidden_activation="gelu_approximate"`.
         """
         from keras_bert.checkpoints import Checkpoint, load_checkpoint, restore_encoder_weights
 
-        checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path)
+        checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, revision)
         config = checkpoint.config.replace(**config_changes)
         encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
         restore_encoder_weights(encoder, checkpoint)

@@ -196,9 +196,11 @@ class BertPretrainer(BertTask):
         dtype: str | None = None,
         vocabulary_file: str | Path | None = None,
         span_boundary_objective: bool = False,
+        revision: str | None = None,
         **config_changes: Any,
     ) -> BertPretrainer:
-        """A pretrainer with the weights of a Google or Hugging Face checkpoint.
+        """A pretrainer with the weights of a Google or Hugging Face checkpoint (a directory or
+        a Hub id at `revision`, as `BertEncoder.from_checkpoint` reads).
 
         The encoder must be complete. The heads (`cls/predictions/...`,
         `cls/seq_relationship/...`) are restored when the checkpoint has them, each checked
@@ -217,9 +219,9 @@ class BertPretrainer(BertTask):
         from keras_bert.checkpoints.vocabulary_transfer import transfer_vocabulary
         from keras_bert.text import load_vocabulary
 
-        checkpoint = load_checkpoint(path)
+        checkpoint = load_checkpoint(path, revision)
         if vocabulary_file is not None:
-            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(path))
+            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(path, revision))
             new_vocabulary = load_vocabulary(vocabulary_file)
             if new_vocabulary != old_vocabulary:
                 checkpoint = transfer_vocabulary(checkpoint, old_vocabulary, new_vocabulary)

@@ -80,20 +80,28 @@ class BertPreprocessor(keras.layers.Layer):
 
     @classmethod
     def from_checkpoint(
-        cls, path: str | os.PathLike, seq_length: int = 128, **kwargs
+        cls,
+        path: str | os.PathLike,
+        seq_length: int = 128,
+        revision: str | None = None,
+        **kwargs,
     ) -> "BertPreprocessor":
         """Creates the preprocessor of a checkpoint directory holding a `vocab.txt`.
 
-        Works for Hugging Face directories and original Google BERT directories. The casing is
+        Works for Hugging Face directories, original Google BERT directories and Hub ids (at
+        `revision`; only the config and tokenizer files are downloaded). The casing is
         `do_lower_case` of `tokenizer_config.json` when present; otherwise a vocabulary with
         uppercase word pieces is cased and any other is uncased.
 
         Args:
-            path: the checkpoint directory.
+            path: the checkpoint directory or Hub id.
             seq_length: length of the packed inputs.
+            revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: further `BertPreprocessor` arguments (`truncation`, `name`).
         """
-        path = os.fspath(path)
+        from keras_bert.checkpoints.loading import checkpoint_directory
+
+        path = os.fspath(checkpoint_directory(path, revision))
         vocabulary_path = os.path.join(path, "vocab.txt")
         if not os.path.isfile(vocabulary_path):
             raise FileNotFoundError(f"No vocab.txt in checkpoint directory {path!r}")

@@ -1,0 +1,212 @@
+"""Checkpoints by Hub id, over the loopback Hub: what is downloaded, revisions, the cache, offline
+use and the one-line errors."""
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from safetensors.numpy import save
+
+from keras_bert import load_encoder, load_preprocessor
+from keras_bert.checkpoints import checkpoint_vocabulary_file, load_checkpoint
+from keras_bert.checkpoints.hub import resolve_checkpoint
+from keras_bert.errors import CheckpointError
+from pipelines import convert
+from pipelines.common import run_job
+from tests.checkpoints.conftest import use_hub
+from tests.checkpoints.hub_server import LoopbackHub
+from tests.checkpoints.published import OTHER_FORMAT_SIZE, OTHER_FORMATS
+
+
+def _cache_size(home) -> int:
+    """Bytes in the cache; snapshots are links to its blobs, counted once."""
+    files = [path for path in home.rglob("*") if path.is_file() and not path.is_symlink()]
+    return sum(path.stat().st_size for path in files)
+
+
+def test_downloads_only_what_the_loader_reads(hub_env, fake_hub):
+    load_encoder("bert-base-uncased")
+
+    downloaded = sorted(path.rsplit("/", 1)[1] for path in fake_hub.downloaded())
+    assert downloaded == ["config.json", "model.safetensors", "tokenizer_config.json", "vocab.txt"]
+    read_files = fake_hub.repos["bert-base-uncased"]["main"]
+    read_size = sum(len(read_files[name]) for name in downloaded)
+    assert len(OTHER_FORMATS) * OTHER_FORMAT_SIZE > 4 * read_size
+    assert read_size <= _cache_size(hub_env) < read_size + 64 * 1024  # plus the Hub's metadata
+
+
+def test_a_preprocessor_downloads_no_weights(hub_env, fake_hub):
+    preprocessor = load_preprocessor("roberta-base", seq_length=8)
+
+    assert preprocessor(["The cat"])["input_word_ids"].shape == (1, 8)
+    downloaded = sorted(path.rsplit("/", 1)[1] for path in fake_hub.downloaded())
+    assert downloaded == ["config.json", "merges.txt", "vocab.json"]
+
+
+def test_pytorch_model_bin_is_read_where_there_is_no_safetensors(hub_env, fake_hub):
+    checkpoint = load_checkpoint("allenai/scibert_scivocab_uncased")
+
+    assert checkpoint.source.endswith("pytorch_model.bin")
+    assert checkpoint.config.hidden_size == 8
+    assert "bert/encoder/layer_1/output/dense/kernel" in checkpoint.tensors
+
+
+@pytest.fixture
+def revised_repo(fake_hub):
+    """A repo whose tag `v2` holds other weights than `main`."""
+    main = dict(fake_hub.repos["google-bert/bert-base-cased"]["main"])
+    state = load_checkpoint_tensors(main)
+    v2 = {**main, "model.safetensors": save({name: value + 1 for name, value in state.items()})}
+    fake_hub.add("test/revised", main)
+    fake_hub.add("test/revised", v2, revision="v2")
+    yield "test/revised"
+    del fake_hub.repos["test/revised"]
+
+
+def load_checkpoint_tensors(files: dict[str, bytes]) -> dict[str, np.ndarray]:
+    from safetensors.numpy import load
+
+    return load(files["model.safetensors"])
+
+
+def test_revision_picks_a_tag_and_a_commit(hub_env, revised_repo):
+    from tests.checkpoints.hub_server import commit_hash
+
+    name = "bert/embeddings/word_embeddings"
+    main = load_checkpoint(revised_repo).tensors[name]
+    tagged = load_checkpoint(revised_repo, revision="v2").tensors[name]
+    by_commit = load_checkpoint(revised_repo, commit_hash(revised_repo, "v2")).tensors[name]
+
+    np.testing.assert_allclose(tagged, main + 1, rtol=1e-6)
+    np.testing.assert_array_equal(by_commit, tagged)
+    with pytest.raises(CheckpointError, match="test/revised has no revision 'v3'"):
+        load_checkpoint(revised_repo, revision="v3")
+
+
+def test_a_local_directory_wins_over_a_hub_id(hub_env, fake_hub, tmp_path, monkeypatch):
+    local = tmp_path / "work" / "bert-base-uncased"
+    shutil.copytree("../shared/reference/variants/distilbert", local)
+    monkeypatch.chdir(local.parent)
+
+    encoder = load_encoder("bert-base-uncased")
+
+    assert encoder.bert_config.model_type == "distilbert"
+    assert fake_hub.requests == []
+    with pytest.raises(CheckpointError, match="is a local path"):
+        load_encoder("bert-base-uncased", revision="main")
+
+
+@pytest.fixture
+def broken_repos(fake_hub):
+    config = json.loads(fake_hub.repos["bert-base-uncased"]["main"]["config.json"])
+    weights = fake_hub.repos["bert-base-uncased"]["main"]["model.safetensors"]
+    repos = {
+        "test/no-weights": {"config.json": json.dumps(config).encode(), "vocab.txt": b"[PAD]\n"},
+        "test/gpt2": {
+            "config.json": json.dumps({**config, "model_type": "gpt2"}).encode(),
+            "model.safetensors": weights,
+        },
+        "test/no-config": {"model.safetensors": weights},
+    }
+    for repo_id, files in repos.items():
+        fake_hub.add(repo_id, files)
+    yield
+    for repo_id in repos:
+        del fake_hub.repos[repo_id]
+
+
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("test/no-such-repo", r"^No Hub repo test/no-such-repo \(and no local directory"),
+        ("test/no-weights", r"^The Hub repo test/no-weights has no weights keras_bert reads"),
+        ("test/gpt2", r"^test/gpt2: Unsupported model_type 'gpt2'; supported: bert, roberta, "),
+        ("test/no-config", r"^The Hub repo test/no-config has no config.json"),
+    ],
+)
+def test_one_line_errors(hub_env, fake_hub, broken_repos, name, message):
+    with pytest.raises(CheckpointError, match=message) as error:
+        load_encoder(name)
+
+    assert "\n" not in str(error.value)
+    assert not any(path.endswith(".safetensors") for path in fake_hub.downloaded())
+
+
+def test_pipelines_end_with_status_2_and_one_line(hub_env, broken_repos, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        run_job(convert.main, ["test/gpt2", "--output", str(tmp_path / "out")])
+
+    assert exit_info.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1].startswith("error: test/gpt2: Unsupported model_type 'gpt2'")
+
+
+@pytest.mark.parametrize(
+    "job, arguments",
+    [
+        ("export", ["--task", "encoder", "--name", "by_name"]),
+        ("finetune_classifier", ["--train", "../shared/data/sentiment/movie_snippets.dev.jsonl"]),
+    ],
+)
+def test_pipelines_take_checkpoint_and_revision(hub_env, tmp_path, capsys, job, arguments):
+    import importlib
+
+    main = importlib.import_module(f"pipelines.{job}").main
+    output = ["--output-dir", str(tmp_path)] if job.startswith("finetune") else []
+    flags = ["--checkpoint", "bert-base-cased", "--revision", "v9", *output]
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_job(main, [*arguments, *flags])
+
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: The Hub repo bert-base-cased has no revision 'v9'."
+    )
+
+
+def test_offline_after_one_download_loads_from_the_cache(monkeypatch, tmp_path, fake_hub):
+    from huggingface_hub import constants
+
+    server = LoopbackHub(fake_hub)
+    use_hub(monkeypatch, server.url, tmp_path / "hf_home")
+    online = load_encoder("microsoft/deberta-v3-small")
+    vocabulary = checkpoint_vocabulary_file("bert-base-cased")
+    server.stop()
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    offline = load_encoder("microsoft/deberta-v3-small")
+
+    for ours, theirs in zip(online.weights, offline.weights, strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert checkpoint_vocabulary_file("bert-base-cased") == vocabulary
+    with pytest.raises(CheckpointError, match="^roberta-base is not in the Hugging Face cache"):
+        load_encoder("roberta-base")
+
+
+@pytest.mark.slow  # ~25 s: huggingface_hub retries an unreachable Hub 5 times, with backoff
+def test_an_unreachable_hub_falls_back_to_the_cache(monkeypatch, tmp_path, fake_hub):
+    server = LoopbackHub(fake_hub)
+    use_hub(monkeypatch, server.url, tmp_path / "hf_home")
+    directory = resolve_checkpoint("albert-base-v2")
+    server.stop()
+
+    assert resolve_checkpoint("albert-base-v2") == directory
+
+
+def test_convert_writes_a_directory_every_loader_reads(hub_env, tmp_path, capsys):
+    output = tmp_path / "tinybert"
+
+    convert.main(["huawei-noah/TinyBERT_General_4L_312D", "--output", str(output)])
+
+    printed = capsys.readouterr().out
+    assert "read: config.json, pytorch_model.bin, vocab.txt" in printed
+    assert "ignored (6 tensors no model reads): fit_denses.0.weight" in printed
+    assert sorted(path.name for path in output.iterdir()) == [
+        "config.json", "model.safetensors", "vocab.txt"
+    ]  # fmt: skip
+    converted = load_encoder(output)
+    original = load_encoder("huawei-noah/TinyBERT_General_4L_312D")
+    for ours, theirs in zip(converted.weights, original.weights, strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
