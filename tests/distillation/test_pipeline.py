@@ -22,7 +22,7 @@ from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 from keras_bert.training.trainer import write_documents
 from pipelines import distill
 from pipelines.finetune_ner import read_sentences
-from tests.test_pipelines import common_flags
+from tests.pipelines.test_finetuning_jobs import common_flags
 
 pytestmark = pytest.mark.slow
 

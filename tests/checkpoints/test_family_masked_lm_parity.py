@@ -9,7 +9,7 @@ import tensorflow as tf
 
 import keras_bert
 from keras_bert.export import MaskedLMServing
-from tests.test_family import VARIANTS
+from tests.checkpoints.test_family_parity import VARIANTS
 
 SEQ_LENGTH = 64  # the reference files' padding
 

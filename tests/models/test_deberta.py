@@ -1,5 +1,5 @@
-"""DeBERTa-v3 beyond the reference outputs (tests/test_family.py): its config, relative
-positions at any length, XLA, its errors and every task model on its encoder."""
+"""DeBERTa-v3 beyond the reference outputs (tests/checkpoints/test_family_parity.py): its
+config, relative positions at any length, XLA, its errors and every task model on its encoder."""
 
 import json
 
