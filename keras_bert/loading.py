@@ -69,7 +69,7 @@ def load_preprocessor(path: str | Path, seq_length: int = 128, **options: Any):
     >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
     [[0, 356, 279, 2, 2, 87, 273, 2]]
     """
-    from keras_bert.checkpoints.loading import locate_checkpoint
+    from keras_bert.checkpoints.location import locate_checkpoint
     from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
     directory = locate_checkpoint(path)[0]
