@@ -9,58 +9,13 @@ from typing import Any, NamedTuple
 
 from keras_bert.deprecation import rename_keywords, renamed_fields, warn_deprecated
 from keras_bert.errors import ConfigError
+from keras_bert.families import FAMILIES, family
 
 ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
-# The families whose encoders are BERT's blocks with other settings.
-MODEL_TYPES = ("bert", "roberta", "distilbert", "albert", "deberta-v2")
 # DeBERTa's disentangled attention terms: content→position and position→content.
 RELATIVE_ATTENTION_TERMS = ("c2p", "p2c")
 RELATIVE_EMBEDDING_NORMS = ("none", "layer_norm")
 
-# The fields of Google's `bert_config.json` / Hugging Face's BERT and RoBERTa `config.json`
-# (plus our extensions), and of Hugging Face's DistilBERT `config.json`, mapped to ours.
-_ORIGINAL_FIELDS = {
-    "vocab_size": "vocab_size",
-    "hidden_size": "hidden_size",
-    "num_hidden_layers": "num_layers",
-    "num_attention_heads": "num_heads",
-    "intermediate_size": "intermediate_size",
-    "hidden_act": "hidden_activation",
-    "hidden_dropout_prob": "dropout_rate",
-    "attention_probs_dropout_prob": "attention_dropout_rate",
-    "max_position_embeddings": "max_position_embeddings",
-    "type_vocab_size": "type_vocab_size",
-    "initializer_range": "initializer_range",
-    "layer_norm_eps": "layer_norm_epsilon",
-    "pre_layer_norm": "pre_layer_norm",
-    "relative_attention_buckets": "relative_attention_buckets",
-    "local_attention_bias": "local_attention_bias",
-    "position_offset": "position_offset",
-    "pooler": "pooler",
-    "embedding_size": "embedding_size",
-    "num_hidden_groups": "num_layer_groups",
-    "inner_group_num": "inner_group_num",
-    # DeBERTa (v2, v3): relative positions and disentangled attention.
-    "position_biased_input": "position_biased_input",
-    "relative_attention": "relative_attention",
-    "position_buckets": "position_buckets",
-    "max_relative_positions": "max_relative_positions",
-    "pos_att_type": "pos_att_type",
-    "share_att_key": "share_att_key",
-    "norm_rel_ebd": "norm_rel_ebd",
-}
-_DISTILBERT_FIELDS = {
-    "vocab_size": "vocab_size",
-    "dim": "hidden_size",
-    "n_layers": "num_layers",
-    "n_heads": "num_heads",
-    "hidden_dim": "intermediate_size",
-    "activation": "hidden_activation",
-    "dropout": "dropout_rate",
-    "attention_dropout": "attention_dropout_rate",
-    "max_position_embeddings": "max_position_embeddings",
-    "initializer_range": "initializer_range",
-}
 _REQUIRED = ("vocab_size", "hidden_size", "num_layers", "num_heads", "intermediate_size")
 
 # Hugging Face `hidden_act` names mapped to ours. HF's "gelu" is the exact erf form; the original
@@ -111,8 +66,9 @@ class BertConfig:
             previous/next-token heads as a starting point), so that context is visible from the
             first step; 0 starts the biases at zero.
         model_type: the family the weights come from: "bert", "roberta", "distilbert",
-            "albert" or "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`); it names
-            their tensors and picks their tokenizer. DeBERTa zeroes the embeddings at padding.
+            "albert" or "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`): its
+            record in `keras_bert.families` names their tensors and picks their tokenizer,
+            packing and classifier head. DeBERTa zeroes the embeddings at padding.
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
             positions then count real tokens only). 0 for BERT.
         pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
@@ -188,10 +144,7 @@ class BertConfig:
             raise ConfigError(f"type_vocab_size must be an integer, got {self.type_vocab_size!r}.")
         if self.type_vocab_size < 0 or self.position_offset < 0:
             raise ConfigError("type_vocab_size and position_offset must not be negative.")
-        if self.model_type not in MODEL_TYPES:
-            raise ConfigError(
-                f"Unknown model_type {self.model_type!r}; expected one of {', '.join(MODEL_TYPES)}."
-            )
+        family(self.model_type)
         if self.num_layer_groups is not None and not (
             0 < self.num_layer_groups <= self.num_layers and self.inner_group_num > 0
         ):
@@ -293,7 +246,13 @@ class BertConfig:
             raise ConfigError(f"{path} is not a JSON config file: {error}") from None
         if not isinstance(values, dict):
             raise ConfigError(f"{path} holds JSON but not an object of config fields.")
-        if "num_hidden_layers" in values or "n_layers" in values:
+        layer_count_fields = {
+            theirs
+            for record in FAMILIES.values()
+            for theirs, ours in record.config_fields.items()
+            if ours == "num_layers"
+        }
+        if layer_count_fields.intersection(values):
             return cls.from_original_dict(values)
         return cls.from_dict(values)
 
@@ -311,17 +270,14 @@ class BertConfig:
         fields (`pos_att_type` as a list or a "|"-separated string).
         """
         model_type = values.get("model_type", "bert")
-        if model_type not in MODEL_TYPES:
-            raise ConfigError(
-                f"Unsupported model_type {model_type!r}; supported: {', '.join(MODEL_TYPES)}."
-            )
+        record = family(model_type)
         if values.get("position_embedding_type", "absolute") != "absolute" or values.get(
             "sinusoidal_pos_embds"
         ):
             raise ConfigError("Only absolute (learned) position embeddings are supported.")
-        if model_type == "deberta-v2":
-            _check_deberta_fields(values)
-        names = _DISTILBERT_FIELDS if model_type == "distilbert" else _ORIGINAL_FIELDS
+        if record.check_config is not None:
+            record.check_config(values)
+        names = record.config_fields
         fields = {ours: values[theirs] for theirs, ours in names.items() if theirs in values}
         missing = [
             theirs for theirs, ours in names.items() if ours in _REQUIRED and theirs not in values
@@ -336,14 +292,7 @@ class BertConfig:
         fields["hidden_activation"] = _HF_ACTIVATIONS[activation]
         if isinstance(fields.get("pos_att_type"), list):
             fields["pos_att_type"] = "|".join(fields["pos_att_type"])
-        family = {
-            "bert": {},
-            "roberta": {"position_offset": values.get("pad_token_id", 1) + 1},
-            "distilbert": {"type_vocab_size": 0, "pooler": False},
-            "albert": {},
-            "deberta-v2": {"pooler": False},
-        }[model_type]
-        return cls(**{**family, **fields, "model_type": model_type})
+        return cls(**{**record.config_defaults(values), **fields, "model_type": model_type})
 
     def to_original_dict(self) -> dict[str, Any]:
         """The field names of `bert_config.json` / Hugging Face `config.json`."""
@@ -383,19 +332,7 @@ class BertConfig:
                 if self.num_layer_groups
                 else {}
             ),  # fmt: skip
-            **(
-                {
-                    "position_biased_input": self.position_biased_input,
-                    "relative_attention": self.relative_attention,
-                    "position_buckets": self.position_buckets,
-                    "max_relative_positions": self.max_relative_positions,
-                    "pos_att_type": self.pos_att_type,
-                    "share_att_key": self.share_att_key,
-                    "norm_rel_ebd": self.norm_rel_ebd,
-                }
-                if self.model_type == "deberta-v2"
-                else {}
-            ),  # fmt: skip
+            **{name: getattr(self, name) for name in family(self.model_type).extra_config_fields},
         }
 
     @property
@@ -410,19 +347,42 @@ class BertConfig:
         ]
 
     def num_parameters(self) -> int:
-        """Weights of a `BertEncoder` of this config (embeddings, blocks and pooler)."""
+        """Weights of a `BertEncoder` of this config: embeddings (ALBERT's factorized ones and
+        their projection, DeBERTa's relative table), the blocks it owns (ALBERT's groups are
+        shared by several layers), the final LayerNorm of pre-LN blocks, and the pooler.
+
+        Example:
+        >>> albert_base = BertConfig.preset(
+        ...     "base", model_type="albert", vocab_size=30000, embedding_size=128,
+        ...     num_layer_groups=1,
+        ... )
+        >>> round(albert_base.num_parameters() / 1e6, 1)
+        11.7
+        """
         hidden, intermediate = self.hidden_size, self.intermediate_size
+        embedding_width = self.embedding_size or hidden
         positions = self.max_position_embeddings if self.position_biased_input else 0
-        embeddings = (self.vocab_size + positions + self.type_vocab_size) * hidden
+        rows = self.vocab_size + positions + self.type_vocab_size
+        embeddings = rows * embedding_width + 2 * embedding_width  # and their LayerNorm
+        if embedding_width != hidden:  # ALBERT's projection to the hidden width
+            embeddings += embedding_width * hidden + hidden
         if self.relative_attention:  # DeBERTa's relative embeddings (and their LayerNorm)
             embeddings += 2 * self.relative_attention_span * hidden
             embeddings += 2 * hidden if self.norm_rel_ebd == "layer_norm" else 0
+        dense = hidden * hidden + hidden
         layer_norm = 2 * hidden
-        attention = 4 * (hidden * hidden + hidden) + layer_norm
+        if self.relative_attention:  # DeBERTa's attention, with or without its own projections
+            own_projections = 0 if self.share_att_key else len(set(self.relative_attention_terms))
+            attention = (4 + own_projections) * dense
+        else:  # BERT's, with T5's learned bias per bucket and head where it has one
+            attention = 4 * dense + self.relative_attention_buckets * self.num_heads
         feed_forward = hidden * intermediate + intermediate + intermediate * hidden + hidden
-        block = attention + feed_forward + layer_norm
-        pooler = hidden * hidden + hidden if self.pooler else 0
-        return embeddings + layer_norm + self.num_layers * block + pooler
+        block = attention + layer_norm + feed_forward + layer_norm
+        shared = self.num_layer_groups is not None
+        blocks = len(set(self.layer_groups)) * (self.inner_group_num if shared else 1)
+        final_layer_norm = layer_norm if self.pre_layer_norm else 0
+        pooler = dense if self.pooler else 0
+        return embeddings + blocks * block + final_layer_norm + pooler
 
     # Presets -------------------------------------------------------------------------------
 
@@ -447,21 +407,6 @@ class BertConfig:
         """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
         warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
         return cls.preset(name, **changes)
-
-
-def _check_deberta_fields(values: dict[str, Any]) -> None:
-    """Raises a `ConfigError` for the DeBERTa variants whose layers keras_bert lacks."""
-    if values.get("conv_kernel_size", 0) > 0:
-        raise ConfigError(
-            f"DeBERTa-v2's convolution layer (conv_kernel_size {values['conv_kernel_size']}) is "
-            "not supported; DeBERTa-v3 checkpoints have none."
-        )
-    embedding_size = values.get("embedding_size")
-    if embedding_size is not None and embedding_size != values.get("hidden_size"):
-        raise ConfigError(
-            f"DeBERTa embedding_size {embedding_size} differs from hidden_size "
-            f"{values.get('hidden_size')}: its embedding projection is not supported."
-        )
 
 
 class Preset(NamedTuple):

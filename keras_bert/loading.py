@@ -82,7 +82,7 @@ def load_preprocessor(
     >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
     [[0, 356, 279, 2, 2, 87, 273, 2]]
     """
-    from keras_bert.checkpoints.loading import checkpoint_directory
+    from keras_bert.checkpoints.location import checkpoint_directory
     from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
     if vocabulary_from is not None:

@@ -2,7 +2,7 @@
 
 from keras_bert.checkpoints.checkpoint import Checkpoint
 from keras_bert.checkpoints.google import save_google_checkpoint
-from keras_bert.checkpoints.loading import checkpoint_vocabulary_file, load_checkpoint
+from keras_bert.checkpoints.location import checkpoint_vocabulary_file, load_checkpoint
 from keras_bert.checkpoints.variables import encoder_variables, restore_encoder_weights
 from keras_bert.errors import CheckpointError
 

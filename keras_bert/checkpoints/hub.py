@@ -20,15 +20,13 @@ from pathlib import Path
 from keras_bert.checkpoints.huggingface import WEIGHTS_FORMATS
 from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError, ConfigError
+from keras_bert.families import FAMILIES
 
 CONFIG_FILE = "config.json"
-# The tokenizer files the preprocessors read (`keras_bert.text.checkpoint_preprocessors`).
+# The tokenizer files the preprocessors read: every family's (its record in
+# `keras_bert.families`), and the special tokens' settings.
 TOKENIZER_FILES = (
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-    "spiece.model",
-    "spm.model",
+    *dict.fromkeys(name for record in FAMILIES.values() for name in record.tokenizer.files),
     "tokenizer_config.json",
 )
 # `name` or `org/name`, as the Hub spells repo ids.

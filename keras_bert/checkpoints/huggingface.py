@@ -14,6 +14,7 @@ from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
 from keras_bert.checkpoints.layouts import is_read_by_models, with_model_prefix
 from keras_bert.checkpoints.torch_pickle import read_torch_state_dict
 from keras_bert.errors import CheckpointError
+from keras_bert.families import family
 
 logger = logging.getLogger(__name__)
 
@@ -36,60 +37,6 @@ _RENAMED = {
     "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
 }
 _LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
-# The family's tensor names rewritten to BERT's (Hugging Face's `BertForPreTraining`), by
-# `model_type`; each family is BERT's blocks under other names.
-_FAMILY_NAMES: dict[str, list[tuple[str, str]]] = {
-    "bert": [],
-    "roberta": [
-        (r"^roberta\.", "bert."),
-        (r"^lm_head\.dense\.", "cls.predictions.transform.dense."),
-        (r"^lm_head\.layer_norm\.", "cls.predictions.transform.LayerNorm."),
-        (r"^lm_head\.bias$", "cls.predictions.bias"),
-        (r"^lm_head\.decoder\.", "cls.predictions.decoder."),
-    ],
-    "albert": [
-        (r"^albert\.", "bert."),
-        (r"albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.", r"group_\1.inner_\2."),
-        (r"attention\.(query|key|value)\.", r"attention.self.\1."),
-        (r"attention\.dense\.", "attention.output.dense."),
-        (r"attention\.LayerNorm\.", "attention.output.LayerNorm."),
-        (r"\.ffn\.", ".intermediate.dense."),
-        (r"\.ffn_output\.", ".output.dense."),
-        (r"full_layer_layer_norm\.", "output.LayerNorm."),
-        (r"^bert\.pooler\.", "bert.pooler.dense."),
-        (r"^predictions\.dense\.", "cls.predictions.transform.dense."),
-        (r"^predictions\.LayerNorm\.", "cls.predictions.transform.LayerNorm."),
-        (r"^predictions\.bias$", "cls.predictions.bias"),
-        (r"^predictions\.decoder\.", "cls.predictions.decoder."),
-        # The sentence-order head sits where BERT's next-sentence head does.
-        (r"^sop_classifier\.classifier\.", "cls.seq_relationship."),
-    ],
-    "distilbert": [
-        (r"^distilbert\.", "bert."),
-        (r"transformer\.layer\.", "encoder.layer."),
-        (r"attention\.q_lin\.", "attention.self.query."),
-        (r"attention\.k_lin\.", "attention.self.key."),
-        (r"attention\.v_lin\.", "attention.self.value."),
-        (r"attention\.out_lin\.", "attention.output.dense."),
-        (r"sa_layer_norm\.", "attention.output.LayerNorm."),
-        (r"ffn\.lin1\.", "intermediate.dense."),
-        (r"ffn\.lin2\.", "output.dense."),
-        (r"output_layer_norm\.", "output.LayerNorm."),
-        (r"^vocab_transform\.", "cls.predictions.transform.dense."),
-        (r"^vocab_layer_norm\.", "cls.predictions.transform.LayerNorm."),
-        (r"^vocab_projector\.bias$", "cls.predictions.bias"),
-        (r"^vocab_projector\.weight$", "cls.predictions.decoder.weight"),
-    ],
-    "deberta-v2": [
-        (r"^deberta\.", "bert."),
-        (r"attention\.self\.(query|key|value)_proj\.", r"attention.self.\1."),
-        # The masked-LM head of `legacy: false` checkpoints (`cls.predictions` otherwise).
-        (r"^lm_predictions\.lm_head\.(dense|LayerNorm)\.", r"cls.predictions.transform.\1."),
-        (r"^lm_predictions\.lm_head\.bias$", "cls.predictions.bias"),
-        # The replaced-token-detection head of ELECTRA-style pretraining: no model reads it.
-        (r"^mask_predictions\.", "cls.mask_predictions."),
-    ],
-}
 
 
 def is_huggingface_directory(directory: Path) -> bool:
@@ -101,17 +48,18 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
 
     `None` for tensors that carry no weights (buffers, the decoder tied to the embeddings).
     Linear weights are stored `[out, in]` by PyTorch and need a transpose; the NSP output
-    weights are `[2, hidden]` in both layouts. RoBERTa's and DistilBERT's names are read as
-    the BERT names of the same weights; a bare model's names (`AutoModel.save_pretrained`:
-    `embeddings.`, `encoder.`, ...) as those under the family's prefix. Tensors of modules no
-    model reads (a classifier, TinyBERT's `fit_denses`) keep a name outside `bert/` and `cls/`.
+    weights are `[2, hidden]` in both layouts. The family's names (`tensor_names` of its record
+    in `keras_bert.families`) are read as the BERT names of the same weights; a bare model's
+    names (`AutoModel.save_pretrained`: `embeddings.`, `encoder.`, ...) as those under the
+    family's prefix. Tensors of modules no model reads (a classifier, TinyBERT's `fit_denses`)
+    keep a name outside `bert/` and `cls/`.
 
     Example:
     >>> canonical_name("distilbert.transformer.layer.1.attention.q_lin.weight", "distilbert")
     ('bert/encoder/layer_1/attention/self/query/kernel', True)
     """
     name = with_model_prefix(name)
-    for pattern, replacement in _FAMILY_NAMES[model_type]:
+    for pattern, replacement in family(model_type).tensor_names:
         name = re.sub(pattern, replacement, name)
     if _SKIPPED.search(name):
         return None
@@ -190,7 +138,8 @@ def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = Non
                 continue
             # One copy at most: none for a contiguous float32 array, one for a view or a cast.
             tensors[canonical] = np.ascontiguousarray(value.T if transpose else value, np.float32)
-    if config.model_type != "bert" and not any(name.startswith("bert/pooler/") for name in tensors):
+    has_pooler = any(name.startswith("bert/pooler/") for name in tensors)
+    if family(config.model_type).pooler_optional and not has_pooler:
         # The family's masked-LM checkpoints (RobertaForMaskedLM) are saved without a pooler.
         config = config.replace(pooler=False)
     source = str(directory / shard_files[0])

@@ -34,9 +34,8 @@ from keras_bert.export.decoding import (
 from keras_bert.export.serving_copy import serving_copy
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.packing import BertPacker, truncated_lengths
-from keras_bert.text.preprocessor import BertPreprocessor
+from keras_bert.text.preprocessor import TextPreprocessor
 from keras_bert.text.special_tokens import MASK_TOKEN
-from keras_bert.text.text_preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"
@@ -44,7 +43,6 @@ IDS_SIGNATURE = "serving_ids"
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
 
-Preprocessor = BertPreprocessor | TextPreprocessor
 # The mask tokens of BERT's family: BERT's, ALBERT's and DeBERTa's; RoBERTa's.
 MASK_TOKENS = (MASK_TOKEN, "<mask>")
 
@@ -119,7 +117,7 @@ class _Serving(tf.Module):
     def __init__(
         self,
         model: keras.Model,
-        preprocessor: Preprocessor,
+        preprocessor: TextPreprocessor,
         buckets: Sequence[int] | None = None,
         jit_compile: bool = False,
         precision: str = "float32",
@@ -205,7 +203,7 @@ class ClassifierServing(_Serving):
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
 
-    def __init__(self, model, preprocessor: Preprocessor, text_pairs: bool = False, **options):
+    def __init__(self, model, preprocessor: TextPreprocessor, text_pairs: bool = False, **options):
         super().__init__(model, preprocessor, **options)
         self.text_pairs = text_pairs
         self.num_classes = model.num_classes
@@ -310,7 +308,7 @@ class TokenClassifierServing(_Serving):
 
     POSITION_OUTPUTS = {"logits": 0.0}
 
-    def __init__(self, model, preprocessor: Preprocessor, max_entities: int = 32, **options):
+    def __init__(self, model, preprocessor: TextPreprocessor, max_entities: int = 32, **options):
         super().__init__(model, preprocessor, **options)
         self.max_entities = max_entities
         self.tag_table = BioTagTable(model.label_names)
@@ -395,7 +393,7 @@ class QuestionAnswererServing(_Serving):
     def __init__(
         self,
         model,
-        preprocessor: Preprocessor,
+        preprocessor: TextPreprocessor,
         max_question_length: int = 64,
         max_answer_length: int = 30,
         **options,
@@ -500,7 +498,7 @@ class MaskedLMServing(_Serving):
     def __init__(
         self,
         model: keras.Model,
-        preprocessor: Preprocessor,
+        preprocessor: TextPreprocessor,
         top_k: int = 5,
         max_masks: int = 4,
         **options,
@@ -539,7 +537,7 @@ class MaskedLMServing(_Serving):
         return self._outputs_from_ids(self._trim(self.preprocessor(text)))
 
 
-def serving_module(model: keras.Model, preprocessor: Preprocessor, **options) -> _Serving:
+def serving_module(model: keras.Model, preprocessor: TextPreprocessor, **options) -> _Serving:
     """The serving module of a task model (`options` go to its constructor).
 
     `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder`,

@@ -9,12 +9,10 @@ from typing import Any
 import keras
 
 from keras_bert.errors import ConfigError
+from keras_bert.families import ClassifierHead, family
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense, require_pooler
 
-# Families whose classifier reads the first token through a dense layer of their own (its
-# activation) instead of BERT's pooler.
-FIRST_TOKEN_HEADS = {"roberta": "tanh", "distilbert": "relu", "deberta-v2": "gelu"}
 POOLINGS = ("first_token", "mean")
 
 
@@ -97,13 +95,15 @@ class BertClassifier(BertTask):
         dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
         head = head_dense(encoder, num_classes, name="logits")
 
-        activation = None
-        if pooling == "first_token":
-            activation = FIRST_TOKEN_HEADS.get(encoder.bert_config.model_type)
+        # The family's own head on the first token, or none (BERT's pooler, or mean pooling).
+        family_head = family(encoder.bert_config.model_type).classifier_head
+        first_token_head = family_head if pooling == "first_token" else ClassifierHead()
         pre_classifier = None
-        if activation is not None:
+        if first_token_head.activation is not None:
             hidden_size = encoder.bert_config.hidden_size
-            pre_classifier = head_dense(encoder, hidden_size, "pre_classifier", activation)
+            pre_classifier = head_dense(
+                encoder, hidden_size, "pre_classifier", first_token_head.activation
+            )
 
         # Functional model
         encoder_outputs = encoder(encoder.input)
@@ -119,7 +119,7 @@ class BertClassifier(BertTask):
             features = dropout(encoder_outputs["pooled_output"])
         else:
             first_token = encoder_outputs["sequence_output"][:, 0]
-            if activation == "tanh":  # RoBERTa drops out before its dense layer too
+            if first_token_head.dropout_before_dense:
                 first_token = dropout(first_token)
             features = dropout(pre_classifier(first_token))
         logits = head(features)

@@ -9,6 +9,7 @@ import keras
 
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
+from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.relative_positions import RelativeEmbeddings
@@ -82,7 +83,7 @@ class BertEncoder(keras.Model):
             initializer_range=config.initializer_range,
             position_offset=config.position_offset,
             absolute_positions=config.position_biased_input,
-            zero_padding=config.model_type == "deberta-v2",
+            zero_padding=family(config.model_type).zero_padding_embeddings,
             dtype=dtype,
             name="embeddings",
         )

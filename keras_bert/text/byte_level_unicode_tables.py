@@ -5,7 +5,7 @@ Byte-level BPE (RoBERTa, GPT-2) splits text with
 `tokenizers` (0.23) runs with Oniguruma and its Unicode tables. RE2 (TensorFlow's regex engine)
 has other tables (and an ASCII-only `\s`), so the in-graph pre-tokenizer spells the classes out
 with these tables, measured code point by code point from the installed `tokenizers`;
-`tests/text/test_byte_level_unicode_tables.py` re-derives them and fails if they drift.
+`tests/text/test_family_unicode_tables.py` re-derives them and fails if they drift.
 
 Ranges are inclusive `(first, last)` code points.
 """

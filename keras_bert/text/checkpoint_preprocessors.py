@@ -1,5 +1,8 @@
 """The in-graph preprocessor of a checkpoint directory, chosen by its `model_type`.
 
+The family's record (`keras_bert.families`) names its tokenizer, the files it reads and how it
+packs pairs:
+
 - `bert`, `distilbert`: `vocab.txt` → `BertPreprocessor` (WordPiece), `[CLS] A [SEP] B [SEP]`.
 - `roberta`: `vocab.json` + `merges.txt` → `BytePairTokenizer`, `<s> A </s></s> B </s>`, one
   token type, padding `<pad>`.
@@ -10,32 +13,18 @@
 Special tokens come from `tokenizer_config.json` when it names them, else the family's defaults.
 """
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
-from keras_bert.errors import CheckpointError, ConfigError
-from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
-from keras_bert.text.preprocessor import BertPreprocessor
-from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
-from keras_bert.text.text_preprocessor import TextPreprocessor
+import keras
 
-# Per family: its special tokens and packing settings (TextPreprocessor arguments).
-_FAMILY_PACKING = {
-    "roberta": {
-        "cls_token": "<s>",
-        "sep_token": "</s>",
-        "pad_token": "<pad>",
-        "pair_separators": 2,
-        "second_type_id": 0,
-    },
-    "albert": {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "<pad>"},
-    "deberta-v2": {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]"},
-}
-_SENTENCEPIECE_FILES = {"albert": "spiece.model", "deberta-v2": "spm.model"}
-# Matched as written in the text, as Hugging Face's tokenizers of these families do.
-_SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "[PAD]", "[UNK]")
-MODEL_TYPES = ("bert", "distilbert", *_FAMILY_PACKING)
+from keras_bert.errors import CheckpointError, ConfigError
+from keras_bert.families import Family, family
+from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
+from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
 
 def read_model_type(directory: Path) -> str:
@@ -60,33 +49,29 @@ def _token_name(value: str | dict) -> str:
     return value["content"] if isinstance(value, dict) else value
 
 
-def _required_file(directory: Path, name: str, model_type: str) -> Path:
-    path = directory / name
-    if not path.is_file():
-        raise CheckpointError(
-            f"{directory} has no {name}: a {model_type} checkpoint's tokenizer needs it."
-        )
-    return path
+def _tokenizer_files(directory: Path, record: Family) -> list[Path]:
+    paths = [directory / name for name in record.tokenizer.files]
+    for path in paths:
+        if not path.is_file():
+            raise CheckpointError(
+                f"{directory} has no {path.name}: a {record.model_type} checkpoint's tokenizer "
+                "needs it."
+            )
+    return paths
 
 
-def _family_tokenizer(directory: Path, model_type: str, tokenizer_config: dict):
-    if model_type == "roberta":
-        return BytePairTokenizer(
-            _required_file(directory, "vocab.json", model_type),
-            _required_file(directory, "merges.txt", model_type),
-            name="tokenizer",
-        )
-    proto = _required_file(directory, _SENTENCEPIECE_FILES[model_type], model_type)
-    if model_type == "albert":
-        return SentencePieceTokenizer(
-            proto,
-            albert_preprocessing=True,
-            lowercase=tokenizer_config.get("do_lower_case", True),
-            special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS,
-            name="tokenizer",
-        )
+def _family_tokenizer(directory: Path, record: Family, tokenizer_config: dict) -> keras.Layer:
+    """The byte-pair or SentencePiece tokenizer layer of a family's checkpoint directory."""
+    files = _tokenizer_files(directory, record)
+    if record.tokenizer.kind == "byte_pair":
+        return BytePairTokenizer(*files, name="tokenizer")
+    albert_preprocessing = record.tokenizer.albert_preprocessing
     return SentencePieceTokenizer(
-        proto, special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS, name="tokenizer"
+        *files,
+        albert_preprocessing=albert_preprocessing,
+        lowercase=albert_preprocessing and tokenizer_config.get("do_lower_case", True),
+        special_tokens=record.tokenizer.special_tokens,
+        name="tokenizer",
     )
 
 
@@ -101,25 +86,31 @@ def checkpoint_preprocessor(
         **options: further preprocessor arguments (`truncation`, `name`).
 
     Raises:
-        ConfigError: the `model_type` has no preprocessor.
+        ConfigError: the `model_type` has no family record.
         CheckpointError: a tokenizer file is missing or unreadable.
+
+    Example:
+    >>> preprocessor = checkpoint_preprocessor("../shared/reference/variants/albert", 8)
+    >>> preprocessor(["The cat sat."])["input_word_ids"].numpy().tolist()
+    [[2, 7, 419, 34, 973, 8, 3, 0]]
     """
     directory = Path(directory)
-    model_type = read_model_type(directory)
-    if model_type in ("bert", "distilbert"):
-        return BertPreprocessor.from_checkpoint(directory, seq_length=seq_length, **options)
-    if model_type not in _FAMILY_PACKING:
-        raise ConfigError(
-            f"{directory}: no preprocessor for model_type {model_type!r}; "
-            f"supported: {', '.join(MODEL_TYPES)}."
-        )
+    try:
+        record = family(read_model_type(directory))
+    except ConfigError as error:
+        raise ConfigError(f"{directory}: no preprocessor: {error}") from None
     tokenizer_config = _tokenizer_config(directory)
-    packing = dict(_FAMILY_PACKING[model_type])
+    packing = dataclasses.asdict(record.packing)
     for name in ("cls_token", "sep_token", "pad_token"):
         if name in tokenizer_config:
             packing[name] = _token_name(tokenizer_config[name])
+    if record.tokenizer.kind == "wordpiece":
+        _tokenizer_files(directory, record)
+        return BertPreprocessor.from_checkpoint(
+            directory, seq_length=seq_length, **packing, **options
+        )
     try:
-        tokenizer = _family_tokenizer(directory, model_type, tokenizer_config)
+        tokenizer = _family_tokenizer(directory, record, tokenizer_config)
     except (ValueError, FileNotFoundError) as error:
         if isinstance(error, CheckpointError):
             raise

@@ -1,4 +1,5 @@
-"""`BertPreprocessor`: raw strings (or pairs of them) to packed BERT inputs, in the graph."""
+"""Raw strings (or pairs of them) to packed inputs of BERT's family, in the graph:
+`TextPreprocessor` (any in-graph tokenizer) and `BertPreprocessor` (its WordPiece form)."""
 
 import json
 import os
@@ -8,15 +9,132 @@ import keras
 import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
-from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
-from keras_bert.text.text_preprocessor import tokenize_and_pack
-from keras_bert.text.tokenizer import WordPieceTokenizer
 from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
+from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
+
+
+def tokenize_and_pack(
+    inputs: tf.Tensor | Sequence, tokenizer: keras.layers.Layer, packer: BertPacker
+) -> dict[str, tf.Tensor]:
+    """Tokenizes one or two segments of texts and packs them.
+
+    Args:
+        inputs: a string tensor `[batch]` (or a scalar, or a list of Python strings), or a
+            tuple/list of two such tensors (or lists) for sentence pairs.
+        tokenizer: a layer mapping a `[batch]` string tensor to ragged ids `[batch, (tokens)]`.
+        packer: the `BertPacker`.
+
+    Returns:
+        `packer`'s dict of int32 tensors `[batch, seq_length]` (`[seq_length]` for a scalar).
+    """
+    # A list of Python strings is one batch of texts; a list of anything else is segments.
+    if isinstance(inputs, (tuple, list)) and not isinstance(inputs[0], (str, bytes)):
+        texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in inputs]
+    else:
+        texts = [tf.convert_to_tensor(inputs, dtype=tf.string)]
+    is_scalar = texts[0].shape.rank == 0
+    if is_scalar:
+        texts = [segment[tf.newaxis] for segment in texts]
+    packed = packer([tokenizer(segment) for segment in texts])
+    if is_scalar:
+        packed = {name: tensor[0] for name, tensor in packed.items()}
+    return packed
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertPreprocessor(keras.layers.Layer):
-    """Turns raw strings into BERT inputs: WordPiece tokenization, then packing.
+class TextPreprocessor(keras.layers.Layer):
+    """Turns raw strings into the inputs of a family member: its tokenizer, then packing.
+
+    The tokenizer is any in-graph tokenizer layer (`BytePairTokenizer` for RoBERTa,
+    `SentencePieceTokenizer` for ALBERT and DeBERTa-v3, `WordPieceTokenizer`); the packer
+    lays the ids out with the family's special tokens (see `BertPacker`). TensorFlow (and
+    tensorflow-text) ops only, so it runs eagerly, in `tf.data`, in functional models and in
+    SavedModels served by TensorFlow Serving. `keras_bert.load_preprocessor` builds the right
+    one for a checkpoint directory.
+
+    Args:
+        tokenizer: the tokenizer layer; it has `token_to_id`.
+        seq_length: length of the packed inputs.
+        cls_token: the token that starts a sequence ("[CLS]", RoBERTa's "<s>").
+        sep_token: the token that ends a segment ("[SEP]", RoBERTa's "</s>").
+        pad_token: the padding token ("[PAD]", ALBERT's and RoBERTa's "<pad>").
+        truncation: see `truncated_lengths`.
+        pair_separators: separators after segment A of a pair (RoBERTa: 2).
+        second_type_id: the type id of segment B (RoBERTa: 0).
+        **kwargs: `keras.layers.Layer` arguments.
+
+    It is called as `BertPreprocessor` is (texts, or a pair of texts: see
+    `tokenize_and_pack`) and returns the same dict of int32 `[batch, seq_length]` tensors.
+
+    Example:
+    >>> from keras_bert.text import SentencePieceTokenizer, TextPreprocessor
+    >>> tokenizer = SentencePieceTokenizer("../shared/reference/variants/deberta_v3/spm.model")
+    >>> preprocessor = TextPreprocessor(tokenizer, seq_length=8)
+    >>> preprocessor((["The cat"], ["sat."]))["input_word_ids"].numpy().tolist()
+    [[1, 44, 134, 128, 2, 1039, 8, 2]]
+    """
+
+    def __init__(
+        self,
+        tokenizer: keras.layers.Layer,
+        seq_length: int = 128,
+        cls_token: str = "[CLS]",
+        sep_token: str = "[SEP]",
+        pad_token: str = "[PAD]",
+        truncation: str = "longest_first",
+        pair_separators: int = 1,
+        second_type_id: int = 1,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.tokenizer = tokenizer
+        self.packer = BertPacker(
+            seq_length=seq_length,
+            cls_id=tokenizer.token_to_id(cls_token),
+            sep_id=tokenizer.token_to_id(sep_token),
+            pad_id=tokenizer.token_to_id(pad_token),
+            truncation=truncation,
+            pair_separators=pair_separators,
+            second_type_id=second_type_id,
+            name="packer",
+        )
+        self.seq_length = seq_length
+        self.cls_token = cls_token
+        self.sep_token = sep_token
+        self.pad_token = pad_token
+        self.truncation = truncation
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def call(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
+        return tokenize_and_pack(inputs, self.tokenizer, self.packer)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "tokenizer": keras.saving.serialize_keras_object(self.tokenizer),
+                "seq_length": self.seq_length,
+                "cls_token": self.cls_token,
+                "sep_token": self.sep_token,
+                "pad_token": self.pad_token,
+                "truncation": self.truncation,
+                "pair_separators": self.packer.pair_separators,
+                "second_type_id": self.packer.second_type_id,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "TextPreprocessor":
+        tokenizer = keras.saving.deserialize_keras_object(config["tokenizer"])
+        return cls(**{**config, "tokenizer": tokenizer})
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class BertPreprocessor(TextPreprocessor):
+    """The `TextPreprocessor` of BERT's WordPiece: raw strings to BERT inputs.
 
     Ids are exactly those of Hugging Face `tokenizers` with the checkpoint's `tokenizer.json`
     (see `WordPieceTokenizer`); pairs are truncated as by original BERT, or as by `tokenizers` with
@@ -32,7 +150,8 @@ class BertPreprocessor(keras.layers.Layer):
         seq_length: length of the packed inputs, at least 3 (5 for pairs).
         truncation: "longest_first" (original BERT), "longest_first_hf" (Hugging Face),
             "round_robin" or "waterfall" (see `truncated_lengths`).
-        **kwargs: `keras.layers.Layer` arguments.
+        **kwargs: further `TextPreprocessor` arguments (special tokens, pair layout) and
+            `keras.layers.Layer` arguments.
 
     Call arguments:
         inputs: a string tensor `[batch]` (or a scalar, or a list of Python strings), or a
@@ -62,21 +181,8 @@ class BertPreprocessor(keras.layers.Layer):
         truncation: str = "longest_first",
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        self.tokenizer = WordPieceTokenizer(vocabulary, lowercase=lowercase, name="tokenizer")
-        self.packer = BertPacker(
-            seq_length=seq_length,
-            cls_id=self.tokenizer.token_to_id(CLS_TOKEN),
-            sep_id=self.tokenizer.token_to_id(SEP_TOKEN),
-            pad_id=self.tokenizer.token_to_id(PAD_TOKEN),
-            truncation=truncation,
-            name="packer",
-        )
-        self.seq_length = seq_length
-        self.truncation = truncation
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
+        tokenizer = WordPieceTokenizer(vocabulary, lowercase=lowercase, name="tokenizer")
+        super().__init__(tokenizer, seq_length=seq_length, truncation=truncation, **kwargs)
 
     @classmethod
     def from_checkpoint(
@@ -97,9 +203,10 @@ class BertPreprocessor(keras.layers.Layer):
             path: the checkpoint directory or Hub id.
             seq_length: length of the packed inputs.
             revision: the Hub branch, tag or commit of a Hub id.
-            **kwargs: further `BertPreprocessor` arguments (`truncation`, `name`).
+            **kwargs: further `BertPreprocessor` arguments (`truncation`, special tokens,
+                `name`).
         """
-        from keras_bert.checkpoints.loading import checkpoint_directory
+        from keras_bert.checkpoints.location import checkpoint_directory
 
         path = os.fspath(checkpoint_directory(path, revision))
         vocabulary_path = os.path.join(path, "vocab.txt")
@@ -118,17 +225,12 @@ class BertPreprocessor(keras.layers.Layer):
     def lowercase(self) -> bool:
         return self.tokenizer.lowercase
 
-    def call(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
-        return tokenize_and_pack(inputs, self.tokenizer, self.packer)
-
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(
-            {
-                "vocabulary": self.tokenizer.vocabulary,
-                "lowercase": self.lowercase,
-                "seq_length": self.seq_length,
-                "truncation": self.truncation,
-            }
-        )
+        del config["tokenizer"]  # rebuilt from the vocabulary
+        config.update({"vocabulary": self.tokenizer.vocabulary, "lowercase": self.lowercase})
         return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "BertPreprocessor":
+        return cls(**config)

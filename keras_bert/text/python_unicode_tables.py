@@ -4,7 +4,7 @@ ALBERT's original preprocessing (google-research/albert `preprocess_text`) is Py
 `str.split()`'s whitespace and drops the characters that `unicodedata.combining` gives a non-zero
 canonical combining class. RE2's `\\s` and `\\p{Mn}` follow other definitions and newer Unicode,
 so the in-graph preprocessing uses these tables, measured code point by code point;
-`tests/text/test_python_unicode_tables.py` re-derives them and fails if they drift.
+`tests/text/test_family_unicode_tables.py` re-derives them and fails if they drift.
 
 Ranges are inclusive `(first, last)` code points.
 """

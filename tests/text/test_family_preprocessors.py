@@ -108,7 +108,7 @@ def test_missing_or_wrong_tokenizer_files_are_clear_errors(reference_dir, tmp_pa
             keras_bert.load_preprocessor(checkpoint)
     config = json.loads((tmp_path / "albert" / "config.json").read_text())
     (tmp_path / "albert" / "config.json").write_text(json.dumps({**config, "model_type": "xlm"}))
-    with pytest.raises(ConfigError, match="no preprocessor for model_type 'xlm'"):
+    with pytest.raises(ConfigError, match="no preprocessor: Unknown model_type 'xlm'"):
         keras_bert.load_preprocessor(tmp_path / "albert")
 
 
