@@ -23,7 +23,7 @@ from pathlib import Path
 
 from keras_bert.deprecation import nest_keywords
 from keras_bert.pretraining import PretrainingConfig, run_pretraining
-from keras_bert.pretraining.config import RUN_FIELDS
+from keras_bert.training.run import RUN_FIELDS
 from pipelines.common import (
     JobParser,
     add_config_arguments,

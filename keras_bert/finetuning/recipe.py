@@ -14,7 +14,7 @@ from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
-from keras_bert.training.run import RunSettings, fit_resumable
+from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
 
 logger = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ logger = logging.getLogger(__name__)
 FINETUNING_RUN = RunSettings(learning_rate=5e-5, warmup_fraction=0.1)
 
 
-@nested_fields([field.name for field in dataclasses.fields(RunSettings)], into="run")
+@nested_fields(RUN_FIELDS, into="run")
 @dataclasses.dataclass
 class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.

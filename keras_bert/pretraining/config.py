@@ -9,12 +9,11 @@ from keras_bert.data import PretrainingDataConfig
 from keras_bert.data.streaming import StreamingConfig
 from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
-from keras_bert.training.run import RunSettings
+from keras_bert.training.run import RUN_FIELDS, RunSettings
 
 # BERT pretrained 1M steps and warmed up over the first 10k of them (1%): a long run needs
 # only a short warm-up, and every warm-up step at a low rate is a step not spent learning.
 PRETRAINING_RUN = RunSettings(learning_rate=1e-4, warmup_fraction=0.01, verbose=1)
-RUN_FIELDS = [field.name for field in dataclasses.fields(RunSettings)]
 
 
 @nested_fields(RUN_FIELDS, into="run")

@@ -113,6 +113,10 @@ class RunSettings:
         return optimizer
 
 
+# The settings' names: a job config's `run` field holds them (top-level keys of older configs).
+RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
+
+
 @dataclasses.dataclass
 class RunResult:
     """What `fit_resumable` returns: the trained model, its history and the timing."""
