@@ -68,7 +68,7 @@ def run_keras_bert(task: str, args: argparse.Namespace) -> dict:
         seq_length=args.seq_length,
         batch_size=args.batch_size,
         epochs=args.epochs,
-        seed=args.seed,
+        run={"seed": args.seed},
         max_train_examples=args.max_train_examples,
     )
     if task == "wnut16":

@@ -93,8 +93,8 @@ BUDGET_SWITCHES = {
 
 def _ours(config, batch, jit_compile, objective="bert"):
     from keras_bert.models.pretrainer import BertPretrainer
+    from keras_bert.pretraining import pretraining_loss_weights
     from keras_bert.training import create_optimizer
-    from keras_bert.training.trainer import pretraining_loss_weights
 
     if objective == "budget":
         config = config.replace(**BUDGET_SWITCHES)

@@ -93,9 +93,11 @@ def main() -> None:
                 seq_length=arguments.seq_length,
                 batch_size=arguments.batch_size,
                 epochs=arguments.epochs,
-                learning_rate=arguments.learning_rate,
-                precision=arguments.precision,
-                seed=seed,
+                run={
+                    "learning_rate": arguments.learning_rate,
+                    "precision": arguments.precision,
+                    "seed": seed,
+                },
                 classifier_pooling=arguments.pooling,
                 embedding_rms=arguments.embedding_rms,
             )

@@ -36,8 +36,8 @@ def breakdown(run_dir: Path) -> None:
     import keras
     import numpy as np
 
+    from keras_bert.pretraining import PretrainingConfig, build_datasets
     from keras_bert.text import load_vocabulary
-    from keras_bert.training.trainer import PretrainingConfig, build_datasets
 
     values = json.loads((run_dir / "config.json").read_text("utf-8"))
     config = PretrainingConfig(**{**values, "output_dir": str(run_dir)})
@@ -153,7 +153,7 @@ def corpus_datasets(arguments: argparse.Namespace):
     """Training and held-out datasets of the real corpus (20 documents held out)."""
     import tempfile
 
-    from keras_bert.training.trainer import PretrainingConfig, build_datasets
+    from keras_bert.pretraining import PretrainingConfig, build_datasets
     from pipelines.common import default_checkpoint
 
     run = PretrainingConfig(

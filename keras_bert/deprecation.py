@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 # The packed input length was also called `max_seq_length` (Google's flag name).
@@ -73,6 +74,92 @@ def renamed_fields(renames: Mapping[str, str]) -> Callable[[type], type]:
                 return getattr(self, new)
 
             setattr(cls, old, property(read, doc=f"Deprecated alias of `{new}`."))
+        return cls
+
+    return decorate
+
+
+def nest_keywords(
+    values: Mapping[str, Any], names: Sequence[str], into: str, owner: str
+) -> dict[str, Any]:
+    """`values` with the deprecated top-level keys `names` moved into `values[into]` (a
+    dataclass or a dict of its fields; a DeprecationWarning each).
+
+    Args:
+        values: keyword arguments or config fields as given.
+        names: the fields that moved into `into`.
+        into: the field that holds them now.
+        owner: what takes the keywords, named in the warning.
+
+    Example:
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     nest_keywords({"seed": 1, "run": {"precision": "auto"}}, ["seed"], "run", "f")
+    {'run': {'precision': 'auto', 'seed': 1}}
+    >>> str(caught[0].message)
+    'f: `seed` is deprecated; use `run.seed`.'
+    """
+    nested = dict(values)
+    moved = {name: nested.pop(name) for name in names if name in nested}
+    if not moved:
+        return nested
+    for name in moved:
+        warn_deprecated(f"{owner}: `{name}`", f"`{into}.{name}`", stacklevel=4)
+    given = nested.get(into, {})
+    if dataclasses.is_dataclass(given):
+        nested[into] = dataclasses.replace(given, **moved)
+        return nested
+    both = sorted(set(moved) & set(given))
+    if both:
+        raise TypeError(f"{owner} got both `{both[0]}` (deprecated) and `{into}.{both[0]}`.")
+    nested[into] = {**given, **moved}
+    return nested
+
+
+def nested_fields(names: Sequence[str], into: str) -> Callable[[type], type]:
+    """Decorates a dataclass whose fields `names` moved into its field `into` (a dataclass,
+    or a dict of its fields): the constructor still takes them at the top level (e.g. from an
+    older JSON config) and moves them in (`nest_keywords`); read-only properties read them
+    from there (each warns).
+
+    Example:
+    >>> import dataclasses, warnings
+    >>> @dataclasses.dataclass(frozen=True)
+    ... class Schedule:
+    ...     learning_rate: float = 0.1
+    >>> @nested_fields(["learning_rate"], into="schedule")
+    ... @dataclasses.dataclass
+    ... class Job:
+    ...     schedule: Schedule = Schedule()
+    ...     def __post_init__(self):
+    ...         if isinstance(self.schedule, dict):
+    ...             self.schedule = Schedule(**self.schedule)
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     Job(learning_rate=0.5).learning_rate
+    0.5
+    >>> [str(warning.message) for warning in caught]  # doctest: +NORMALIZE_WHITESPACE
+    ['Job: `learning_rate` is deprecated; use `schedule.learning_rate`.',
+     'Job.learning_rate is deprecated; use .schedule.learning_rate.']
+    """
+
+    def decorate(cls: type) -> type:
+        init = cls.__init__
+
+        @functools.wraps(init)
+        def wrapper(self, *args, **kwargs):
+            init(self, *args, **nest_keywords(kwargs, names, into, cls.__name__))
+
+        wrapper.__signature__ = inspect.signature(init)
+        cls.__init__ = wrapper
+        for name in names:
+
+            def read(self, name: str = name) -> Any:
+                warn_deprecated(f"{type(self).__name__}.{name}", f".{into}.{name}")
+                return getattr(getattr(self, into), name)
+
+            setattr(cls, name, property(read, doc=f"Deprecated alias of `{into}.{name}`."))
         return cls
 
     return decorate

@@ -215,7 +215,16 @@ def _base_type(hint: Any) -> Any:
     return hint
 
 
-def _default_of(field: dataclasses.Field) -> Any:
+def _int_or_text(text: str) -> int | str:
+    """An `int | str` flag's value: a number if it reads as one (`--verbose 2`, `auto`)."""
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+def _default_of(field: dataclasses.Field, owner_default: Any = None) -> Any:
+    """A field's default: its value in the default of the dataclass that holds it (a job's
+    own `run` settings), else its own."""
+    if owner_default is not None:
+        return getattr(owner_default, field.name)
     if field.default is not dataclasses.MISSING:
         return field.default
     if field.default_factory is not dataclasses.MISSING:
@@ -285,8 +294,10 @@ def _add_field_arguments(
     aliases: Mapping[str, Sequence[str]],
     defaults: Mapping[str, Any],
     required: Sequence[str],
+    owner_default: Any = None,
 ) -> list[str]:
-    """Adds the flags of `config_class`'s fields; returns their dotted paths."""
+    """Adds the flags of `config_class`'s fields (`owner_default`: the instance whose values
+    are their defaults); returns their dotted paths."""
     hints = typing.get_type_hints(config_class)
     descriptions = field_help(config_class)
     paths = []
@@ -296,7 +307,14 @@ def _add_field_arguments(
         hint = _base_type(hints[field.name])
         if dataclasses.is_dataclass(hint):
             paths += _add_field_arguments(
-                parser, hint, f"{prefix}{field.name}.", skip, aliases, defaults, required
+                parser,
+                hint,
+                f"{prefix}{field.name}.",
+                skip,
+                aliases,
+                defaults,
+                required,
+                _default_of(field, owner_default),
             )
             continue
         options: dict[str, Any] = {"dest": prefix + field.name, "default": argparse.SUPPRESS}
@@ -309,10 +327,12 @@ def _add_field_arguments(
             options.update(type=json.loads, metavar="JSON")
         elif hint in (int, float, str):
             options.update(type=hint, metavar=field.name.upper())
+        elif hint == int | str:
+            options.update(type=_int_or_text, metavar=field.name.upper())
         if field.name in required:
             options["required"] = True
         description = descriptions.get(field.name, "").rstrip(".")
-        default = defaults.get(field.name, _default_of(field))
+        default = defaults.get(field.name, _default_of(field, owner_default))
         if default is not None:
             description += f" (default: {default})"
         names = [_kebab(field.name), *(_kebab(alias) for alias in aliases.get(field.name, ()))]

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         seq_length=64,
         batch_size=16,
         epochs=1,
-        learning_rate=1e-4,
+        run={"learning_rate": 1e-4},
         max_train_examples=args.train_examples,
     )
     classifier, summary = finetune_classifier(config, train, dev)

@@ -21,6 +21,10 @@ from pipelines.common import (
     run_job,
 )
 
+# The recipe BENCHMARKS.md measured ("Fine-tuning the real MiniLM checkpoint"): 3 epochs at 5e-5
+# reach 85.8% dev accuracy on the movie snippets, the fine-tuning default of 2 epochs 84.0-84.9%.
+RECIPE = {"epochs": 3}
+
 
 def main(argv: list[str] | None = None) -> dict:
     parser = JobParser(description=__doc__.splitlines()[0])
@@ -31,7 +35,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--text-pair-column", help="field of the second text of a pair")
     parser.add_argument("--label-column", default="label", help="field of the label")
     add_bool_argument(parser, "--regression", help="float labels (STS-B style)")
-    add_finetuning_arguments(parser)
+    add_finetuning_arguments(parser, defaults=RECIPE)
     args = parser.parse_args(argv)
 
     label_names = None

@@ -6,9 +6,10 @@
 
 Every `PretrainingConfig` field is a flag, the data and masking settings included
 (`--seq-length`, `--masked-lm-prob`, `--whole-word-masking true`); `--config run.json` reads
-them from a JSON file (nested as `PretrainingConfig.to_dict` writes them), and flags override
-it. Google's `run_pretraining.py` names work too (`--input_file`, `--max_seq_length`,
-`--train_batch_size`, `--num_train_steps`). `--init-checkpoint minilm` and
+them from a JSON file (nested as `PretrainingConfig.to_dict` writes them: the learning rate,
+precision and the other `RunSettings` under `"run"`), and flags override it. Google's
+`run_pretraining.py` names work too (`--input_file`, `--max_seq_length`, `--train_batch_size`,
+`--num_train_steps`). `--init-checkpoint minilm` and
 `--vocabulary-file minilm` name the installed MiniLM-L6 checkpoint and its vocabulary.
 Restarting the same command resumes an interrupted run from its last checkpoint in
 `--output-dir`.
@@ -20,7 +21,9 @@ import json
 import logging
 from pathlib import Path
 
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+from keras_bert.deprecation import nest_keywords
+from keras_bert.pretraining import PretrainingConfig, run_pretraining
+from keras_bert.training.run import RUN_FIELDS
 from pipelines.common import (
     JobParser,
     add_config_arguments,
@@ -55,7 +58,10 @@ def pretraining_config(argv: list[str] | None = None) -> PretrainingConfig:
     arguments = parser().parse_args(argv)
     values = {}
     if arguments.config:
-        values = json.loads(Path(arguments.config).read_text("utf-8"))
+        # A config of before `run` held its settings at the top level (older `config.json`s).
+        values = nest_keywords(
+            json.loads(Path(arguments.config).read_text("utf-8")), RUN_FIELDS, "run", "--config"
+        )
     values = merge_config(values, config_overrides(arguments))
     if values.get("input_files"):
         values["input_files"] = expand_files(values["input_files"])

@@ -55,3 +55,15 @@ def test_pretraining_data_config_takes_max_seq_length():
     with pytest.warns(DeprecationWarning, match="use `seq_length`"):
         config = PretrainingDataConfig(max_seq_length=64)
     assert config.seq_length == 64
+
+
+def test_job_configs_take_their_run_settings_at_the_top_level_with_a_warning():
+    from keras_bert.finetuning.recipe import FinetuningConfig
+
+    with pytest.warns(DeprecationWarning, match="`optimizer` is deprecated; use `run.optimizer`"):
+        config = FinetuningConfig("c", "o", optimizer="lamb", run={"seed": 2})
+    assert (config.run.optimizer, config.run.seed, config.run.warmup_fraction) == ("lamb", 2, 0.1)
+    with pytest.warns(DeprecationWarning, match=r"FinetuningConfig.seed is deprecated"):
+        assert config.seed == 2
+    with pytest.raises(TypeError, match="both `seed`"):
+        FinetuningConfig("c", "o", seed=1, run={"seed": 2})

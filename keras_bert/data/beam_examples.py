@@ -1,8 +1,8 @@
 """Static pretraining examples with Apache Beam: read shards, tokenize, pair, mask, write.
 
 The same pipeline runs on the `DirectRunner` (several local processes) and on Dataflow, Flink
-or Spark with a runner flag. Instances follow `instances._pair_instances` per document; the
-random B segments come from a fixed-size, seeded sample of documents drawn across all shards (a
+or Spark with a runner flag. Instances follow `instances.document_pair_instances` per document:
+the random B segments come from a fixed-size, seeded sample of documents drawn across all shards (a
 side input: bounded per worker, unlike the corpus). Masking is `TokenMasker`, and the files are
 Google's feature format (`tfrecords.read_pretraining_tfrecords` reads them).
 
@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from keras_bert.data.instances import _contiguous_instances, _pair_instances
+from keras_bert.data.instances import contiguous_instances, document_pair_instances
 
 
 def _common_folder(paths: Sequence[str]) -> str:
@@ -86,7 +86,7 @@ def _document_instances(keyed_document, random_documents, config, seed: int, dup
     for dupe in range(dupe_factor):
         rng = random.Random(f"{seed}/{dupe}/{zlib.crc32(key.encode())}")
         if config.sentence_pairs:
-            yield from _pair_instances(
+            yield from document_pair_instances(
                 documents,
                 0,
                 config.seq_length,
@@ -95,7 +95,7 @@ def _document_instances(keyed_document, random_documents, config, seed: int, dup
                 sentence_order=config.sentence_order_prediction,
             )
         else:
-            yield from _contiguous_instances([document], config.seq_length, None)
+            yield from contiguous_instances([document], config.seq_length, None)
 
 
 class _DocumentExamples:
@@ -123,29 +123,21 @@ class _DocumentExamples:
     def _pack_and_mask(self, instances, batch_seed: int) -> list[bytes]:
         import tensorflow as tf
 
-        from keras_bert.data.masking import TokenMasker
-        from keras_bert.data.pretraining import _packer
-        from keras_bert.data.tfrecords import _serialize
+        from keras_bert.data.pretraining import instance_features
+        from keras_bert.data.tfrecords import serialize_features
 
         if self.built is None:
-            self.built = (
-                _packer(self.vocabulary, self.config.seq_length),
-                TokenMasker(self.vocabulary, self.config.masking),
-            )
-        packer, masker = self.built
-        tokens_a = tf.ragged.constant([i.tokens_a for i in instances], tf.int32)
-        tokens_b = tf.ragged.constant([i.tokens_b for i in instances], tf.int32)
-        labels = np.array([i.next_sentence_label for i in instances], np.int32)
-        packed = packer((tokens_a, tokens_b) if self.config.sentence_pairs else tokens_a)
-        masked = masker(
-            packed["input_word_ids"], packed["input_mask"], seed=[self.seed, batch_seed]
+            self.built = instance_features(self.vocabulary, self.config)
+        features = self.built(
+            tf.ragged.constant([i.tokens_a for i in instances], tf.int32),
+            tf.ragged.constant([i.tokens_b for i in instances], tf.int32),
+            np.array([i.next_sentence_label for i in instances], np.int32),
+            seed=[self.seed, batch_seed],
         )
-        features = {**packed, **masked}
-        features = {name: value.numpy() for name, value in features.items()}
-        features["next_sentence_labels"] = labels
+        features = {name: np.asarray(value) for name, value in features.items()}
         return [
-            _serialize({name: values[row] for name, values in features.items()})
-            for row in range(len(labels))
+            serialize_features({name: values[row] for name, values in features.items()})
+            for row in range(len(instances))
         ]
 
 

@@ -168,8 +168,9 @@ def document_stream(
     num_shards: int = 1,
     shard_index: int = 0,
     excluded_ids: Sequence[int] = (),
+    documents_in_memory: Sequence[Sequence[str]] = (),
 ) -> tf.data.Dataset:
-    """Tokenized documents streamed from files or tfds, shuffled, pass after pass.
+    """Tokenized documents streamed from files, tfds or memory, shuffled, pass after pass.
 
     Files are read `cycle_length` at a time (`interleave`), in a new order every pass, and
     documents go through a shuffle buffer; both are seeded, so the stream is a function of
@@ -188,13 +189,17 @@ def document_stream(
         tfds_split, tfds_data_dir, tfds_text_feature: its split, data dir and text feature.
         num_shards, shard_index: this input pipeline's share.
         excluded_ids: ids of documents to leave out (held out for evaluation).
+        documents_in_memory: or documents held in memory, lists of sentences (e.g. the
+            held-out ones); their ids are their places in the list.
 
     Returns:
         A dataset of `(document_id, sentences)`: int64 and int32 `RaggedTensor [None, None]`.
     """
     files = [str(path) for path in files]
-    if bool(files) == bool(tfds_name):
-        raise DataError("Stream documents from files or from a tfds dataset (exactly one).")
+    if sum(map(bool, (files, tfds_name, documents_in_memory))) != 1:
+        raise DataError(
+            "Stream documents from files, a tfds dataset or documents in memory (exactly one)."
+        )
     tokenized = bool(files) and all(is_tokenized_file(path) for path in files)
     if files and not tokenized and any(is_tokenized_file(path) for path in files):
         raise DataError(f"Mixed text and TFRecord document files: {', '.join(files)}.")
@@ -207,6 +212,14 @@ def document_stream(
             tfds_split=tfds_split,
             tfds_data_dir=tfds_data_dir,
             tfds_text_feature=tfds_text_feature,
+        )
+        documents = documents.shard(num_shards, shard_index).repeat(num_epochs)
+    elif documents_in_memory:
+        sentences = tf.ragged.constant(
+            [list(document) for document in documents_in_memory], tf.string
+        )
+        documents = tf.data.Dataset.from_tensor_slices(
+            (tf.range(len(documents_in_memory), dtype=tf.int64), sentences)
         )
         documents = documents.shard(num_shards, shard_index).repeat(num_epochs)
     else:

@@ -30,7 +30,8 @@ def document_chunks(
     short_seq_prob: float,
     sentence_order: bool,
 ) -> dict[str, tf.Tensor]:
-    """The pairs of one document as sentence ranges, walking it as `instances._pair_instances`.
+    """The pairs of one document as sentence ranges, walking it as
+    `instances.document_pair_instances`.
 
     Args:
         sentences: int32 `[sentences, tokens]` ids of the document.
@@ -260,7 +261,7 @@ def _sentence_order_instance(index, pair, max_num_tokens: int, seed: int):
 def packed_instances(
     documents: tf.data.Dataset, seq_length: int, document_separator: int | None
 ) -> tf.data.Dataset:
-    """Full sentences packed up to `seq_length - 2` tokens, as `instances._contiguous_instances`
+    """Full sentences packed up to `seq_length - 2` tokens, as `instances.contiguous_instances`
     (across documents with `document_separator` between them: FULL-SENTENCES; a new sequence
     per document without: DOC-SENTENCES), as `(tokens, empty, 0)`; a `scan` over sentences
     holds the sequence being filled."""

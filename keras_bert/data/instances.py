@@ -99,7 +99,7 @@ def _truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: ran
             longer.pop()
 
 
-def _pair_instances(
+def document_pair_instances(
     documents: Sequence[TokenizedDocument],
     document_index: int,
     seq_length: int,
@@ -112,6 +112,12 @@ def _pair_instances(
     With `sentence_order` (ALBERT's SOP) B is always the segment that follows A, and the two
     are swapped when the coin says so (label 1: swapped) instead of B coming from another
     document.
+
+    Example:
+    >>> documents = [[np.array([5, 6]), np.array([7])], [np.array([8, 9])]]
+    >>> pairs = document_pair_instances(documents, 0, 16, 0.0, random.Random(1))
+    >>> [(p.tokens_a.tolist(), p.tokens_b.tolist(), p.next_sentence_label) for p in pairs]
+    [([5, 6], [7], 0)]
     """
     document = documents[document_index]
     max_num_tokens = seq_length - 3
@@ -176,7 +182,7 @@ def _pair_instances(
         index += 1
 
 
-def _contiguous_instances(
+def contiguous_instances(
     documents: Sequence[TokenizedDocument], seq_length: int, document_separator: int | None
 ) -> Iterator[Instance]:
     """Full sentences packed up to `seq_length - 2` tokens, without sentence pairs; a sentence
@@ -185,6 +191,11 @@ def _contiguous_instances(
     With a `document_separator` id, packing runs on across documents with that token between
     them (RoBERTa's FULL-SENTENCES); without, every document starts a new sequence (its
     DOC-SENTENCES).
+
+    Example:
+    >>> documents = [[np.array([5, 6]), np.array([7])], [np.array([8, 9])]]
+    >>> [i.tokens_a.tolist() for i in contiguous_instances(documents, 8, document_separator=3)]
+    [[5, 6, 7, 3, 8, 9]]
     """
     max_num_tokens = seq_length - 2
     chunk: list[int] = []
@@ -248,7 +259,7 @@ def create_instances(
     instances: list[Instance] = []
     if pairs:
         for document_index in range(len(documents)):
-            instances += _pair_instances(
+            instances += document_pair_instances(
                 documents,
                 document_index,
                 seq_length,
@@ -260,7 +271,7 @@ def create_instances(
         order = list(range(len(documents)))
         rng.shuffle(order)
         ordered = [documents[index] for index in order]
-        instances += _contiguous_instances(ordered, seq_length, document_separator)
+        instances += contiguous_instances(ordered, seq_length, document_separator)
     rng.shuffle(instances)
     return instances
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import tensorflow as tf
 
@@ -71,13 +71,37 @@ class PretrainingDataConfig:
         return dataclasses.asdict(self)
 
 
-def _packer(vocabulary: Sequence[str], seq_length: int) -> BertPacker:
-    return BertPacker(
-        seq_length=seq_length,
+def instance_features(
+    vocabulary: Sequence[str], config: PretrainingDataConfig
+) -> Callable[..., dict[str, tf.Tensor]]:
+    """The function from a batch of instances to pretraining features, as every builder of
+    examples makes them: `(tokens_a, tokens_b, next_sentence_labels, seed)` (ragged
+    `[batch, None]` ids, `[batch]` labels, a stateless seed pair) to the `FEATURE_NAMES`,
+    packed with BERT's layout and masked by `TokenMasker` under `seed`.
+
+    Example:
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c"]
+    >>> features = instance_features(vocabulary, PretrainingDataConfig(seq_length=8))
+    >>> batch = features(tf.ragged.constant([[5, 6]]), tf.ragged.constant([[7]]),
+    ...                  tf.constant([0]), seed=[0, 0])
+    >>> batch["input_type_ids"].numpy().tolist()
+    [[0, 0, 0, 0, 1, 1, 0, 0]]
+    """
+    vocabulary = list(vocabulary)
+    packer = BertPacker(
+        seq_length=config.seq_length,
         cls_id=vocabulary.index(CLS_TOKEN),
         sep_id=vocabulary.index(SEP_TOKEN),
         pad_id=vocabulary.index(PAD_TOKEN),
     )
+    masker = TokenMasker(vocabulary, config.masking)
+
+    def features(tokens_a, tokens_b, next_sentence_labels, seed) -> dict[str, tf.Tensor]:
+        packed = packer((tokens_a, tokens_b) if config.sentence_pairs else tokens_a)
+        masked = masker(packed["input_word_ids"], packed["input_mask"], seed=seed)
+        return {**packed, **masked, "next_sentence_labels": next_sentence_labels}
+
+    return features
 
 
 def pretraining_dataset(
@@ -183,19 +207,10 @@ def masked_batches(
     instances: packed and masked in `Dataset.map`, masks seeded by `(seed, batch index)`;
     `start_batch` batches are skipped unmasked; `auto_shard_policy` says how a strategy may
     split the batches between workers."""
-    packer = _packer(list(vocabulary), config.seq_length)
-    masker = TokenMasker(vocabulary, config.masking)
+    features = instance_features(vocabulary, config)
 
     def pack_and_mask(batch_index, instances):
-        tokens_a, tokens_b, next_sentence_labels = instances
-        segments = (tokens_a, tokens_b) if config.sentence_pairs else tokens_a
-        packed = packer(segments)
-        masked = masker(packed["input_word_ids"], packed["input_mask"], seed=[seed, batch_index])
-        return {
-            **packed,
-            **masked,
-            "next_sentence_labels": next_sentence_labels,
-        }
+        return features(*instances, seed=[seed, batch_index])
 
     dataset = instances.ragged_batch(batch_size, drop_remainder=drop_remainder).enumerate()
     dataset = dataset.skip(start_batch).map(pack_and_mask, num_parallel_calls=tf.data.AUTOTUNE)

@@ -61,7 +61,7 @@ def streaming_instances(
 
     Args:
         files, tokenizer: see `document_stream`; `source` holds its other source arguments
-            (`tfds_name`, ..., `excluded_ids`).
+            (`tfds_name`, ..., `excluded_ids`, `documents_in_memory`).
         config: a `PretrainingDataConfig` (pairs or packing, `seq_length`, `short_seq_prob`).
         vocabulary: the WordPiece tokens (for the FULL-SENTENCES separator).
         seed: the seed of the stream.

@@ -26,7 +26,18 @@ _FILE_NAMES = {
 }
 
 
-def _serialize(example: dict) -> bytes:
+def serialize_features(example: dict) -> bytes:
+    """One example's pretraining features (numpy arrays by `FEATURE_NAMES`) as a serialized
+    `tf.train.Example` under Google's feature names (`segment_ids`, ...).
+
+    Example:
+    >>> import numpy as np
+    >>> record = serialize_features({"input_type_ids": np.array([0, 1]),
+    ...                              "masked_lm_weights": np.array([1.0])})
+    >>> sorted(tf.train.Example.FromString(record).features.feature)
+    ['masked_lm_weights', 'segment_ids']
+    """
+
     def int_feature(values):
         return tf.train.Feature(int64_list=tf.train.Int64List(value=values.reshape(-1)))
 
@@ -65,7 +76,7 @@ def write_pretraining_tfrecords(
         for batch in dataset.as_numpy_iterator():
             for row in range(len(batch["next_sentence_labels"])):
                 example = {name: values[row] for name, values in batch.items()}
-                writers[count % num_shards].write(_serialize(example))
+                writers[count % num_shards].write(serialize_features(example))
                 count += 1
     finally:
         for writer in writers:

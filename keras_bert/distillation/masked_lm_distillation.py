@@ -33,7 +33,7 @@ from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.metrics.masked_lm import evaluate_masked_lm, masked_lm_evaluation_dataset
 from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.models.token_classifier import IGNORED_LABEL
-from keras_bert.training.trainer import save_pretrainer_checkpoint
+from keras_bert.pretraining import save_pretrainer_checkpoint
 
 STUDENT_CHECKPOINT = "checkpoint"
 
@@ -98,7 +98,7 @@ def distill_masked_lm(
         vocabulary,
         config.batch_size,
         data,
-        seed=config.seed,
+        seed=config.run.seed,
         num_epochs=math.ceil(config.epochs),
         drop_remainder=False,  # every pass is `ceil(instances / batch_size)` steps
     ).map(masked_lm_distillation_batches)
@@ -111,7 +111,7 @@ def distill_masked_lm(
         student_config,
         BertPretrainer,
         train,
-        instances_per_pass(documents, vocabulary, data, config.seed),
+        instances_per_pass(documents, vocabulary, data, config.run.seed),
         evaluate,
     )
     save_pretrainer_checkpoint(

@@ -155,7 +155,7 @@ def distill_classifier(
     over the training and unlabeled texts together.
     """
     if config.max_train_examples:
-        train = train.sample(config.max_train_examples, seed=config.seed)
+        train = train.sample(config.max_train_examples, seed=config.run.seed)
     if unlabeled_texts and train.text_pairs is not None:
         raise DataError("Unlabeled text is single texts; the training set holds text pairs.")
     label_names = load_teacher(student_config.teacher, BertClassifier).label_names
@@ -179,7 +179,7 @@ def distill_classifier(
         label_ids,
         config.batch_size,
         shuffle=True,
-        seed=config.seed,
+        seed=config.run.seed,
         length_bucketing=config.length_bucketing,
     )
     return distill_task_model(
@@ -204,7 +204,7 @@ def distill_token_classifier(
     """`distill_classifier` for a `BertTokenClassifier`: unlabeled texts are split into words
     at whitespace; entity scores of student and teacher on `evaluation`."""
     if config.max_train_examples:
-        train = train.sample(config.max_train_examples, seed=config.seed)
+        train = train.sample(config.max_train_examples, seed=config.run.seed)
     tag_names = load_teacher(student_config.teacher, BertTokenClassifier).label_names
     unlabeled_words = [text.split() for text in unlabeled_texts]
     sentences = TaggedSentences(
@@ -216,7 +216,7 @@ def distill_token_classifier(
     ]
     preprocessor = checkpoint_preprocessor(config)
     train_dataset = token_classification_dataset(
-        sentences, preprocessor, tag_ids, config.batch_size, shuffle=True, seed=config.seed
+        sentences, preprocessor, tag_ids, config.batch_size, shuffle=True, seed=config.run.seed
     )
     return distill_task_model(
         config,

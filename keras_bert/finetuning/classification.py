@@ -55,7 +55,7 @@ def finetune_classifier(
         The trained classifier and a summary (speed, training history, evaluation scores).
     """
     if config.max_train_examples:
-        train = train.sample(config.max_train_examples, seed=config.seed)
+        train = train.sample(config.max_train_examples, seed=config.run.seed)
     preprocessor = checkpoint_preprocessor(config)
     if regression:
         label_names, targets = None, np.asarray(train.labels, np.float32)
@@ -70,7 +70,7 @@ def finetune_classifier(
         targets,
         config.batch_size,
         shuffle=True,
-        seed=config.seed,
+        seed=config.run.seed,
         length_bucketing=config.length_bucketing,
     )
 

@@ -82,7 +82,7 @@ def finetune_question_answerer(
         for_training=True,
         packer=preprocessor.packer,
     )
-    train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.seed)
+    train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.run.seed)
     model, summary = fit_task_model(BertQuestionAnswerer, config, train_dataset, len(windows))
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(

@@ -10,15 +10,21 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
+from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
-from keras_bert.training.precision import check_precision
-from keras_bert.training.run import RunSettings, fit_resumable
+from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
 
 logger = logging.getLogger(__name__)
 
+# The BERT paper's fine-tuning: a peak rate of 2e-5 ... 5e-5, warmed up over the first 10% of
+# the steps. A run of a few epochs is short: the head starts random, and a longer warm-up keeps
+# its first large gradients from undoing what the pretrained encoder knows.
+FINETUNING_RUN = RunSettings(learning_rate=5e-5, warmup_fraction=0.1)
 
+
+@nested_fields(RUN_FIELDS, into="run")
 @dataclasses.dataclass
 class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.
@@ -30,15 +36,7 @@ class FinetuningConfig:
         seq_length: packed sequence length.
         batch_size: global batch size (split over replicas).
         epochs: passes over the training data.
-        learning_rate: peak AdamW learning rate (2e-5 ... 5e-5).
-        warmup_fraction: share of steps spent warming up; then linear decay to 0.
-        weight_decay: AdamW decoupled weight decay (not on biases and LayerNorm).
         dropout_rate: dropout in the encoder and the head.
-        seed: seeds shuffling and initialisation.
-        strategy: "default", "mirrored", "multi_worker_mirrored" or "tpu".
-        precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling) or "auto"
-            (the fastest here: `resolve_precision`).
-        jit_compile: compile train steps with XLA (falls back where unsupported).
         max_train_examples: train on N examples drawn at random under `seed` (quick runs).
         length_bucketing: batch training texts of similar length (less padding, faster).
         classifier_pooling: what a sentence classifier reads, "first_token" (each family's
@@ -47,6 +45,14 @@ class FinetuningConfig:
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
             e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
         revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
+        run: the `RunSettings` (or a dict of some of them, over `FINETUNING_RUN`): learning
+            rate and warm-up, optimizer, precision, strategy; its `seed` also seeds the
+            shuffling and the examples drawn by `max_train_examples`.
+
+    Example:
+    >>> config = FinetuningConfig("minilm", "runs/sst2", run={"learning_rate": 3e-5})
+    >>> config.run.learning_rate, config.run.warmup_fraction, config.run.clip_global_norm
+    (3e-05, 0.1, 1.0)
     """
 
     checkpoint: str
@@ -54,22 +60,16 @@ class FinetuningConfig:
     seq_length: int = 128
     batch_size: int = 32
     epochs: float = 2
-    learning_rate: float = 5e-5
-    warmup_fraction: float = 0.1
-    weight_decay: float = 0.01
     dropout_rate: float = 0.1
-    seed: int = 0
-    strategy: str = "default"
-    precision: str = "float32"
-    jit_compile: bool = False
     max_train_examples: int | None = None
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
     embedding_rms: float | None = None
     revision: str | None = None
+    run: RunSettings = FINETUNING_RUN
 
     def __post_init__(self):
-        check_precision(self.precision)
+        self.run = RunSettings.of(self.run, FINETUNING_RUN)
         check_pooling(self.classifier_pooling, "classifier_pooling")
         if self.embedding_rms is not None and self.embedding_rms <= 0:
             raise ConfigError(f"embedding_rms must be positive, got {self.embedding_rms}.")
@@ -141,28 +141,27 @@ def fit_model(
     """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
     takes no argument (e.g. a `Distiller` of a trained teacher)."""
     steps_per_epoch = config.steps_per_epoch(num_train_examples)
-    settings = RunSettings.from_config(
-        config,
-        total_steps=max(1, round(config.epochs * steps_per_epoch)),
-        steps_per_epoch=steps_per_epoch,
-    )
+    total_steps = max(1, round(config.epochs * steps_per_epoch))
 
     def datasets(start_step: int):
         # The same batches in the same order as an uninterrupted run, from `start_step` on.
-        remaining = settings.total_steps - start_step
+        remaining = total_steps - start_step
         return train_dataset.repeat().skip(start_step).take(remaining), None
 
     result = fit_resumable(
         build_model,
-        settings,
+        config.run,
         datasets,
         run_config=dataclasses.asdict(config),
+        output_dir=config.output_dir,
+        total_steps=total_steps,
+        steps_per_epoch=steps_per_epoch,
     )
     summary = {
         "train_seconds": round(result.train_seconds, 1),
-        "train_steps": settings.total_steps,
+        "train_steps": total_steps,
         "sequences_per_second": round(
-            (settings.total_steps - result.initial_epoch * steps_per_epoch)
+            (total_steps - result.initial_epoch * steps_per_epoch)
             * config.batch_size
             / result.train_seconds,
             2,

@@ -90,7 +90,7 @@ def finetune_token_classifier(
     `tag_names` or from the training data ("O" first); evaluation tags outside them raise.
     """
     if config.max_train_examples:
-        train = train.sample(config.max_train_examples, seed=config.seed)
+        train = train.sample(config.max_train_examples, seed=config.run.seed)
     tag_names = tag_names or tag_names_of(train)
     if evaluation is not None:
         encode_tags(evaluation, tag_names)  # fail before training, not after
@@ -102,7 +102,7 @@ def finetune_token_classifier(
         train_tag_ids,
         config.batch_size,
         shuffle=True,
-        seed=config.seed,
+        seed=config.run.seed,
     )
 
     def build(encoder):

@@ -1,4 +1,4 @@
-"""Training glue: distribution strategies, optimizers and schedules, callbacks, the pretrainer."""
+"""What every training job shares: run settings, strategies, optimizers, precision, callbacks."""
 
 from keras_bert.training.callbacks import (
     AtomicBackupAndRestore,

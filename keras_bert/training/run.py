@@ -1,7 +1,7 @@
 """One training run, whatever the model: seed → precision → strategy → model and optimizer in
 its scope → XLA check → resumable callbacks → `fit` → `config.json`.
 
-Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.training.trainer`) and
+Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.pretraining.trainer`) and
 distillation all train through `fit_resumable`.
 """
 
@@ -11,7 +11,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,29 +31,34 @@ logger = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class RunSettings:
-    """How a run trains: schedule, optimizer, precision, distribution.
+    """How a job trains, whatever it trains: optimizer and schedule, precision, distribution.
+
+    Every job's config holds one as its `run` field, with the job's own learning rate and
+    warm-up (`PretrainingConfig.run`, `FinetuningConfig.run`); flags and JSON configs reach
+    its fields under their own names (`--learning-rate`, `{"run": {"learning_rate": ...}}`).
 
     Args:
-        output_dir: `backup/`, `logs/`, `metrics.csv` and `config.json` go here.
-        total_steps: batches of the whole run.
-        steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary).
-        learning_rate, warmup_fraction, weight_decay, optimizer, clip_global_norm,
-            gradient_accumulation_steps: see `create_optimizer`.
+        learning_rate: peak learning rate.
+        warmup_fraction: share of the steps spent warming up; then linear decay to 0.
+        weight_decay, optimizer, clip_global_norm, gradient_accumulation_steps: see
+            `create_optimizer`.
         precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling), or
             "auto": the fastest on this machine (`resolve_precision`, at the start of `fit`).
         jit_compile: compile train steps with XLA (falls back where unsupported).
         strategy, tpu: see `resolve_strategy`.
-        steps_per_execution: train steps per `tf.function` call.
-        seed: seeds initialisation (and what the caller's data derives from it).
+        steps_per_execution: train steps per `tf.function` call (large on TPUs).
+        seed: seeds initialisation (and what the job's data derives from it).
         verbose: `fit` verbosity; "auto" is a progress bar on a terminal, a line per epoch in
             a log. On a job's command line, `--verbose` also shows TensorFlow's own log lines.
+
+    Example:
+    >>> settings = RunSettings(learning_rate=1e-4, warmup_fraction=0.01, optimizer="lamb")
+    >>> type(settings.create_optimizer(total_steps=1000)).__name__
+    'Lamb'
     """
 
-    output_dir: str
-    total_steps: int
-    steps_per_epoch: int
     learning_rate: float
-    warmup_fraction: float = 0.1
+    warmup_fraction: float
     weight_decay: float = 0.01
     optimizer: str = "adamw"
     clip_global_norm: float | None = 1.0
@@ -68,31 +73,35 @@ class RunSettings:
 
     def __post_init__(self):
         check_precision(self.precision)
-        if self.total_steps < 1 or self.steps_per_epoch < 1:
-            raise ConfigError(
-                f"total_steps ({self.total_steps}) and steps_per_epoch ({self.steps_per_epoch}) "
-                "must be positive."
-            )
 
     @classmethod
-    def from_config(cls, config: Any, **values: Any) -> RunSettings:
-        """The settings of a run config (fields of the same names), with `values` added."""
-        names = {field.name for field in dataclasses.fields(cls)} - set(values)
-        return cls(
-            **{name: getattr(config, name) for name in names if hasattr(config, name)}, **values
-        )
+    def of(cls, values: RunSettings | Mapping[str, Any], defaults: RunSettings) -> RunSettings:
+        """`values` as settings: a `RunSettings` as it is, a dict (from flags or JSON) over the
+        job's `defaults`.
 
-    @property
-    def epochs(self) -> int:
-        """Keras epochs of the run; a shorter last epoch is cut by the data's `take`."""
-        return -(-self.total_steps // self.steps_per_epoch)
+        Example:
+        >>> defaults = RunSettings(learning_rate=5e-5, warmup_fraction=0.1)
+        >>> RunSettings.of({"seed": 3}, defaults).seed, RunSettings.of(defaults, defaults).seed
+        (3, 0)
+        >>> RunSettings.of({"learning_rte": 0.1}, defaults)
+        Traceback (most recent call last):
+        ...
+        keras_bert.errors.ConfigError: Unknown run settings: learning_rte.
+        """
+        if isinstance(values, RunSettings):
+            return values
+        unknown = sorted(set(values) - {field.name for field in dataclasses.fields(cls)})
+        if unknown:
+            raise ConfigError(f"Unknown run settings: {', '.join(unknown)}.")
+        return dataclasses.replace(defaults, **values)
 
-    def create_optimizer(self) -> keras.optimizers.Optimizer:
-        """The optimizer and schedule of these settings (loss-scaled under float16)."""
+    def create_optimizer(self, total_steps: int) -> keras.optimizers.Optimizer:
+        """The optimizer and schedule of these settings for a run of `total_steps` batches
+        (loss-scaled under float16)."""
         accumulation = self.gradient_accumulation_steps or 1
         optimizer = create_optimizer(
             self.learning_rate,
-            total_steps=max(self.total_steps // accumulation, 1),
+            total_steps=max(total_steps // accumulation, 1),
             warmup_fraction=self.warmup_fraction,
             weight_decay=self.weight_decay,
             optimizer=self.optimizer,
@@ -102,6 +111,10 @@ class RunSettings:
         if self.precision == "mixed_float16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         return optimizer
+
+
+# The settings' names: a job config's `run` field holds them (top-level keys of older configs).
+RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
 
 
 @dataclasses.dataclass
@@ -144,6 +157,10 @@ def fit_resumable(
     settings: RunSettings,
     datasets: Callable[[int], tuple[tf.data.Dataset, tf.data.Dataset | None]],
     run_config: dict[str, Any],
+    *,
+    output_dir: str | Path,
+    total_steps: int,
+    steps_per_epoch: int,
     compile_options: dict[str, Any] | None = None,
     callbacks: Sequence[keras.callbacks.Callback] = (),
     time_budget_minutes: float | None = None,
@@ -156,12 +173,16 @@ def fit_resumable(
 
     Args:
         build_model: makes the model; called in the strategy's scope.
-        settings: the run's `RunSettings`.
+        settings: the job's `RunSettings`.
         datasets: `start_step -> (train, validation or None)`; `train` yields batches from
             `start_step` on (the step a resumed run continues at), at least to the run's end;
             it is a dataset, or a function `tf.distribute.InputContext -> dataset` of global
             batches' per-replica shares (`distribute_datasets_from_function`).
         run_config: written to `output_dir/config.json` (the chief's), as JSON.
+        output_dir: `backup/`, `logs/`, `metrics.csv` and `config.json` go here.
+        total_steps: batches of the whole run.
+        steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary;
+            a shorter last epoch is cut by the data's `take`).
         compile_options: more `compile` arguments (loss, metrics).
         callbacks: called before the backup and log callbacks, so what they add to an epoch's
             logs is recorded.
@@ -171,12 +192,16 @@ def fit_resumable(
     Returns:
         A `RunResult`.
     """
+    if total_steps < 1 or steps_per_epoch < 1:
+        raise ConfigError(
+            f"total_steps ({total_steps}) and steps_per_epoch ({steps_per_epoch}) must be positive."
+        )
     keras.utils.set_random_seed(settings.seed)
     settings = dataclasses.replace(
         settings, precision=resolve_precision(settings.precision, settings.strategy)
     )
     keras.mixed_precision.set_global_policy(settings.precision)
-    output_dir = Path(settings.output_dir)
+    output_dir = Path(output_dir)
     strategy = resolve_strategy(settings.strategy, settings.tpu)
     worker_dir = _worker_output_dir(output_dir, strategy)
     worker_dir.mkdir(parents=True, exist_ok=True)
@@ -192,14 +217,14 @@ def fit_resumable(
         raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
 
     initial_epoch = completed_epochs(worker_dir / "backup")
-    train, validation = datasets(initial_epoch * settings.steps_per_epoch)
+    train, validation = datasets(initial_epoch * steps_per_epoch)
     if callable(train):
         # A dataset function: each input pipeline (worker) makes its own share.
         train = strategy.distribute_datasets_from_function(train)
 
     def compile_model(model: keras.Model) -> None:
         model.compile(
-            optimizer=settings.create_optimizer(),
+            optimizer=settings.create_optimizer(total_steps),
             jit_compile=jit_compile_supported(strategy, settings.jit_compile, settings.precision),
             steps_per_execution=settings.steps_per_execution,
             **(compile_options or {}),
@@ -213,23 +238,23 @@ def fit_resumable(
                 model,
                 time_budget_minutes,
                 train,
-                settings.steps_per_epoch,
-                settings.total_steps,
+                steps_per_epoch,
+                total_steps,
                 worker_dir,
                 steps_per_execution=settings.steps_per_execution,
             )
-            settings = dataclasses.replace(settings, total_steps=total_steps)
             # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
             compile_model(model)
+    epochs = -(-total_steps // steps_per_epoch)
     if initial_epoch:
-        logger.info("Resuming after epoch %d of %d.", initial_epoch, settings.epochs)
+        logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
     if multi_worker:
         enable_multi_worker_fit(model)
     started = time.perf_counter()
     history = model.fit(
         train,
-        epochs=settings.epochs,
-        steps_per_epoch=min(settings.steps_per_epoch, settings.total_steps),
+        epochs=epochs,
+        steps_per_epoch=min(steps_per_epoch, total_steps),
         validation_data=validation,
         callbacks=[*callbacks, *training_callbacks(worker_dir)],
         verbose=_fit_verbosity(settings.verbose),

@@ -17,8 +17,8 @@ from keras_bert.data import (
     tokenize_documents,
 )
 from keras_bert.data.beam_examples import build_pipeline
+from keras_bert.pretraining import PretrainingConfig, run_pretraining
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining
 from pipelines import create_pretraining_data
 
 DATA = PretrainingDataConfig(seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
@@ -172,7 +172,7 @@ def test_the_pretrainer_trains_on_beam_examples(beam_records, vocabulary_file, t
         global_batch_size=8,
         total_steps=4,
         steps_per_checkpoint=2,
-        verbose=0,
+        run={"verbose": 0},
     )
     history = run_pretraining(config)
     assert int(history.model.optimizer.iterations.numpy()) == 4

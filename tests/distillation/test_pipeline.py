@@ -18,8 +18,8 @@ from keras_bert.errors import DataError
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.models.pretrainer import BertPretrainer
+from keras_bert.pretraining.trainer import write_documents
 from keras_bert.text import BertPreprocessor, WordPieceTokenizer
-from keras_bert.training.trainer import write_documents
 from pipelines import distill
 from pipelines.finetune_ner import read_sentences
 from tests.pipelines.test_finetuning_jobs import common_flags

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.slow
 
 
 def config(checkpoint_dir, tmp_path, **changes):
-    settings = {"seq_length": 32, "batch_size": 8, "epochs": 1, "learning_rate": 1e-4}
+    settings = {"seq_length": 32, "batch_size": 8, "epochs": 1, "run": {"learning_rate": 1e-4}}
     return FinetuningConfig(str(checkpoint_dir), str(tmp_path), **{**settings, **changes})
 
 

@@ -1,14 +1,24 @@
 """Every job speaks the same command line: kebab-case flags that also take underscores,
 booleans parsed one way, defaults in `--help`, and user errors as one line with status 2."""
 
+import dataclasses
 import importlib
 import re
 
 import pytest
 
 from keras_bert.errors import DataError
-from pipelines import finetune_classifier, pretrain
-from pipelines.common import JobParser, add_bool_argument, expand_files, parse_bool, run_job
+from keras_bert.finetuning.recipe import FINETUNING_RUN
+from pipelines import distill, finetune_classifier, pretrain
+from pipelines.common import (
+    JobParser,
+    add_bool_argument,
+    add_finetuning_arguments,
+    expand_files,
+    finetuning_config,
+    parse_bool,
+    run_job,
+)
 
 JOBS = (
     "build_vocab",
@@ -63,10 +73,66 @@ def test_every_pretraining_field_is_a_flag():
          "--model-config", '{"dropout_rate": 0.0}', "--whole-word-masking",
          "--next-sentence-prediction", "false", "--random-token-rate", "0.0"]
     )  # fmt: skip
-    assert flags.weight_decay == 0.05 and flags.model_config == {"dropout_rate": 0.0}
+    assert flags.run.weight_decay == 0.05 and flags.model_config == {"dropout_rate": 0.0}
     assert flags.data.masking.whole_word_masking is True
     assert flags.data.next_sentence_prediction is False
     assert flags.data.masking.random_token_rate == 0.0
+
+
+def test_fine_tuning_takes_every_run_setting_over_its_own_defaults():
+    parser = JobParser()
+    add_finetuning_arguments(parser, defaults={"learning_rate": 3e-5})
+    flags = ["--output-dir", "o", "--optimizer", "lamb", "--clip-global-norm", "0.5"]
+    config = finetuning_config(parser.parse_args([*flags, "--verbose", "2"]))
+    assert (config.run.optimizer, config.run.clip_global_norm) == ("lamb", 0.5)
+    assert (config.run.learning_rate, config.run.warmup_fraction) == (3e-5, 0.1)
+    assert config.run.verbose == 2 and config.run == dataclasses.replace(
+        FINETUNING_RUN, learning_rate=3e-5, optimizer="lamb", clip_global_norm=0.5, verbose=2
+    )
+
+
+def test_a_json_config_of_before_run_settings_still_reads(tmp_path):
+    config_file = tmp_path / "old.json"
+    config_file.write_text(
+        '{"output_dir": "o", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
+        ' "learning_rate": 0.002, "precision": "auto", "run": {"seed": 3}}'
+    )
+    with pytest.warns(DeprecationWarning, match="use `run.learning_rate`"):
+        config = pretrain.pretraining_config(["--config", str(config_file), "--seed", "4"])
+    assert (config.run.learning_rate, config.run.precision) == (0.002, "auto")
+    assert (config.run.seed, config.run.warmup_fraction) == (4, 0.01)
+
+
+@pytest.mark.parametrize(
+    "task, learning_rate, epochs, hidden_mse, attention_scores",
+    [
+        ("classifier", 1e-4, 5, 1.0, 0.05),
+        ("token_classifier", 1e-4, 10, 0.0, 0.0),
+        ("masked_lm", 1e-4, 1, 1.0, 0.05),
+    ],
+)
+def test_distillation_defaults_are_the_measured_recipes(
+    task, learning_rate, epochs, hidden_mse, attention_scores
+):
+    required = ["--teacher", "t.keras", "--num-layers", "3", "--train", "t", "--output-dir", "o"]
+    _, student, finetuning = distill.distillation_job(["--task", task, *required])
+    assert (finetuning.run.learning_rate, finetuning.epochs) == (learning_rate, epochs)
+    assert (student.losses.hidden_mse, student.losses.attention_scores) == (
+        hidden_mse,
+        attention_scores,
+    )
+    _, student, finetuning = distill.distillation_job(
+        ["--task", task, *required, "--epochs", "2", "--hidden-mse", "0.5"]
+    )
+    assert (finetuning.epochs, student.losses.hidden_mse) == (2, 0.5)
+
+
+@pytest.mark.parametrize("job, epochs", [("finetune_classifier", 3), ("finetune_ner", 5)])
+def test_fine_tuning_jobs_default_to_their_measured_epochs(job, epochs, capsys):
+    with pytest.raises(SystemExit):
+        importlib.import_module(f"pipelines.{job}").main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"--epochs EPOCHS passes over the training data (default: {epochs})" in help_text
 
 
 def test_booleans_are_parsed_one_way():

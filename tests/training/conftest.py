@@ -60,8 +60,7 @@ def small_config(small_corpus, tmp_path):
         "global_batch_size": 8,
         "total_steps": 40,
         "steps_per_checkpoint": 10,
-        "learning_rate": 1e-3,
-        "verbose": 0,
+        "run": {"learning_rate": 1e-3, "verbose": 0},
     }
 
 

@@ -27,7 +27,7 @@ def main(spec_path: str) -> None:
         )
     import numpy as np
 
-    from keras_bert.training.trainer import PretrainingConfig, run_pretraining
+    from keras_bert.pretraining import PretrainingConfig, run_pretraining
 
     history = run_pretraining(PretrainingConfig(**spec["config"]))
     model = history.model

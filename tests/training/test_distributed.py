@@ -23,7 +23,8 @@ def _weights(path):
 
 @pytest.mark.slow
 def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, tmp_path):
-    config = {**small_config, "strategy": "mirrored", "jit_compile": True, "total_steps": 20}
+    run = {**small_config["run"], "strategy": "mirrored", "jit_compile": True}
+    config = {**small_config, "run": run, "total_steps": 20}
     spec = {"config": config, "logical_cpus": 2, "weights_out": str(tmp_path / "w.npz")}
     run_worker(spec, tmp_path / "spec.json")
     result = _weights(tmp_path / "w.npz")
@@ -37,7 +38,8 @@ def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, t
 def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_config, tmp_path):
     ports = [_free_port(), _free_port()]
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
-    config = {**small_config, "strategy": "multi_worker_mirrored", "total_steps": 20}
+    run = {**small_config["run"], "strategy": "multi_worker_mirrored"}
+    config = {**small_config, "run": run, "total_steps": 20}
     processes = []
     for index in range(2):
         spec = {

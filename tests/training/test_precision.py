@@ -5,13 +5,13 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.errors import ConfigError
+from keras_bert.pretraining import PretrainingConfig, run_pretraining
 from keras_bert.training.precision import (
     BFLOAT16_MIN_SPEEDUP,
     cpu_matmul_seconds,
     faster_cpu_policy,
     resolve_precision,
 )
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining
 
 
 def test_bfloat16_is_chosen_only_where_its_matmul_is_clearly_faster():
@@ -40,7 +40,12 @@ def test_a_run_with_auto_precision_trains_in_the_resolved_policy(
     small_config, restore_dtype_policy
 ):
     config = PretrainingConfig(
-        **{**small_config, "precision": "auto", "total_steps": 2, "steps_per_checkpoint": 2}
+        **{
+            **small_config,
+            "run": {**small_config["run"], "precision": "auto"},
+            "total_steps": 2,
+            "steps_per_checkpoint": 2,
+        }
     )
     history = run_pretraining(config)
     policy = keras.mixed_precision.global_policy().name

@@ -8,8 +8,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.errors import ConfigError
+from keras_bert.pretraining import PretrainingConfig, run_pretraining
 from keras_bert.training.time_budget import PLAN_FILE, seconds_per_step, steps_within
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining
 from pipelines.pretrain import pretraining_config
 
 

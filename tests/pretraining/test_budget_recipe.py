@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from keras_bert import BertEncoder
-from keras_bert.training.trainer import build_pretrainer, run_pretraining
+from keras_bert.pretraining import build_pretrainer, run_pretraining
 from pipelines.common import default_checkpoint
 from pipelines.pretrain import pretraining_config
 
@@ -23,7 +23,7 @@ def read_recipe(recipe: Path, output_dir: Path):
     here does: the shared corpus, no NSP, `[MASK]`-only corruption, held-out documents scored
     at whole checkpoints, at most 30 minutes of training in this machine's fastest precision."""
     config = pretraining_config(["--config", str(recipe), "--output-dir", str(output_dir)])
-    assert config.precision == "auto" and config.time_budget_minutes < 30
+    assert config.run.precision == "auto" and config.time_budget_minutes < 30
     assert all((ROOT / name).is_file() for name in config.input_files)
     assert not config.data.next_sentence_prediction and config.data.masking.mask_token_rate == 1
     assert config.held_out_documents > 0 and config.total_steps % config.steps_per_checkpoint == 0

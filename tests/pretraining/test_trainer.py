@@ -11,8 +11,9 @@ from keras_bert.data import (
     read_text_documents,
     tokenize_documents,
 )
+from keras_bert.pretraining import PretrainingConfig, build_datasets, run_pretraining
+from keras_bert.pretraining.trainer import tokenized_documents
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
-from keras_bert.training.trainer import PretrainingConfig, run_pretraining, tokenized_documents
 from pipelines.pretrain import pretraining_config
 
 
@@ -48,7 +49,7 @@ def test_flags_and_json_config_file(tmp_path):
     )
     flags = ["--config", str(config_file), "--total_steps", "400", "--jit-compile", "true"]
     config = pretraining_config([*flags, "--masked-lm-prob", "0.2", "--max_seq_length", "96"])
-    assert config.total_steps == 400 and config.jit_compile is True
+    assert config.total_steps == 400 and config.run.jit_compile is True
     assert config.data.seq_length == 96 and config.input_files == ["a.txt"]
     assert config.data.masking.masked_lm_prob == 0.2 and config.data.next_sentence_prediction
     config = pretraining_config(["--config", str(config_file), "--train_batch_size", "8"])
@@ -65,9 +66,12 @@ def test_mixed_precision_with_gradient_accumulation(
     config = PretrainingConfig(
         **{
             **small_config,
-            "precision": precision,
-            "optimizer": optimizer,
-            "gradient_accumulation_steps": 2,
+            "run": {
+                **small_config["run"],
+                "precision": precision,
+                "optimizer": optimizer,
+                "gradient_accumulation_steps": 2,
+            },
             "total_steps": 8,
             "steps_per_checkpoint": 4,
         }
@@ -118,19 +122,6 @@ def test_training_from_static_tfrecords(small_corpus, small_config, tmp_path):
     assert int(history.model.optimizer.iterations.numpy()) == 4
 
 
-def test_xla_with_bfloat16_on_cpu_is_allowed_with_a_warning(caplog):
-    import tensorflow as tf
-
-    from keras_bert.training.strategy import jit_compile_supported
-
-    strategy = tf.distribute.get_strategy()
-    assert jit_compile_supported(strategy, True, "mixed_bfloat16")
-    assert "XLA does not use oneDNN's bfloat16" in caplog.text
-    caplog.clear()
-    assert jit_compile_supported(strategy, True, "float32") and not caplog.text
-    assert not jit_compile_supported(strategy, False, "mixed_bfloat16")
-
-
 def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_config, tmp_path):
     from pipelines import evaluate_mlm
 
@@ -147,7 +138,7 @@ def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_conf
     _, held_out, _ = tokenized_documents(config)
     held_out_file = tmp_path / "run" / "held_out.txt"
     documents = read_text_documents(config.input_files)
-    random.Random(config.seed).shuffle(documents)
+    random.Random(config.run.seed).shuffle(documents)
     assert read_text_documents(held_out_file) == documents[:3]
     scores = evaluate_mlm.main(
         ["--model", config.output_dir, "--input-files", str(held_out_file), "--seq-length", "32"]
@@ -157,6 +148,31 @@ def test_held_out_accuracy_at_mask_is_logged_and_matches_evaluate_mlm(small_conf
     # Common successors ("of the", "in the") make the bigram guess right now and then.
     assert 0.02 < scores["bigram_baseline_at_mask"] < 0.5
     assert scores["accuracy_at_mask"] == pytest.approx(logged, abs=1e-6)
+
+
+def test_held_out_batches_are_built_as_the_training_batches(small_config):
+    """The evaluation examples come from the held-out documents only, built as the training
+    examples are: here sentence pairs for next-sentence prediction, both labels drawn."""
+    config = PretrainingConfig(**{**small_config, "held_out_documents": 3, "eval_steps": 2})
+    _, evaluation = build_datasets(config)
+    batches = list(evaluation)
+    assert len(batches) == 2
+    _, held_out, vocabulary = tokenized_documents(config)
+    held_out_tokens = {int(token) for document in held_out for s in document for token in s}
+    special = {vocabulary.index(token) for token in ("[PAD]", "[CLS]", "[SEP]", "[MASK]")}
+    for inputs, labels, weights in batches:
+        words = inputs["input_word_ids"].numpy()
+        assert words.shape == (8, 32)
+        # The positions the masking left alone show the documents' own tokens.
+        shown = inputs["input_mask"].numpy().astype(bool)
+        for row, positions in enumerate(inputs["masked_lm_positions"].numpy()):
+            shown[row, positions[weights["masked_lm"].numpy()[row] > 0]] = False
+        assert set(words[shown].tolist()) - special <= held_out_tokens
+        masked = labels["masked_lm"].numpy()[weights["masked_lm"].numpy() > 0]
+        assert set(masked.tolist()) <= held_out_tokens
+        assert (inputs["input_type_ids"].numpy() == 1).any(axis=1).all()
+    next_sentence = np.concatenate([labels["next_sentence"].numpy() for _, labels, _ in batches])
+    assert set(next_sentence.tolist()) == {0, 1}
 
 
 def test_spanbert_objectives_train_and_save_the_span_boundary_head(small_config, tmp_path):
