@@ -121,7 +121,7 @@ def broken_repos(fake_hub):
     [
         ("test/no-such-repo", r"^No Hub repo test/no-such-repo \(and no local directory"),
         ("test/no-weights", r"^The Hub repo test/no-weights has no weights keras_bert reads"),
-        ("test/gpt2", r"^test/gpt2: Unsupported model_type 'gpt2'; supported: bert, roberta, "),
+        ("test/gpt2", r"^test/gpt2: Unknown model_type 'gpt2'; expected one of bert, roberta, "),
         ("test/no-config", r"^The Hub repo test/no-config has no config.json"),
     ],
 )
@@ -139,7 +139,7 @@ def test_pipelines_end_with_status_2_and_one_line(hub_env, broken_repos, tmp_pat
 
     assert exit_info.value.code == 2
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines[-1].startswith("error: test/gpt2: Unsupported model_type 'gpt2'")
+    assert lines[-1].startswith("error: test/gpt2: Unknown model_type 'gpt2'")
 
 
 @pytest.mark.parametrize(
