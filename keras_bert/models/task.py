@@ -137,21 +137,47 @@ class BertTask(keras.Model):
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
 
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, sample_weight=None, **kwargs):
-        validation_data = kwargs.get("validation_data")
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        class_weight=None,
+        sample_weight=None,
+        **kwargs,
+    ):
         if validation_data is not None and holds_text(validation_data):
             if not isinstance(validation_data, tf.data.Dataset):
                 validation_data = text_dataset(*validation_data, batch_size=batch_size)
-            kwargs["validation_data"] = self._model_inputs(validation_data)[0]
+            validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
-            shuffle = kwargs.pop("shuffle", True) and not isinstance(x, tf.data.Dataset)
+            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
             x, y, sample_weight, batch_size = self._model_inputs(
                 x, y, sample_weight, batch_size, shuffle
             )
-            kwargs["shuffle"] = False
+            shuffle = False
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
-        return super().fit(x, y, batch_size, epochs, sample_weight=sample_weight, **kwargs)
+        return super().fit(
+            x,
+            y,
+            batch_size,
+            epochs,
+            verbose,
+            callbacks,
+            validation_split,
+            validation_data,
+            shuffle,
+            class_weight,
+            sample_weight,
+            **kwargs,
+        )
 
     def _compile_for_fit(self, x, batch_size, epochs, steps_per_epoch) -> None:
         """Compiles with the recipe's optimizer, its schedule over the steps of this `fit`."""
@@ -167,9 +193,11 @@ class BertTask(keras.Model):
         with self.distribute_strategy.scope():
             self.compile(optimizer=create_optimizer(DEFAULT_LEARNING_RATE, total_steps))
 
-    def evaluate(self, x=None, y=None, batch_size=None, sample_weight=None, **kwargs):
+    def evaluate(
+        self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
+    ):
         x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
-        return super().evaluate(x, y, batch_size, sample_weight=sample_weight, **kwargs)
+        return super().evaluate(x, y, batch_size, verbose, sample_weight, **kwargs)
 
     def predict(self, x, batch_size=None, **kwargs):
         x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)

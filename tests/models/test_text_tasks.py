@@ -22,6 +22,10 @@ from keras_bert.models import (
 )
 from keras_bert.training.optimization import WarmupLinearDecay
 
+# Slow: every test compiles Keras train or predict functions (or traces a serving graph with
+# the tokenizer) for a checkpoint's model; together about a minute on two cores.
+pytestmark = pytest.mark.slow
+
 CHECKPOINT = Path(__file__).resolve().parents[2] / ".." / "shared/reference/variants/distilbert"
 SEQ_LENGTH = 16
 TEXTS = ["A wonderful, moving film.", "Dull and far too long.", "Great fun.", "Awful."] * 2
@@ -34,13 +38,15 @@ def trained_classifier() -> tuple[BertClassifier, dict]:
     keras.utils.set_random_seed(0)
     classifier = BertClassifier.from_checkpoint(CHECKPOINT, num_classes=2, seq_length=SEQ_LENGTH)
     initial_logits = classifier.predict(TEXTS, verbose=0)
-    history = classifier.fit(TEXTS, LABELS, batch_size=4, epochs=2, verbose=0)
+    history = classifier.fit(
+        TEXTS, LABELS, batch_size=4, epochs=2, validation_data=(TEXTS[:4], LABELS[:4]), verbose=0
+    )
     return classifier, {"history": history.history, "initial_logits": initial_logits}
 
 
 def test_fit_on_strings_compiles_with_the_recipe_and_trains(trained_classifier):
     classifier, fitted = trained_classifier
-    assert len(fitted["history"]["loss"]) == 2
+    assert len(fitted["history"]["loss"]) == len(fitted["history"]["val_accuracy"]) == 2
     schedule = classifier.optimizer.get_config()["learning_rate"]
     assert schedule["class_name"] == WarmupLinearDecay.__name__
     assert schedule["config"]["total_steps"] == 4  # 2 epochs of 8 texts in batches of 4
