@@ -165,17 +165,17 @@ class BertTask(keras.Model):
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
         return super().fit(
-            x,
-            y,
-            batch_size,
-            epochs,
-            verbose,
-            callbacks,
-            validation_split,
-            validation_data,
-            shuffle,
-            class_weight,
-            sample_weight,
+            x=x,
+            y=y,
+            batch_size=batch_size,
+            epochs=epochs,
+            verbose=verbose,
+            callbacks=callbacks,
+            validation_split=validation_split,
+            validation_data=validation_data,
+            shuffle=shuffle,
+            class_weight=class_weight,
+            sample_weight=sample_weight,
             **kwargs,
         )
 
@@ -197,11 +197,13 @@ class BertTask(keras.Model):
         self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
     ):
         x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
-        return super().evaluate(x, y, batch_size, verbose, sample_weight, **kwargs)
+        return super().evaluate(
+            x=x, y=y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight, **kwargs
+        )
 
     def predict(self, x, batch_size=None, **kwargs):
         x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)
-        return super().predict(x, batch_size, **kwargs)
+        return super().predict(x=x, batch_size=batch_size, **kwargs)
 
     @property
     def trainable_weights(self) -> list[keras.Variable]:
