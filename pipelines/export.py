@@ -50,9 +50,9 @@ class ExportJob:
             or BertMaskedLM, converted on the way.
         vocabulary_file: vocab.txt of a keras-hub model saved without its preprocessor.
         label_names: comma-separated class names of a keras-hub classifier.
-        checkpoint: checkpoint directory or Hub id with the tokenizer files (default:
-            MiniLM-L6; any family's); the encoder export reads its weights too when no model
-            is given.
+        checkpoint: checkpoint directory or Hub id with the tokenizer files (default: the
+            preprocessor the model carries, else MiniLM-L6; any family's); the encoder export
+            reads its weights too when no model is given.
         revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
         base_dir: TF Serving's model base path.
         version: the version to write (default: the next free one; never overwritten).
@@ -153,15 +153,22 @@ def converted_keras_hub_model(job: ExportJob):
 
 
 def trained_model(job: ExportJob):
-    """The model of `job.model` (or the checkpoint's encoder) and the checkpoint's preprocessor
-    (its family's: WordPiece, byte-level BPE or SentencePiece)."""
+    """The model of `job.model` (or the checkpoint's encoder) and its preprocessor: the one the
+    model carries (`BertTask.from_checkpoint`'s), unless `--checkpoint` or another
+    `--seq-length` is given, else the checkpoint's (its family's: WordPiece, byte-level BPE or
+    SentencePiece)."""
     from keras_bert import load_encoder, load_preprocessor
 
+    model = load_trained_model(job.model) if job.model else None
+    carried = getattr(model, "preprocessor", None)
+    if carried is not None and job.checkpoint is None:
+        if job.seq_length in (None, carried.seq_length):
+            return model, carried
     checkpoint = job.checkpoint or default_checkpoint()
     seq_length = job.seq_length or DEFAULT_SEQ_LENGTH
     preprocessor = load_preprocessor(checkpoint, seq_length=seq_length, revision=job.revision)
-    if job.model:
-        return load_trained_model(job.model), preprocessor
+    if model is not None:
+        return model, preprocessor
     return load_encoder(checkpoint, revision=job.revision), preprocessor
 
 

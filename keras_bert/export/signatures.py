@@ -537,12 +537,19 @@ class MaskedLMServing(_Serving):
         return self._outputs_from_ids(self._trim(self.preprocessor(text)))
 
 
-def serving_module(model: keras.Model, preprocessor: TextPreprocessor, **options) -> _Serving:
+def serving_module(
+    model: keras.Model, preprocessor: TextPreprocessor | None = None, **options
+) -> _Serving:
     """The serving module of a task model (`options` go to its constructor).
 
     `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`, `BertEncoder`,
-    `BertMaskedLM` and `BertPretrainer` (masked LM) are recognised.
+    `BertMaskedLM` and `BertPretrainer` (masked LM) are recognised. `preprocessor` defaults to
+    the one the model carries (`BertTask.preprocessor`).
     """
+    if preprocessor is None:
+        preprocessor = getattr(model, "preprocessor", None)
+    if preprocessor is None:
+        raise ConfigError(f"The {type(model).__name__} carries no preprocessor: pass one.")
     from keras_bert.models import (
         BertClassifier,
         BertEncoder,

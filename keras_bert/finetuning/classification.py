@@ -22,10 +22,11 @@ from keras_bert.models import BertClassifier
 def predict_classifier(
     model: BertClassifier, preprocessor, examples: ClassificationExamples, batch_size: int = 64
 ) -> np.ndarray:
-    """Logits (or regression scores) for every example, in order."""
+    """Logits (or regression scores) for every example, in order, computed by Keras' compiled
+    `predict` (one traced function, not the model called eagerly per batch)."""
     dummy_labels = np.zeros(len(examples), np.float32)
     dataset = classification_dataset(examples, preprocessor, dummy_labels, batch_size)
-    return np.concatenate([np.asarray(model(inputs)) for inputs, _ in dataset])
+    return model.predict(dataset, verbose=0)
 
 
 def evaluate_classifier(
@@ -48,7 +49,8 @@ def finetune_classifier(
 ) -> tuple[BertClassifier, dict]:
     """Fine-tunes the checkpoint of `config` on `train`, evaluates on `evaluation`, saves.
 
-    Writes `<output_dir>/model.keras` and `<output_dir>/metrics.json`. Class names come from
+    Writes `<output_dir>/model.keras` (carrying its preprocessor: it takes text) and
+    `<output_dir>/metrics.json`. Class names come from
     `label_names` or, sorted, from the training labels; evaluation labels outside them raise.
 
     Returns:
@@ -81,6 +83,7 @@ def finetune_classifier(
             label_names=label_names,
             dropout_rate=config.dropout_rate,
             pooling=config.classifier_pooling,
+            preprocessor=preprocessor,
         )
 
     model, summary = fit_task_model(build, config, train_dataset, len(train))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
@@ -32,20 +30,17 @@ def predict_answers(
     packer=None,
 ) -> list[Answer]:
     """The best answer of every question, over all windows of its passage (`packer`: the
-    family's packing, `preprocessor.packer`; default BERT's)."""
+    family's packing, `preprocessor.packer`; default BERT's). The logits come from Keras'
+    compiled `predict`."""
     windows = build_question_windows(
         examples, tokenizer, seq_length, doc_stride, max_query_length, packer=packer
     )
-    start_logits, end_logits = [], []
-    for inputs, _ in windows.dataset(batch_size):
-        outputs = model(inputs)
-        start_logits.append(np.asarray(outputs["start_logits"]))
-        end_logits.append(np.asarray(outputs["end_logits"]))
+    outputs = model.predict(windows.dataset(batch_size), verbose=0)
     return decode_answers(
         examples,
         windows,
-        np.concatenate(start_logits),
-        np.concatenate(end_logits),
+        outputs["start_logits"],
+        outputs["end_logits"],
         null_score_threshold=null_score_threshold,
     )
 
@@ -83,7 +78,12 @@ def finetune_question_answerer(
         packer=preprocessor.packer,
     )
     train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.run.seed)
-    model, summary = fit_task_model(BertQuestionAnswerer, config, train_dataset, len(windows))
+    model, summary = fit_task_model(
+        lambda encoder: BertQuestionAnswerer(encoder, preprocessor=preprocessor),
+        config,
+        train_dataset,
+        len(windows),
+    )
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(
             model,

@@ -41,13 +41,15 @@ def _labelled_words(preprocessor, sentences: TaggedSentences) -> list[np.ndarray
 def predict_tags(
     model: BertTokenClassifier, preprocessor, sentences: TaggedSentences, batch_size: int = 64
 ) -> list[list[str]]:
-    """A tag for every word; words without a piece inside the sequence get "O"."""
+    """A tag for every word; words without a piece inside the sequence get "O". Batches run
+    through Keras' compiled predict function (`predict_on_batch`), as they are cut to their
+    longest sentence."""
     # Any valid tag works as a placeholder: only the positions of first pieces are used.
     placeholder_ids = [[0] * len(words) for words in sentences.words]
     dataset = token_classification_dataset(sentences, preprocessor, placeholder_ids, batch_size)
     predicted_ids = []
     for inputs, labels in dataset:
-        logits = np.asarray(model(inputs))
+        logits = model.predict_on_batch(inputs)
         labels = np.asarray(labels)
         for sentence_logits, sentence_labels in zip(logits, labels, strict=True):
             first_pieces = sentence_labels != IGNORED_LABEL
@@ -86,7 +88,8 @@ def finetune_token_classifier(
 ) -> tuple[BertTokenClassifier, dict]:
     """Fine-tunes the checkpoint of `config` for tagging, evaluates entity F1, saves the model.
 
-    Writes `<output_dir>/model.keras` and `<output_dir>/metrics.json`. Tags come from
+    Writes `<output_dir>/model.keras` (carrying its preprocessor) and
+    `<output_dir>/metrics.json`. Tags come from
     `tag_names` or from the training data ("O" first); evaluation tags outside them raise.
     """
     if config.max_train_examples:
@@ -106,7 +109,9 @@ def finetune_token_classifier(
     )
 
     def build(encoder):
-        model = BertTokenClassifier(encoder, tag_names, dropout_rate=config.dropout_rate)
+        model = BertTokenClassifier(
+            encoder, tag_names, dropout_rate=config.dropout_rate, preprocessor=preprocessor
+        )
         # The head starts predicting the tags' frequencies ("O" for nine words in ten): at
         # BERT's rates its bias would take thousands of steps to learn them, and the encoder
         # would spend its first steps pushing every word towards "O" instead.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import Any
 
 import keras
@@ -10,6 +12,7 @@ from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 MASKED_LM_SCOPE = "cls/predictions/"
 
@@ -109,6 +112,44 @@ class BertMaskedLM(BertTask):
         self.masked_lm_head = masked_lm_head
         self.head_activation = head_activation
         self.head_layer_norm_epsilon = head_layer_norm_epsilon
+
+    @classmethod
+    def pretrained(cls, path: str | os.PathLike, revision: str | None, **kwargs: Any):
+        """The checkpoint's encoder and masked-LM head (`keras_bert.load_masked_lm`)."""
+        from keras_bert.loading import load_masked_lm
+
+        return load_masked_lm(path, revision=revision, **kwargs)
+
+    def fill_mask(
+        self,
+        texts: Sequence[str],
+        top_k: int = 5,
+        max_masks: int = 4,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> list[list[list[tuple[str, float]]]]:
+        """The `top_k` likeliest tokens, with their probabilities, at each mask token of every
+        text (`[MASK]`, RoBERTa's `<mask>`; the first `max_masks` of a text), as the export's
+        `MaskedLMServing` computes them. Needs the preprocessor.
+        """
+        from keras_bert.export.signatures import MaskedLMServing
+
+        preprocessor = self.require_preprocessor("fill_mask")
+        serving = MaskedLMServing(self, preprocessor, top_k=top_k, max_masks=max_masks)
+        outputs = in_batches(serving.serve_text, [texts], batch_size)
+        return [
+            [
+                [
+                    (token.decode(), float(probability))
+                    for token, probability in zip(
+                        outputs["top_tokens"][row, mask],
+                        outputs["top_probabilities"][row, mask],
+                        strict=True,
+                    )
+                ]
+                for mask in range(outputs["num_masks"][row])
+            ]
+            for row in range(len(texts))
+        ]
 
     def default_loss(self):
         return {"masked_lm": MaskedLMLoss()}

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import keras
 
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -46,6 +50,39 @@ class BertQuestionAnswerer(BertTask):
         start_logits, end_logits = keras.ops.unstack(span_logits, num=2, axis=-1)
         outputs = {"start_logits": start_logits, "end_logits": end_logits}
         super().__init__(encoder, outputs, **kwargs)
+
+    def answer(
+        self,
+        questions: Sequence[str],
+        contexts: Sequence[str],
+        max_answer_length: int = 30,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> list[dict[str, Any]]:
+        """The answer of every question in its context, decoded in the graph as the export
+        decodes it (`QuestionAnswererServing`: one window of the preprocessor's `seq_length`):
+        dicts of `text`, `start` and `end` (character offsets into the context, `[start, end)`;
+        -1 without an answer) and `score` (`p_start * p_end`). Needs the preprocessor.
+        """
+        from keras_bert.export.signatures import QuestionAnswererServing
+
+        preprocessor = self.require_preprocessor("answer")
+        serving = QuestionAnswererServing(self, preprocessor, max_answer_length=max_answer_length)
+        outputs = in_batches(serving.serve_text, [questions, contexts], batch_size)
+        return [
+            {
+                "text": text.decode(),
+                "start": int(start),
+                "end": int(end),
+                "score": float(score),
+            }
+            for text, start, end, score in zip(
+                outputs["answer_text"],
+                outputs["answer_start"],
+                outputs["answer_end"],
+                outputs["answer_score"],
+                strict=True,
+            )
+        ]
 
     def default_loss(self):
         return {

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
+from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
 
-# The fine-tuning recipe of the BERT paper: AdamW at 2e-5 ... 5e-5.
-DEFAULT_LEARNING_RATE = 5e-5
+
+def recipe_optimizer(total_steps: int | None = None) -> keras.optimizers.Optimizer:
+    """The fine-tuning recipe's optimizer (`keras_bert.finetuning.recipe.FINETUNING_RUN`), its
+    warm-up and linear decay spread over `total_steps` (None: its peak rate throughout)."""
+    from keras_bert.finetuning.recipe import FINETUNING_RUN
+    from keras_bert.training import create_optimizer
+
+    if total_steps:
+        return FINETUNING_RUN.create_optimizer(total_steps)
+    return create_optimizer(FINETUNING_RUN.learning_rate)
 
 
 def head_dense(
@@ -56,18 +67,149 @@ class BertTask(keras.Model):
     `default_loss` / `default_metrics` or their own `compile`.
     `compile()` without arguments uses AdamW (5e-5, weight decay 0.01 except on biases and
     LayerNorm); pass `keras_bert.training.create_optimizer(...)` for warm-up and linear decay.
+    A model not compiled when `fit` is first called gets the fine-tuning recipe's optimizer
+    (`FinetuningConfig`'s defaults: AdamW at 5e-5, 10% warm-up, then linear decay to 0 at the
+    end of the `fit`) and its task's loss and metrics.
+
+    A task carries its `preprocessor` (as keras-hub's tasks do; `from_checkpoint` gives it the
+    checkpoint's): `fit`, `evaluate` and `predict` then take raw texts, pairs of them and
+    `tf.data` datasets of strings (see `keras_bert.models.text_inputs`), tokenized in the input
+    pipeline, not in the model's graph. Packed ids work with or without one. It is saved and
+    reloaded with the model (`.keras`), and exported with it (`keras_bert.export`).
     """
 
     # Whether the head reads `pooled_output`. Heads on the sequence output leave the pooler out
     # of `trainable_weights`: it gets no gradient (Keras would warn), and is still saved.
     uses_pooled_output = True
 
-    def __init__(self, encoder: BertEncoder, outputs, inputs=None, **kwargs):
+    def __init__(
+        self,
+        encoder: BertEncoder,
+        outputs,
+        inputs=None,
+        preprocessor: keras.layers.Layer | None = None,
+        **kwargs,
+    ):
         inputs = encoder.input if inputs is None else inputs
         dtype = kwargs.pop("dtype", None) or encoder.dtype_policy
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         set_dtype_policy(self, dtype)
         self.encoder = encoder
+        self.preprocessor = preprocessor
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        path: str | os.PathLike,
+        seq_length: int = 128,
+        revision: str | None = None,
+        **kwargs: Any,
+    ) -> BertTask:
+        """The task on a checkpoint's encoder (a new head), carrying the checkpoint's
+        preprocessor: a model that `fit`s, `evaluate`s and `predict`s raw text.
+
+        Args:
+            path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`).
+            seq_length: length of the packed inputs.
+            revision: the Hub branch, tag or commit of a Hub id.
+            **kwargs: the task's own arguments (`num_classes`, `label_names`, ...).
+        """
+        from keras_bert.loading import load_preprocessor
+
+        model = cls.pretrained(path, revision, **kwargs)
+        model.preprocessor = load_preprocessor(path, seq_length=seq_length, revision=revision)
+        return model
+
+    @classmethod
+    def pretrained(cls, path: str | os.PathLike, revision: str | None, **kwargs: Any) -> BertTask:
+        """The task on the checkpoint's encoder, its head new (`from_checkpoint` without the
+        preprocessor); tasks whose head a checkpoint holds read it too."""
+        from keras_bert.loading import load_encoder
+
+        return cls(load_encoder(path, revision=revision), **kwargs)
+
+    def require_preprocessor(self, what: str) -> keras.layers.Layer:
+        """The carried preprocessor; a `ConfigError` saying that `what` needs one if none."""
+        if self.preprocessor is None:
+            raise ConfigError(
+                f"{type(self).__name__} {self.name!r} carries no preprocessor, which {what} "
+                "needs: build it with from_checkpoint or pass preprocessor=."
+            )
+        return self.preprocessor
+
+    def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset."""
+        if not holds_text(x):
+            return x, y, sample_weight, batch_size
+        preprocessor = self.require_preprocessor("text input")
+        dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
+        return preprocessed(dataset, preprocessor), None, None, None
+
+    def fit(
+        self,
+        x=None,
+        y=None,
+        batch_size=None,
+        epochs=1,
+        verbose="auto",
+        callbacks=None,
+        validation_split=0.0,
+        validation_data=None,
+        shuffle=True,
+        class_weight=None,
+        sample_weight=None,
+        **kwargs,
+    ):
+        if validation_data is not None and holds_text(validation_data):
+            if not isinstance(validation_data, tf.data.Dataset):
+                validation_data = text_dataset(*validation_data, batch_size=batch_size)
+            validation_data = self._model_inputs(validation_data)[0]
+        if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
+            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
+            x, y, sample_weight, batch_size = self._model_inputs(
+                x, y, sample_weight, batch_size, shuffle
+            )
+            shuffle = False
+        if not self.compiled:
+            self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
+        return super().fit(
+            x=x,
+            y=y,
+            batch_size=batch_size,
+            epochs=epochs,
+            verbose=verbose,
+            callbacks=callbacks,
+            validation_split=validation_split,
+            validation_data=validation_data,
+            shuffle=shuffle,
+            class_weight=class_weight,
+            sample_weight=sample_weight,
+            **kwargs,
+        )
+
+    def _compile_for_fit(self, x, batch_size, epochs, steps_per_epoch) -> None:
+        """Compiles with the recipe's optimizer, its schedule over the steps of this `fit`."""
+        if steps_per_epoch is None and isinstance(x, tf.data.Dataset):
+            batches = int(x.cardinality())
+            steps_per_epoch = batches if batches > 0 else None
+        elif steps_per_epoch is None and x is not None:
+            examples = len(next(iter(x.values())) if isinstance(x, dict) else x)
+            steps_per_epoch = -(-examples // (batch_size or 32))
+        total_steps = steps_per_epoch * epochs if steps_per_epoch else None
+        with self.distribute_strategy.scope():
+            self.compile(optimizer=recipe_optimizer(total_steps))
+
+    def evaluate(
+        self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
+    ):
+        x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
+        return super().evaluate(
+            x=x, y=y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight, **kwargs
+        )
+
+    def predict(self, x, batch_size=None, **kwargs):
+        x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)
+        return super().predict(x=x, batch_size=batch_size, **kwargs)
 
     @property
     def trainable_weights(self) -> list[keras.Variable]:
@@ -89,9 +231,7 @@ class BertTask(keras.Model):
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto", **kwargs) -> None:
         if optimizer == "auto":
-            from keras_bert.training import create_optimizer
-
-            optimizer = create_optimizer(DEFAULT_LEARNING_RATE)
+            optimizer = recipe_optimizer()
         super().compile(
             optimizer=optimizer,
             loss=self.default_loss() if loss == "auto" else loss,
@@ -109,13 +249,18 @@ class BertTask(keras.Model):
             self.optimizer.build(self.trainable_variables)
 
     def get_config(self) -> dict[str, Any]:
-        return {
+        config = {
             **functional_base_config(self),
             "encoder": keras.layers.serialize(self.encoder),
         }
+        if self.preprocessor is not None:
+            config["preprocessor"] = keras.layers.serialize(self.preprocessor)
+        return config
 
     @classmethod
     def from_config(cls, config: dict[str, Any]):
         config = dict(config)
         config["encoder"] = keras.layers.deserialize(config["encoder"])
+        if config.get("preprocessor") is not None:
+            config["preprocessor"] = keras.layers.deserialize(config["preprocessor"])
         return cls(**config)

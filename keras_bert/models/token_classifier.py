@@ -9,6 +9,7 @@ import keras
 
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 # Label id of positions that take no part in the loss: special tokens, padding and word pieces
 # after the first of each word.
@@ -65,6 +66,32 @@ class BertTokenClassifier(BertTask):
         # Config
         self.label_names = list(label_names)
         self.dropout_rate = dropout_rate
+
+    def predict_entities(
+        self, texts: Sequence[str], max_entities: int = 32, batch_size: int = DEFAULT_BATCH_SIZE
+    ) -> list[list[dict[str, Any]]]:
+        """The entities of every text, decoded in the graph as the export decodes them
+        (`TokenClassifierServing`): per text, in text order, dicts of `label`, `text`, `start`
+        and `end` (character offsets, `[start, end)`) and `score`. Needs the preprocessor.
+        """
+        from keras_bert.export.signatures import TokenClassifierServing
+
+        preprocessor = self.require_preprocessor("predict_entities")
+        serving = TokenClassifierServing(self, preprocessor, max_entities=max_entities)
+        outputs = in_batches(serving.serve_text, [texts], batch_size)
+        return [
+            [
+                {
+                    "label": outputs["entity_labels"][row, index].decode(),
+                    "text": outputs["entity_texts"][row, index].decode(),
+                    "start": int(outputs["entity_starts"][row, index]),
+                    "end": int(outputs["entity_ends"][row, index]),
+                    "score": float(outputs["entity_scores"][row, index]),
+                }
+                for index in range(outputs["num_entities"][row])
+            ]
+            for row in range(len(texts))
+        ]
 
     def default_loss(self):
         return keras.losses.SparseCategoricalCrossentropy(

@@ -6,6 +6,7 @@ import pytest
 from keras_bert import load_preprocessor
 from keras_bert.finetuning.token_classification import evaluate_token_classifier
 from pipelines import finetune_classifier, finetune_ner, finetune_qa
+from pipelines.export import ExportJob, trained_model
 from pipelines.finetune_ner import read_sentences
 
 pytestmark = pytest.mark.slow
@@ -39,6 +40,11 @@ def test_finetune_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path, capsys
     assert summary["train_steps"] == 2
     assert '"train_steps": 2' in capsys.readouterr().out
     assert (tmp_path / "model.keras").is_file() and (tmp_path / "metrics.json").is_file()
+    # The saved model carries its preprocessor: it answers text, and exports without flags.
+    job = ExportJob(task="classifier", name="sentiment", model=str(tmp_path / "model.keras"))
+    model, preprocessor = trained_model(job)
+    assert preprocessor is model.preprocessor and preprocessor.seq_length == 32
+    assert model.predict(["A wonderful film"], verbose=0).shape == (1, model.num_classes)
 
 
 def test_finetune_ner_and_qa_jobs(tiny_checkpoint_dir, data_dir, tmp_path):

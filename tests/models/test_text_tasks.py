@@ -1,0 +1,195 @@
+"""Task models that carry their preprocessor: raw text in `fit`, `evaluate`, `predict`, in a
+`.keras` round trip, under `MirroredStrategy`, and decoded answers (entities, spans, masks).
+
+On the family's tiny DistilBERT checkpoint (hidden 64, 2 layers, with its masked-LM head)."""
+
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from keras_bert.data.classification import ClassificationExamples
+from keras_bert.errors import ConfigError
+from keras_bert.export import serving_module
+from keras_bert.finetuning.classification import predict_classifier
+from keras_bert.models import (
+    BertClassifier,
+    BertMaskedLM,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
+)
+from keras_bert.training.optimization import WarmupLinearDecay
+
+# Slow: every test compiles Keras train or predict functions (or traces a serving graph with
+# the tokenizer) for a checkpoint's model; together about a minute on two cores.
+pytestmark = pytest.mark.slow
+
+CHECKPOINT = Path(__file__).resolve().parents[2] / ".." / "shared/reference/variants/distilbert"
+SEQ_LENGTH = 16
+TEXTS = ["A wonderful, moving film.", "Dull and far too long.", "Great fun.", "Awful."] * 2
+LABELS = np.array([1, 0, 1, 0] * 2)
+
+
+@pytest.fixture(scope="session")
+def trained_classifier() -> tuple[BertClassifier, dict]:
+    """A classifier from the checkpoint, fitted on strings without compiling first."""
+    keras.utils.set_random_seed(0)
+    classifier = BertClassifier.from_checkpoint(CHECKPOINT, num_classes=2, seq_length=SEQ_LENGTH)
+    initial_logits = classifier.predict(TEXTS, verbose=0)
+    history = classifier.fit(
+        TEXTS, LABELS, batch_size=4, epochs=2, validation_data=(TEXTS[:4], LABELS[:4]), verbose=0
+    )
+    return classifier, {"history": history.history, "initial_logits": initial_logits}
+
+
+def test_fit_on_strings_compiles_with_the_recipe_and_trains(trained_classifier):
+    classifier, fitted = trained_classifier
+    assert len(fitted["history"]["loss"]) == len(fitted["history"]["val_accuracy"]) == 2
+    schedule = classifier.optimizer.get_config()["learning_rate"]
+    assert schedule["class_name"] == WarmupLinearDecay.__name__
+    assert schedule["config"]["total_steps"] == 4  # 2 epochs of 8 texts in batches of 4
+    assert int(classifier.optimizer.iterations) == 4
+    assert float(classifier.optimizer.learning_rate) == 0.0  # decayed to 0 at the end
+    assert not np.allclose(classifier.predict(TEXTS, verbose=0), fitted["initial_logits"])
+
+
+def test_predict_and_evaluate_on_strings_equal_the_same_on_ids(trained_classifier):
+    classifier, _ = trained_classifier
+    ids = classifier.preprocessor(TEXTS)
+    np.testing.assert_allclose(
+        classifier.predict(TEXTS, verbose=0), classifier(ids), rtol=1e-5, atol=1e-6
+    )
+    on_text = classifier.evaluate(TEXTS, LABELS, verbose=0, return_dict=True)
+    on_ids = classifier.evaluate(ids, LABELS, verbose=0, return_dict=True)
+    assert on_text == pytest.approx(on_ids, rel=1e-5)
+
+
+def test_pairs_are_packed_as_two_segments(trained_classifier):
+    classifier, _ = trained_classifier
+    premises, hypotheses = ["It rained all day."] * 2, ["The ground is wet.", "It was sunny."]
+    pair_logits = classifier.predict((premises, hypotheses), verbose=0)
+    expected = classifier(classifier.preprocessor((premises, hypotheses)))
+    np.testing.assert_allclose(pair_logits, expected, rtol=1e-5, atol=1e-6)
+    assert not np.allclose(pair_logits, classifier.predict(premises, verbose=0))
+
+
+def test_a_dataset_of_strings_and_one_of_ids(trained_classifier):
+    classifier, _ = trained_classifier
+    texts = tf.data.Dataset.from_tensor_slices(TEXTS).batch(3)
+    ids = tf.data.Dataset.from_tensor_slices(dict(classifier.preprocessor(TEXTS))).batch(3)
+    np.testing.assert_allclose(
+        classifier.predict(texts, verbose=0),
+        classifier.predict(ids, verbose=0),
+        rtol=1e-5,
+        atol=1e-6,
+    )
+
+
+def test_keras_round_trip_answers_the_same_strings(trained_classifier, tmp_path):
+    classifier, _ = trained_classifier
+    classifier.save(tmp_path / "sentiment.keras")
+    reloaded = keras.saving.load_model(tmp_path / "sentiment.keras")
+    assert type(reloaded.preprocessor) is type(classifier.preprocessor)
+    assert reloaded.preprocessor.seq_length == SEQ_LENGTH
+    np.testing.assert_allclose(
+        reloaded.predict(TEXTS, verbose=0), classifier.predict(TEXTS, verbose=0), atol=1e-6
+    )
+
+
+def test_the_export_takes_the_carried_preprocessor(trained_classifier):
+    classifier, _ = trained_classifier
+    module = serving_module(classifier)
+    assert module.preprocessor is classifier.preprocessor
+    outputs = module.serve_text(tf.constant(TEXTS[:2]))
+    np.testing.assert_allclose(
+        outputs["logits"], classifier.predict(TEXTS[:2], verbose=0), rtol=1e-5, atol=1e-6
+    )
+
+
+def test_predicting_1000_sentences_runs_one_compiled_function(trained_classifier):
+    classifier, _ = trained_classifier
+    examples = ClassificationExamples(
+        texts=[
+            f"Sentence number {index}, {'good' if index % 2 else 'bad'}." for index in range(1000)
+        ],
+        labels=["0"] * 1000,
+    )
+    classifier.predict_function = None  # trace afresh
+    logits = predict_classifier(classifier, classifier.preprocessor, examples)
+    assert logits.shape == (1000, 2)
+    # 16 batches of 64 (the last of 40), each padded to its longest sentence: Keras traces its
+    # predict function for the first shape, then relaxes the width and the batch size (at most
+    # 3 traces), where calling the model per batch ran all 16 eagerly, op by op.
+    assert classifier.predict_function.experimental_get_tracing_count() <= 3
+
+
+def test_text_without_a_preprocessor_is_an_error_naming_it():
+    classifier = BertClassifier.from_checkpoint(CHECKPOINT, num_classes=2, seq_length=SEQ_LENGTH)
+    classifier.preprocessor = None
+    with pytest.raises(ConfigError, match="carries no preprocessor"):
+        classifier.predict(["A film."], verbose=0)
+
+
+def test_a_tf_data_pipeline_of_strings_fits_under_mirrored_strategy():
+    strategy = tf.distribute.MirroredStrategy(["CPU:0"])
+    with strategy.scope():
+        classifier = BertClassifier.from_checkpoint(
+            CHECKPOINT, num_classes=2, seq_length=SEQ_LENGTH
+        )
+    dataset = tf.data.Dataset.from_tensor_slices((TEXTS, LABELS)).shuffle(8, seed=0).batch(4)
+    history = classifier.fit(dataset, epochs=1, verbose=0)
+    assert classifier.distribute_strategy is strategy
+    assert int(classifier.optimizer.iterations.numpy()) == 2
+    assert np.isfinite(history.history["loss"][0])
+
+
+def test_token_classifier_returns_entities_with_character_offsets():
+    keras.utils.set_random_seed(0)
+    tagger = BertTokenClassifier.from_checkpoint(
+        CHECKPOINT, label_names=["O", "B-place", "I-place"], seq_length=SEQ_LENGTH
+    )
+    # A head that tags every word B-place: each word is an entity of its own.
+    head = tagger.get_layer("token_logits")
+    head.kernel.assign(np.zeros(head.kernel.shape, "float32"))
+    head.bias.assign(np.array([0.0, 5.0, 0.0], "float32"))
+    texts = ["Zürich and Paris.", "north"]
+    entities = tagger.predict_entities(texts)
+    assert [[entity["text"] for entity in row] for row in entities] == [
+        ["Zürich", "and", "Paris", "."],
+        ["north"],
+    ]
+    for text, row in zip(texts, entities, strict=True):
+        for entity in row:
+            assert text[entity["start"] : entity["end"]] == entity["text"]
+            assert entity["label"] == "place"
+            assert entity["score"] == pytest.approx(np.exp(5) / (np.exp(5) + 2), rel=1e-4)
+
+
+def test_question_answerer_returns_the_answer_text_and_its_span():
+    keras.utils.set_random_seed(0)
+    reader = BertQuestionAnswerer.from_checkpoint(CHECKPOINT, seq_length=32)
+    questions, contexts = ["Where?", "Who?"], ["It is in Paris today.", "Ada Lovelace wrote it."]
+    answers = reader.answer(questions, contexts)
+    for context, answer in zip(contexts, answers, strict=True):
+        assert answer["text"] and context[answer["start"] : answer["end"]] == answer["text"]
+        assert 0 < answer["score"] <= 1
+    logits = reader.predict((questions, contexts), verbose=0)
+    assert logits["start_logits"].shape == (2, 32)
+
+
+def test_masked_lm_fills_the_mask_of_a_string():
+    model = BertMaskedLM.from_checkpoint(CHECKPOINT, seq_length=SEQ_LENGTH)
+    fillers = model.fill_mask(["the [MASK] sat on the [MASK].", "no mask"], top_k=3)
+    assert [len(masks) for masks in fillers] == [2, 0]
+    ids = model.preprocessor(["the [MASK] sat on the [MASK]."])
+    mask_positions = np.flatnonzero(ids["input_word_ids"][0] == 4)  # [MASK] is id 4
+    positions = tf.constant(mask_positions[np.newaxis], tf.int32)
+    logits = model({**ids, "masked_lm_positions": positions})["masked_lm"][0]
+    vocabulary = model.preprocessor.tokenizer.vocabulary
+    for mask, top in enumerate(fillers[0]):
+        expected = np.argsort(-np.asarray(logits[mask]))[:3]
+        assert [token for token, _ in top] == [vocabulary[index] for index in expected]
+        probabilities = [probability for _, probability in top]
+        assert probabilities == sorted(probabilities, reverse=True)
