@@ -2,9 +2,9 @@
 
 The child imports `tensorflow` and `tensorflow_text` and nothing else (every answer checks that
 no keras_bert module got imported): TensorFlow Serving has only their ops. One child serves the
-whole test session, as one model server serves many exports: it is started on the first call,
-keeps each SavedModel it loaded, and answers each batch of calls on a line of JSON, so the
-suite pays TensorFlow's start-up once instead of once per export.
+whole test session (one per pytest worker), as one model server serves many exports: it is
+started on the first call and answers each batch of calls on a line of JSON, loading each export
+once per batch, so the suite pays TensorFlow's start-up once instead of once per export.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ _SCRIPT = textwrap.dedent(
             return to_json(value.numpy().tolist())
         return value
 
-    def answer(calls, models):
-        results = []
+    def answer(calls):
+        # The exports of this request only: a session's worth would hold gigabytes.
+        results, models = [], {}
         for call in calls:
             path = call["export_dir"]
             if path not in models:
@@ -51,10 +52,9 @@ _SCRIPT = textwrap.dedent(
             results.append({name: to_json(value) for name, value in outputs.items()})
         return results
 
-    models = {}
     for line in sys.stdin:
         try:
-            reply = {"results": answer(json.loads(line), models)}
+            reply = {"results": answer(json.loads(line))}
         except Exception:
             reply = {"error": traceback.format_exc()}
         reply["leaked_modules"] = sorted(
