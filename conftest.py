@@ -23,6 +23,7 @@ _EXPENSIVE_SESSION_FIXTURES = {
 }
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks into the test ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Marks each test with its `xdist_group`: its module's path, or the group of an expensive
     fixture that a test of its module reads (the whole module follows it)."""

@@ -13,7 +13,7 @@ INVALID_UTF8 = b"caf\xe9 \xff\xfe Paris \xc3"
 HOSTILE_TEXTS = ["", "   \t\n", LONG_TEXT, INVALID_UTF8, "\x00[MASK]\x00", "🥰" * 300]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # loading five exports takes a minute: once per session
 def loaded(exported_base):
     return {task: tf.saved_model.load(str(exported_base / task / "1")) for task in TASKS}
 

@@ -2,6 +2,8 @@
 export, and raw strings answered in a process with only TensorFlow and tensorflow-text, as the
 same model computes them through the Python data pipelines."""
 
+import functools
+
 import keras
 import numpy as np
 import pytest
@@ -171,21 +173,33 @@ def _question_answerer(checkpoint, preprocessor, data_dir, export_dir):
     return _call(version, inputs), _expected_answers(model, preprocessor, examples)
 
 
-@pytest.fixture(scope="module", params=FAMILIES)
-def served(request, reference_dir, data_dir, tmp_path_factory) -> dict:
+@pytest.fixture(scope="session")
+def served_by_family(reference_dir, data_dir, tmp_path_factory):
+    """A family's two tasks fine-tuned, exported and served, once per family and session
+    (whatever order the tests of two families run in)."""
+
+    @functools.cache
+    def served(family: str) -> dict:
+        checkpoint = reference_dir / "variants" / family
+        preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
+        export_dir = tmp_path_factory.mktemp(family)
+        tasks = {
+            "token_classifier": _token_classifier(checkpoint, preprocessor, data_dir, export_dir),
+            "question_answerer": _question_answerer(checkpoint, preprocessor, data_dir, export_dir),
+        }
+        outputs = run_signatures([call for call, _ in tasks.values()])
+        return {
+            task: (task_outputs, expected)
+            for (task, (_, expected)), task_outputs in zip(tasks.items(), outputs, strict=True)
+        }
+
+    return served
+
+
+@pytest.fixture(params=FAMILIES)
+def served(request, served_by_family) -> dict:
     """Per task: (what the fresh process served, what the Python pipelines expect)."""
-    checkpoint = reference_dir / "variants" / request.param
-    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
-    export_dir = tmp_path_factory.mktemp(request.param)
-    tasks = {
-        "token_classifier": _token_classifier(checkpoint, preprocessor, data_dir, export_dir),
-        "question_answerer": _question_answerer(checkpoint, preprocessor, data_dir, export_dir),
-    }
-    outputs = run_signatures([call for call, _ in tasks.values()])
-    return {
-        task: (task_outputs, expected)
-        for (task, (_, expected)), task_outputs in zip(tasks.items(), outputs, strict=True)
-    }
+    return served_by_family(request.param)
 
 
 @pytest.mark.slow
