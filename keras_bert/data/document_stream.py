@@ -150,8 +150,13 @@ def _tokenize(tokenizer):
     return tokenize
 
 
-def _ragged_documents(documents: Sequence[Sequence[Sequence[int]]]) -> tf.RaggedTensor:
-    """Tokenized documents as one int32 `RaggedTensor [documents, sentences, tokens]`."""
+def ragged_documents(documents: Sequence[Sequence[Sequence[int]]]) -> tf.RaggedTensor:
+    """Tokenized documents as one int32 `RaggedTensor [documents, sentences, tokens]`.
+
+    Example:
+    >>> ragged_documents([[[5, 6], [7]], [[8]]]).to_list()
+    [[[5, 6], [7]], [[8]]]
+    """
     sentences = [sentence for document in documents for sentence in document]
     flat = np.concatenate([np.asarray(sentence, np.int32) for sentence in sentences])
     return tf.RaggedTensor.from_nested_row_lengths(
@@ -236,7 +241,7 @@ def document_stream(
                 [list(document) for document in documents_in_memory], tf.string
             )
         else:
-            sentences = _ragged_documents(tokenized_documents)
+            sentences = ragged_documents(tokenized_documents)
         documents = tf.data.Dataset.from_tensor_slices(
             (tf.range(sentences.nrows(), dtype=tf.int64), sentences)
         )
