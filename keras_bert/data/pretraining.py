@@ -105,8 +105,18 @@ def instance_features(
 
 
 def document_separator(vocabulary: Sequence[str], config: PretrainingDataConfig) -> int | None:
-    """The token between documents packed together (FULL-SENTENCES), or None."""
-    return list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None
+    """The token between documents packed together (FULL-SENTENCES), or None (sentence pairs,
+    or every document packed alone).
+
+    Example:
+    >>> packed = PretrainingDataConfig(next_sentence_prediction=False)
+    >>> document_separator(["[PAD]", "[SEP]"], packed)
+    1
+    >>> print(document_separator([], PretrainingDataConfig()))
+    None
+    """
+    packs_across = config.cross_documents and not config.sentence_pairs
+    return list(vocabulary).index(SEP_TOKEN) if packs_across else None
 
 
 def masked_batches(
