@@ -215,6 +215,21 @@ def _base_type(hint: Any) -> Any:
     return hint
 
 
+def _or_none(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The value of a flag whose field may be None: `none` (any case) or what `parse` reads.
+
+    Example:
+    >>> _or_none(float)("None"), _or_none(float)("25.5")
+    (None, 25.5)
+    """
+
+    def parse_or_none(text: str) -> Any:
+        return None if text.lower() == "none" else parse(text)
+
+    parse_or_none.__name__ = parse.__name__  # argparse names the type in its errors
+    return parse_or_none
+
+
 def _int_or_text(text: str) -> int | str:
     """An `int | str` flag's value: a number if it reads as one (`--verbose 2`, `auto`)."""
     return int(text) if text.lstrip("-").isdigit() else text
@@ -240,6 +255,7 @@ def add_config_arguments(
     aliases: Mapping[str, Sequence[str]] | None = None,
     defaults: Mapping[str, Any] | None = None,
     required: Sequence[str] = (),
+    shown_defaults: Mapping[str, Any] | None = None,
 ) -> None:
     """One flag per field of a config dataclass, fields of nested dataclasses included.
 
@@ -255,6 +271,8 @@ def add_config_arguments(
         aliases: more flag names for a field (e.g. Google's `max_seq_length`).
         defaults: defaults that differ from the dataclass's, shown in `--help` and applied.
         required: fields that must be given.
+        shown_defaults: defaults that the job applies itself (e.g. a recipe's, under a
+            `--config` file), shown in `--help` only.
 
     Example:
     >>> @dataclasses.dataclass
@@ -271,7 +289,8 @@ def add_config_arguments(
     {'output_dir': 'runs/a', 'jit_compile': True}
     """
     defaults = dict(defaults or {})
-    paths = _add_field_arguments(parser, config_class, "", skip, aliases or {}, defaults, required)
+    shown = {**(shown_defaults or {}), **defaults}
+    paths = _add_field_arguments(parser, config_class, "", skip, aliases or {}, shown, required)
     known = parser.get_default("_config_fields") or []
     parser.set_defaults(
         _config_fields=[*known, *paths],
@@ -325,7 +344,10 @@ def _add_field_arguments(
             options.update(nargs="+", type=typing.get_args(hint)[0], metavar=field.name.upper())
         elif hint is dict or origin is dict:
             options.update(type=json.loads, metavar="JSON")
-        elif hint in (int, float, str):
+        elif hint in (int, float):
+            optional = hint is not hints[field.name]
+            options.update(type=_or_none(hint) if optional else hint, metavar=field.name.upper())
+        elif hint is str:
             options.update(type=hint, metavar=field.name.upper())
         elif hint == int | str:
             options.update(type=_int_or_text, metavar=field.name.upper())

@@ -7,29 +7,26 @@ from keras_bert.data.documents import (
     read_text_documents,
     split_sentences,
 )
-from keras_bert.data.instances import Instance, create_instances, tokenize_documents
 from keras_bert.data.masking import MaskingConfig, TokenMasker
-from keras_bert.data.pretraining import (
-    FEATURE_NAMES,
-    PretrainingDataConfig,
+from keras_bert.data.pretraining import FEATURE_NAMES, PretrainingDataConfig, split_features
+from keras_bert.data.streaming import (
+    StreamingConfig,
     pretraining_dataset,
-    split_features,
+    streaming_pretraining_dataset,
 )
-from keras_bert.data.streaming import StreamingConfig, streaming_pretraining_dataset
 from keras_bert.data.tfrecords import (
     create_pretraining_tfrecords,
     read_pretraining_tfrecords,
     write_pretraining_tfrecords,
 )
+from keras_bert.data.tokenized_documents import tokenize_documents
 
 __all__ = [
     "FEATURE_NAMES",
-    "Instance",
     "MaskingConfig",
     "PretrainingDataConfig",
     "StreamingConfig",
     "TokenMasker",
-    "create_instances",
     "create_pretraining_tfrecords",
     "document_stream",
     "documents_from_texts",

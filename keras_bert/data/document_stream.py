@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+import numpy as np
 import tensorflow as tf
 
 from keras_bert.errors import DataError
@@ -149,6 +150,21 @@ def _tokenize(tokenizer):
     return tokenize
 
 
+def ragged_documents(documents: Sequence[Sequence[Sequence[int]]]) -> tf.RaggedTensor:
+    """Tokenized documents as one int32 `RaggedTensor [documents, sentences, tokens]`.
+
+    Example:
+    >>> ragged_documents([[[5, 6], [7]], [[8]]]).to_list()
+    [[[5, 6], [7]], [[8]]]
+    """
+    sentences = [sentence for document in documents for sentence in document]
+    flat = np.concatenate([np.asarray(sentence, np.int32) for sentence in sentences])
+    return tf.RaggedTensor.from_nested_row_lengths(
+        flat,
+        [[len(document) for document in documents], [len(sentence) for sentence in sentences]],
+    )
+
+
 def is_tokenized_file(path: str | os.PathLike) -> bool:
     """Whether a file holds tokenized documents (TFRecords) rather than BERT-format text."""
     return str(path).endswith((".tfrecord", ".tfrecords"))
@@ -169,6 +185,7 @@ def document_stream(
     shard_index: int = 0,
     excluded_ids: Sequence[int] = (),
     documents_in_memory: Sequence[Sequence[str]] = (),
+    tokenized_documents: Sequence[Sequence[Sequence[int]]] = (),
 ) -> tf.data.Dataset:
     """Tokenized documents streamed from files, tfds or memory, shuffled, pass after pass.
 
@@ -191,16 +208,20 @@ def document_stream(
         excluded_ids: ids of documents to leave out (held out for evaluation).
         documents_in_memory: or documents held in memory, lists of sentences (e.g. the
             held-out ones); their ids are their places in the list.
+        tokenized_documents: or tokenized documents held in memory (lists of sentences' ids,
+            see `tokenize_documents`); their ids are their places in the list.
 
     Returns:
         A dataset of `(document_id, sentences)`: int64 and int32 `RaggedTensor [None, None]`.
     """
     files = [str(path) for path in files]
-    if sum(map(bool, (files, tfds_name, documents_in_memory))) != 1:
+    if sum(map(bool, (files, tfds_name, documents_in_memory, tokenized_documents))) != 1:
         raise DataError(
             "Stream documents from files, a tfds dataset or documents in memory (exactly one)."
         )
-    tokenized = bool(files) and all(is_tokenized_file(path) for path in files)
+    tokenized = bool(tokenized_documents) or (
+        bool(files) and all(is_tokenized_file(path) for path in files)
+    )
     if files and not tokenized and any(is_tokenized_file(path) for path in files):
         raise DataError(f"Mixed text and TFRecord document files: {', '.join(files)}.")
     if not tokenized and tokenizer is None:
@@ -214,12 +235,15 @@ def document_stream(
             tfds_text_feature=tfds_text_feature,
         )
         documents = documents.shard(num_shards, shard_index).repeat(num_epochs)
-    elif documents_in_memory:
-        sentences = tf.ragged.constant(
-            [list(document) for document in documents_in_memory], tf.string
-        )
+    elif documents_in_memory or tokenized_documents:
+        if documents_in_memory:
+            sentences = tf.ragged.constant(
+                [list(document) for document in documents_in_memory], tf.string
+            )
+        else:
+            sentences = ragged_documents(tokenized_documents)
         documents = tf.data.Dataset.from_tensor_slices(
-            (tf.range(len(documents_in_memory), dtype=tf.int64), sentences)
+            (tf.range(sentences.nrows(), dtype=tf.int64), sentences)
         )
         documents = documents.shard(num_shards, shard_index).repeat(num_epochs)
     else:
@@ -245,7 +269,9 @@ def document_stream(
     if not tokenized:
         documents = documents.map(_tokenize(tokenizer), num_parallel_calls=tf.data.AUTOTUNE)
     documents = documents.filter(lambda _, sentences: sentences.nrows() > 0)
-    return documents.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    # After `repeat` the buffer mixes one long stream: a new iteration need not reshuffle, and
+    # does not, so that every iterator of the dataset yields the same documents.
+    return documents.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=False)
 
 
 def count_text_documents(paths: Sequence[str | os.PathLike]) -> list[int]:

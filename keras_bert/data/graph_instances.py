@@ -1,20 +1,28 @@
-"""Pretraining instances as TensorFlow ops over a stream of documents.
+"""Pretraining instances as TensorFlow ops over a stream of documents: the library's one builder
+of them (training, held-out evaluation, static TFRecords and Beam all call `build_instances`).
 
-The rules are those of `instances.py` (Google's `create_instances_from_document`, kept there as
-the exact Python reference): a document's sentences are gathered into chunks up to a target
-length (shorter at `short_seq_prob`), a chunk splits into A and B at a random sentence, and B
-is the actual continuation or, half the time, a random segment of another document (NSP); SOP
-swaps the two halves instead; without pairs, full sentences are packed (across documents with a
-separator: FULL-SENTENCES). Here the walk over a document is a `tf.while_loop` from chunk to
-chunk (`searchsorted` finds the sentence at which each reaches its target), the random segments
-come from a second, independently shuffled document stream, packing is a `Dataset.scan`, and
-randomness is stateless (seeded by the document's place in the stream), so the same pipeline
-runs on TPU hosts and in every worker of a distributed run.
+The rules are Google's `create_instances_from_document` (the tests hold this module against a
+plain-Python reference of them, `tests/data/reference_instances.py`): a document's sentences
+are gathered into chunks up to a target length (shorter at `short_seq_prob`), a chunk splits
+into A and B at a random sentence, and B is the actual continuation or, half the time, a
+random segment of another document (NSP); SOP swaps the two halves instead; without pairs,
+full sentences are packed (across documents with a separator: FULL-SENTENCES). Here the walk
+over a document is a `tf.while_loop` from chunk to chunk (`searchsorted` finds the sentence at
+which each reaches its target), the random segments come from a second, independently
+shuffled document stream, packing is a `Dataset.scan`, and randomness is stateless (seeded by
+the document's place in the stream), so the same pipeline runs on TPU hosts and in every
+worker of a distributed run.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import tensorflow as tf
+
+if TYPE_CHECKING:
+    from keras_bert.data.pretraining import PretrainingDataConfig
 
 
 def _seed(seed: int, index: tf.Tensor, stream: int) -> tf.Tensor:
@@ -30,8 +38,8 @@ def document_chunks(
     short_seq_prob: float,
     sentence_order: bool,
 ) -> dict[str, tf.Tensor]:
-    """The pairs of one document as sentence ranges, walking it as
-    `instances.document_pair_instances`.
+    """The pairs of one document as sentence ranges, walking it as the reference's
+    `document_pair_instances`.
 
     Args:
         sentences: int32 `[sentences, tokens]` ids of the document.
@@ -153,7 +161,7 @@ def _cut_to_target(segment: tf.RaggedTensor, target_length) -> tf.Tensor:
 
 
 def truncate_pair(tokens_a, tokens_b, max_num_tokens: int, seed) -> tuple[tf.Tensor, tf.Tensor]:
-    """`instances._truncate_pair` in closed form: the longer segment loses a token until the
+    """The reference's `truncate_pair` in closed form: the longer segment loses a token until the
     pair fits, each from its front or its back with equal odds."""
     length_a, length_b = tf.size(tokens_a), tf.size(tokens_b)
     excess = tf.maximum(length_a + length_b - max_num_tokens, 0)
@@ -174,7 +182,7 @@ def truncate_pair(tokens_a, tokens_b, max_num_tokens: int, seed) -> tuple[tf.Ten
 
 def pair_instances(
     documents: tf.data.Dataset,
-    random_documents: tf.data.Dataset,
+    random_documents: tf.data.Dataset | None,
     seq_length: int,
     seed: int,
     short_seq_prob: float = 0.1,
@@ -188,7 +196,8 @@ def pair_instances(
         documents: `(document_id, sentences)` (see `document_stream`).
         random_documents: a second, independently shuffled stream of the same corpus, repeated;
             each of its documents gives `segments_per_document` random B candidates (so every
-            document is equally likely, as in the reference), mixed in a shuffle buffer.
+            document is equally likely, as in the reference), mixed in a shuffle buffer; None
+            for SOP, which draws none.
         seq_length: packed sequence length.
         seed: the seed of chunking, coins, split points, truncation.
         short_seq_prob: probability of a shorter target length for a document.
@@ -225,7 +234,8 @@ def pair_instances(
         deterministic=True,
     )
     # Two candidates per pair: the second is taken when the first is of A's own document.
-    segments = segments.shuffle(segment_shuffle_buffer, seed=seed).ragged_batch(2)
+    segments = segments.shuffle(segment_shuffle_buffer, seed=seed, reshuffle_each_iteration=False)
+    segments = segments.ragged_batch(2)
     instances = tf.data.Dataset.zip(pairs.enumerate(), segments).map(
         lambda numbered, candidates: _next_sentence_instance(
             numbered, candidates, max_num_tokens, seed
@@ -261,7 +271,8 @@ def _sentence_order_instance(index, pair, max_num_tokens: int, seed: int):
 def packed_instances(
     documents: tf.data.Dataset, seq_length: int, document_separator: int | None
 ) -> tf.data.Dataset:
-    """Full sentences packed up to `seq_length - 2` tokens, as `instances.contiguous_instances`
+    """Full sentences packed up to `seq_length - 2` tokens, as the reference's
+    `contiguous_instances`
     (across documents with `document_separator` between them: FULL-SENTENCES; a new sequence
     per document without: DOC-SENTENCES), as `(tokens, empty, 0)`; a `scan` over sentences
     holds the sequence being filled."""
@@ -303,4 +314,48 @@ def packed_instances(
     packed = sentences.scan(tf.zeros([0], tf.int32), add_sentence)
     return packed.filter(lambda emits, _: emits).map(
         lambda _, tokens: (tokens, tokens[:0], tf.constant(0, tf.int32))
+    )
+
+
+def build_instances(
+    documents: tf.data.Dataset,
+    random_documents: Callable[[], tf.data.Dataset],
+    config: PretrainingDataConfig,
+    seed: int,
+    document_separator: int | None = None,
+    segments_per_document: int = 16,
+    segment_shuffle_buffer: int = 4096,
+) -> tf.data.Dataset:
+    """The instances `config` asks for, as `(tokens_a, tokens_b, next_sentence_label)`: NSP or
+    SOP pairs (`pair_instances`), or full sentences packed (`packed_instances`).
+
+    Args:
+        documents: `(document_id, sentences)` (see `document_stream`).
+        random_documents: makes the second stream of random B candidates (called for NSP only).
+        config: a `PretrainingDataConfig` (pairs or packing, `seq_length`, `short_seq_prob`).
+        seed: the seed of chunking, coins, split points, truncation.
+        document_separator: without pairs, the token between documents packed together
+            (FULL-SENTENCES); None starts every document afresh.
+        segments_per_document, segment_shuffle_buffer: see `pair_instances`.
+
+    Example:
+    >>> from keras_bert.data import PretrainingDataConfig
+    >>> sentences = tf.ragged.constant([[[5, 6], [7]], [[8, 9]]])
+    >>> documents = tf.data.Dataset.from_tensor_slices((tf.range(2, dtype=tf.int64), sentences))
+    >>> config = PretrainingDataConfig(seq_length=8, next_sentence_prediction=False)
+    >>> packed = build_instances(documents, None, config, seed=0, document_separator=3)
+    >>> [(a.tolist(), b.tolist(), int(label)) for a, b, label in packed.as_numpy_iterator()]
+    [([5, 6, 7, 3, 8, 9], [], 0)]
+    """
+    if not config.sentence_pairs:
+        return packed_instances(documents, config.seq_length, document_separator)
+    return pair_instances(
+        documents,
+        random_documents() if config.next_sentence_prediction else None,
+        config.seq_length,
+        seed,
+        short_seq_prob=config.short_seq_prob,
+        sentence_order=config.sentence_order_prediction,
+        segments_per_document=segments_per_document,
+        segment_shuffle_buffer=segment_shuffle_buffer,
     )

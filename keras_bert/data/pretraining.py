@@ -1,4 +1,5 @@
-"""tf.data pipelines for BERT pretraining: pairs → packed inputs → masked-LM features."""
+"""The shape of pretraining examples and the last steps of every builder of them: instances →
+packed inputs → masked-LM features."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Callable, Sequence
 
 import tensorflow as tf
 
-from keras_bert.data.instances import TokenizedDocument, create_instances, instance_dataset
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, renamed_fields
 from keras_bert.errors import ConfigError
@@ -40,7 +40,7 @@ class PretrainingDataConfig:
             off.
         cross_documents: without pairs, pack sentences across documents with a [SEP] between
             them (RoBERTa's FULL-SENTENCES); if False every document starts a new sequence.
-        short_seq_prob: probability of a shorter target length (see `create_instances`).
+        short_seq_prob: probability of a shorter target length for a document's pairs.
         masking: a `MaskingConfig`.
     """
 
@@ -104,91 +104,19 @@ def instance_features(
     return features
 
 
-def pretraining_dataset(
-    documents: Sequence[TokenizedDocument],
-    vocabulary: Sequence[str],
-    batch_size: int,
-    config: PretrainingDataConfig | None = None,
-    seed: int = 0,
-    num_epochs: int | None = None,
-    start_batch: int = 0,
-    drop_remainder: bool = True,
-) -> tf.data.Dataset:
-    """Batches of pretraining features with dynamic masking (new masks on every pass).
-
-    Pairs come from `instance_dataset` (seeded Python); packing and masking are TensorFlow ops
-    in `Dataset.map`, seeded by `(seed, batch index)`. The stream is a function of `seed` and
-    `batch_size` only: `start_batch` skips that many batches (resuming a run) without masking
-    them, and the batches that follow are those an uninterrupted run would see.
-
-    Args:
-        documents: tokenized documents (see `tokenize_documents`).
-        vocabulary: the WordPiece tokens.
-        batch_size: examples per batch (the global batch under a distribution strategy).
-        config: a `PretrainingDataConfig`.
-        seed: the seed of pairs, order and masks.
-        num_epochs: passes over the documents; None repeats forever.
-        start_batch: batches to skip at the start.
-        drop_remainder: drop a last partial batch (fixed shapes).
-
-    Returns:
-        A dataset of dicts with `FEATURE_NAMES`: int32 `[batch, seq_length]` inputs,
-        `[batch, max_predictions_per_seq]` masked-LM positions/ids (int32) and weights
-        (float32), and int32 `[batch]` next-sentence labels (1: B is random).
-    """
-    config = config or PretrainingDataConfig()
-    dataset = instance_dataset(
-        documents,
-        config.seq_length,
-        seed,
-        num_epochs=num_epochs,
-        **instance_options(vocabulary, config),
-    )
-    return masked_batches(
-        dataset,
-        vocabulary,
-        batch_size,
-        config,
-        seed,
-        start_batch=start_batch,
-        drop_remainder=drop_remainder,
-        # A generator cannot be split by files: every worker runs it and keeps its share.
-        auto_shard_policy=tf.data.experimental.AutoShardPolicy.DATA,
-    )
-
-
 def document_separator(vocabulary: Sequence[str], config: PretrainingDataConfig) -> int | None:
-    """The token between documents packed together (FULL-SENTENCES), or None."""
-    return list(vocabulary).index(SEP_TOKEN) if config.cross_documents else None
-
-
-def instance_options(vocabulary: Sequence[str], config: PretrainingDataConfig) -> dict:
-    """The `create_instances` options (pairs, packing) that `config` sets.
+    """The token between documents packed together (FULL-SENTENCES), or None (sentence pairs,
+    or every document packed alone).
 
     Example:
-    >>> config = PretrainingDataConfig(next_sentence_prediction=False)
-    >>> options = instance_options(["[PAD]", "[SEP]"], config)
-    >>> options["next_sentence_prediction"], options["document_separator"]
-    (False, 1)
+    >>> packed = PretrainingDataConfig(next_sentence_prediction=False)
+    >>> document_separator(["[PAD]", "[SEP]"], packed)
+    1
+    >>> print(document_separator([], PretrainingDataConfig()))
+    None
     """
-    return {
-        "next_sentence_prediction": config.next_sentence_prediction,
-        "sentence_order_prediction": config.sentence_order_prediction,
-        "short_seq_prob": config.short_seq_prob,
-        "document_separator": document_separator(vocabulary, config),
-    }
-
-
-def instances_per_pass(
-    documents: Sequence[TokenizedDocument],
-    vocabulary: Sequence[str],
-    config: PretrainingDataConfig,
-    seed: int = 0,
-) -> int:
-    """How many sequences one pass of `pretraining_dataset` over `documents` makes (the
-    first pass's count; later passes draw other short lengths and differ slightly)."""
-    options = instance_options(vocabulary, config)
-    return len(create_instances(documents, config.seq_length, seed, **options))
+    packs_across = config.cross_documents and not config.sentence_pairs
+    return list(vocabulary).index(SEP_TOKEN) if packs_across else None
 
 
 def masked_batches(

@@ -1,8 +1,10 @@
-"""Pretraining input at corpus scale: streamed documents → in-graph instances → masked batches.
+"""Pretraining input: streamed documents → in-graph instances → masked batches.
 
-Everything after the file names is TensorFlow ops in `tf.data` (no `from_generator`, no
-`py_function`), so it runs on TPU hosts and in every worker of a multi-worker run, and its
-memory is bounded by its buffers, not by the corpus.
+Documents stream from files or tfds at corpus scale (`streaming_pretraining_dataset`) or from
+memory (`pretraining_dataset`); either way the instances come from the one builder,
+`graph_instances.build_instances`. Everything after the file names is TensorFlow ops in
+`tf.data` (no `from_generator`, no `py_function`), so it runs on TPU hosts and in every worker
+of a multi-worker run, and its memory is bounded by its buffers, not by the corpus.
 """
 
 from __future__ import annotations
@@ -14,9 +16,14 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from keras_bert.data.document_stream import document_stream
-from keras_bert.data.graph_instances import packed_instances, pair_instances
+from keras_bert.data.graph_instances import build_instances
 from keras_bert.data.pretraining import PretrainingDataConfig, document_separator, masked_batches
+from keras_bert.data.tokenized_documents import TokenizedDocument, check_documents
 from keras_bert.errors import ConfigError
+
+# Instances mixed by `pretraining_dataset`: its documents are shuffled whole already, and a
+# buffer of a corpus' scale (`StreamingConfig`) would build that many before the first batch.
+IN_MEMORY_INSTANCE_BUFFER = 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +68,7 @@ def streaming_instances(
 
     Args:
         files, tokenizer: see `document_stream`; `source` holds its other source arguments
-            (`tfds_name`, ..., `excluded_ids`, `documents_in_memory`).
+            (`tfds_name`, ..., `excluded_ids`, `documents_in_memory`, `tokenized_documents`).
         config: a `PretrainingDataConfig` (pairs or packing, `seq_length`, `short_seq_prob`).
         vocabulary: the WordPiece tokens (for the FULL-SENTENCES separator).
         seed: the seed of the stream.
@@ -90,25 +97,20 @@ def streaming_instances(
             **source,
         )
 
-    if config.sentence_pairs:
-        instances = pair_instances(
-            documents(seed, num_epochs),
-            # Any document of the corpus can give a random B: the second stream is not sharded.
-            documents(seed + 1, None, shards=1),
-            config.seq_length,
-            seed,
-            short_seq_prob=config.short_seq_prob,
-            sentence_order=config.sentence_order_prediction,
-            segments_per_document=streaming.random_segments_per_document,
-            segment_shuffle_buffer=streaming.segment_shuffle_buffer,
-        )
-    else:
-        instances = packed_instances(
-            documents(seed, num_epochs),
-            config.seq_length,
-            document_separator(vocabulary, config),
-        )
-    return instances.shuffle(streaming.instance_shuffle_buffer, seed=seed)
+    instances = build_instances(
+        documents(seed, num_epochs),
+        # Any document of the corpus can give a random B: the second stream is not sharded.
+        lambda: documents(seed + 1, None, shards=1),
+        config,
+        seed,
+        document_separator(vocabulary, config),
+        segments_per_document=streaming.random_segments_per_document,
+        segment_shuffle_buffer=streaming.segment_shuffle_buffer,
+    )
+    # Every iterator yields the same instances (see `document_stream`).
+    return instances.shuffle(
+        streaming.instance_shuffle_buffer, seed=seed, reshuffle_each_iteration=False
+    )
 
 
 def streaming_pretraining_dataset(
@@ -125,8 +127,8 @@ def streaming_pretraining_dataset(
     input_context: tf.distribute.InputContext | None = None,
     **source,
 ) -> tf.data.Dataset:
-    """Batches of pretraining features from a streamed corpus, all in graph: the same features
-    as `pretraining_dataset` (dynamic masking, `FEATURE_NAMES`), for corpora of any size.
+    """Batches of pretraining features from a streamed corpus, all in graph: dynamic masking
+    (new masks on every pass), `FEATURE_NAMES`, for corpora of any size.
 
     Args:
         files: BERT-format text files or TFRecords of tokenized documents (see
@@ -179,6 +181,104 @@ def streaming_pretraining_dataset(
         seed,
         start_batch=start_batch,
         drop_remainder=drop_remainder,
-        # Each input pipeline reads its own share already.
-        auto_shard_policy=tf.data.experimental.AutoShardPolicy.OFF,
+        # An input pipeline of `distribute_datasets_from_function` reads its own share already;
+        # a dataset distributed whole is split by batches between the workers.
+        auto_shard_policy=tf.data.experimental.AutoShardPolicy.OFF
+        if input_context
+        else tf.data.experimental.AutoShardPolicy.DATA,
     )
+
+
+def pretraining_dataset(
+    documents: Sequence[TokenizedDocument],
+    vocabulary: Sequence[str],
+    batch_size: int,
+    config: PretrainingDataConfig | None = None,
+    seed: int = 0,
+    num_epochs: int | None = None,
+    start_batch: int = 0,
+    drop_remainder: bool = True,
+    streaming: StreamingConfig | None = None,
+) -> tf.data.Dataset:
+    """Batches of pretraining features from tokenized documents held in memory, built as a
+    streamed corpus is (`streaming_pretraining_dataset`).
+
+    The stream is a function of `seed` and `batch_size`: `start_batch` skips that many batches
+    (resuming a run) without masking them, and the batches that follow are those an
+    uninterrupted run would see. Every pass has new pairs and masks.
+
+    Args:
+        documents: tokenized documents (see `tokenize_documents`).
+        vocabulary: the WordPiece tokens.
+        batch_size: examples per batch (the global batch under a distribution strategy).
+        config: a `PretrainingDataConfig`.
+        seed: the seed of pairs, order and masks.
+        num_epochs: passes over the documents; None repeats forever.
+        start_batch: batches to skip at the start.
+        drop_remainder: drop a last partial batch (fixed shapes).
+        streaming: the shuffle buffers (default: documents shuffled over the whole corpus,
+            `IN_MEMORY_INSTANCE_BUFFER` instances). Buffers of 1 keep the documents' order,
+            whatever TensorFlow's global seed.
+
+    Returns:
+        A dataset of dicts with `FEATURE_NAMES`: int32 `[batch, seq_length]` inputs,
+        `[batch, max_predictions_per_seq]` masked-LM positions/ids (int32) and weights
+        (float32), and int32 `[batch]` next-sentence labels (1: B is random, or swapped).
+
+    Example:
+    >>> import numpy as np
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)]
+    >>> documents = [[np.arange(5, 9), np.arange(9, 14)], [np.arange(14, 20), np.arange(20, 25)]]
+    >>> dataset = pretraining_dataset(documents, vocabulary, 2, PretrainingDataConfig(16))
+    >>> next(iter(dataset))["input_word_ids"].shape
+    TensorShape([2, 16])
+    """
+    config = config or PretrainingDataConfig()
+    check_documents(documents, config.next_sentence_prediction, config.sentence_order_prediction)
+    return streaming_pretraining_dataset(
+        vocabulary=vocabulary,
+        batch_size=batch_size,
+        config=config,
+        seed=seed,
+        num_epochs=num_epochs,
+        start_batch=start_batch,
+        drop_remainder=drop_remainder,
+        streaming=streaming
+        or StreamingConfig(
+            document_shuffle_buffer=len(documents),
+            instance_shuffle_buffer=IN_MEMORY_INSTANCE_BUFFER,
+        ),
+        tokenized_documents=documents,
+    )
+
+
+def instances_per_pass(
+    documents: Sequence[TokenizedDocument],
+    vocabulary: Sequence[str],
+    config: PretrainingDataConfig,
+    seed: int = 0,
+) -> int:
+    """How many sequences one pass of `pretraining_dataset` over `documents` makes (the
+    first pass's count; later passes draw other short lengths and differ slightly).
+
+    Example:
+    >>> import numpy as np
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)]
+    >>> documents = [[np.arange(5, 9), np.arange(9, 13)], [np.arange(13, 17)]]
+    >>> config = PretrainingDataConfig(seq_length=8, next_sentence_prediction=False)
+    >>> instances_per_pass(documents, vocabulary, config)
+    3
+    """
+    check_documents(documents, config.next_sentence_prediction, config.sentence_order_prediction)
+    instances = streaming_instances(
+        config=config,
+        vocabulary=vocabulary,
+        seed=seed,
+        num_epochs=1,
+        # The order of the instances does not change their count.
+        streaming=StreamingConfig(
+            document_shuffle_buffer=len(documents), instance_shuffle_buffer=1
+        ),
+        tokenized_documents=documents,
+    )
+    return int(instances.reduce(0, lambda count, _: count + 1))

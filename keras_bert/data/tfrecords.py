@@ -12,6 +12,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from keras_bert.data.streaming import pretraining_dataset
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 
 # Our feature name → the original file feature name.
@@ -159,8 +160,6 @@ def create_pretraining_tfrecords(
         num_shards: files to write.
         seed: the seed of pairs and masks.
     """
-    from keras_bert.data.pretraining import pretraining_dataset
-
     dataset = pretraining_dataset(
         documents,
         vocabulary,

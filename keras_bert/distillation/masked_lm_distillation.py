@@ -17,12 +17,8 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from keras_bert.data.pretraining import (
-    MODEL_INPUT_NAMES,
-    PretrainingDataConfig,
-    instances_per_pass,
-    pretraining_dataset,
-)
+from keras_bert.data.pretraining import MODEL_INPUT_NAMES, PretrainingDataConfig
+from keras_bert.data.streaming import instances_per_pass, pretraining_dataset
 from keras_bert.distillation.task_distillation import (
     StudentConfig,
     distill_task_model,

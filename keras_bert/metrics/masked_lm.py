@@ -16,9 +16,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.instances import TokenizedDocument
 from keras_bert.data.masking import MaskingConfig
-from keras_bert.data.pretraining import PretrainingDataConfig, pretraining_dataset
+from keras_bert.data.pretraining import PretrainingDataConfig
+from keras_bert.data.streaming import StreamingConfig, pretraining_dataset
+from keras_bert.data.tokenized_documents import TokenizedDocument
 from keras_bert.text.special_tokens import MASK_TOKEN
 
 # BERT's masking rate; the evaluation masks this share of every sequence's real tokens.
@@ -38,7 +39,7 @@ def masked_lm_evaluation_dataset(
         documents: tokenized documents (see `tokenize_documents`).
         vocabulary: the WordPiece tokens.
         seq_length: packed sequence length.
-        seed: the seed of masks and order; the same seed gives the same batches.
+        seed: the seed of the masks; the same seed gives the same batches.
         batch_size: sequences per batch (the last batch may be smaller).
     """
     config = PretrainingDataConfig(
@@ -51,8 +52,17 @@ def masked_lm_evaluation_dataset(
             max_predictions_per_seq=max(1, round(EVALUATION_MASKING_RATE * seq_length)),
         ),
     )
+    # Documents and sequences in order: the same batches whatever TensorFlow's global seed.
+    in_order = StreamingConfig(document_shuffle_buffer=1, instance_shuffle_buffer=1)
     return pretraining_dataset(
-        documents, vocabulary, batch_size, config, seed, num_epochs=1, drop_remainder=False
+        documents,
+        vocabulary,
+        batch_size,
+        config,
+        seed,
+        num_epochs=1,
+        drop_remainder=False,
+        streaming=in_order,
     )
 
 

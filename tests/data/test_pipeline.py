@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from keras_bert.data import (
@@ -9,6 +10,7 @@ from keras_bert.data import (
     read_pretraining_tfrecords,
     write_pretraining_tfrecords,
 )
+from keras_bert.errors import DataError
 
 CONFIG = PretrainingDataConfig(seq_length=64, masking=MaskingConfig(max_predictions_per_seq=10))
 
@@ -93,3 +95,17 @@ def test_static_tfrecords_round_trip(tmp_path, wikipedia_documents, vocabulary):
         )
 
     assert rows(read) == rows(written)
+
+
+def test_next_sentence_prediction_refuses_a_corpus_without_pairs(vocabulary):
+    sentence = np.array([5, 6, 7], np.int32)
+    with pytest.raises(DataError, match="at least two documents with two sentences"):
+        pretraining_dataset([[sentence, sentence]], vocabulary, 2, PretrainingDataConfig(16))
+    with pytest.raises(DataError, match="2 document\\(s\\), 0 of them"):
+        pretraining_dataset([[sentence], [sentence]], vocabulary, 2, PretrainingDataConfig(16))
+    without_pairs = PretrainingDataConfig(16, next_sentence_prediction=False)
+    with pytest.raises(DataError, match="no non-empty sentence"):
+        pretraining_dataset([], vocabulary, 2, without_pairs)
+    # Without NSP one sentence is enough.
+    batch = next(iter(pretraining_dataset([[sentence]], vocabulary, 1, without_pairs, 0, 1)))
+    assert batch["input_mask"].numpy().tolist() == [[1] * 5 + [0] * 11]

@@ -1,4 +1,5 @@
-"""The streaming input against the Python reference (`instances.py`) on the shared corpus."""
+"""The streaming input against the Python reference (`reference_instances.py`) on the shared
+corpus."""
 
 from collections import defaultdict
 
@@ -9,7 +10,6 @@ import tensorflow as tf
 from keras_bert.data import (
     FEATURE_NAMES,
     PretrainingDataConfig,
-    create_instances,
     read_text_documents,
     tokenize_documents,
 )
@@ -18,13 +18,14 @@ from keras_bert.data.document_stream import (
     serialize_tokenized_document,
 )
 from keras_bert.data.graph_instances import truncate_pair
-from keras_bert.data.instances import _truncate_pair
 from keras_bert.data.streaming import (
     StreamingConfig,
     streaming_instances,
     streaming_pretraining_dataset,
 )
 from keras_bert.text import WordPieceTokenizer
+from tests.data.reference_instances import create_instances
+from tests.data.reference_instances import truncate_pair as reference_truncate_pair
 
 SMALL_BUFFERS = StreamingConfig(
     document_shuffle_buffer=64, instance_shuffle_buffer=64, segment_shuffle_buffer=1024
@@ -231,7 +232,7 @@ def test_truncation_lengths_are_those_of_the_reference():
     for length_a in range(0, 12):
         for length_b in range(0, 12):
             want_a, want_b = list(range(length_a)), list(range(100, 100 + length_b))
-            _truncate_pair(want_a, want_b, 9, random.Random(0))
+            reference_truncate_pair(want_a, want_b, 9, random.Random(0))
             got_a, got_b = truncate_pair(
                 tf.range(length_a), tf.range(100, 100 + length_b), 9, tf.constant([1, 2], tf.int64)
             )

@@ -55,16 +55,16 @@ def test_underscore_spellings_and_google_names_parse_alike(tmp_path):
     config_file.write_text('{"vocabulary_file": "v.txt", "input_files": ["a.txt"]}')
     base = ["--config", str(config_file)]
     kebab = pretrain.pretraining_config(
-        [*base, "--output-dir", "o", "--seq-length", "64", "--total-steps", "200"]
+        [*base, "--output-dir", "o", "--seq-length", "64", "--total-steps", "500"]
     )
     snake = pretrain.pretraining_config(
-        [*base, "--output_dir", "o", "--seq_length", "64", "--total_steps", "200"]
+        [*base, "--output_dir", "o", "--seq_length", "64", "--total_steps", "500"]
     )
     google = pretrain.pretraining_config(
-        [*base, "--output_dir", "o", "--max_seq_length", "64", "--num_train_steps", "200"]
+        [*base, "--output_dir", "o", "--max_seq_length", "64", "--num_train_steps", "500"]
     )
     assert kebab == snake == google
-    assert kebab.data.seq_length == 64 and kebab.total_steps == 200
+    assert kebab.data.seq_length == 64 and kebab.total_steps == 500
 
 
 def test_every_pretraining_field_is_a_flag():
@@ -73,7 +73,7 @@ def test_every_pretraining_field_is_a_flag():
          "--model-config", '{"dropout_rate": 0.0}', "--whole-word-masking",
          "--next-sentence-prediction", "false", "--random-token-rate", "0.0"]
     )  # fmt: skip
-    assert flags.run.weight_decay == 0.05 and flags.model_config == {"dropout_rate": 0.0}
+    assert flags.run.weight_decay == 0.05 and flags.model_config["dropout_rate"] == 0.0
     assert flags.data.masking.whole_word_masking is True
     assert flags.data.next_sentence_prediction is False
     assert flags.data.masking.random_token_rate == 0.0
@@ -100,7 +100,8 @@ def test_a_json_config_of_before_run_settings_still_reads(tmp_path):
     with pytest.warns(DeprecationWarning, match="use `run.learning_rate`"):
         config = pretrain.pretraining_config(["--config", str(config_file), "--seed", "4"])
     assert (config.run.learning_rate, config.run.precision) == (0.002, "auto")
-    assert (config.run.seed, config.run.warmup_fraction) == (4, 0.01)
+    # The rest is the default recipe's (pipelines/recipes/budget_tiny.json).
+    assert (config.run.seed, config.run.warmup_fraction) == (4, 0.05)
 
 
 @pytest.mark.parametrize(

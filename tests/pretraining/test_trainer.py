@@ -45,13 +45,15 @@ def test_flags_and_json_config_file(tmp_path):
     config_file = tmp_path / "run.json"
     config_file.write_text(
         '{"output_dir": "out", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
-        ' "total_steps": 200, "data": {"seq_length": 64}}'
+        ' "total_steps": 500, "data": {"seq_length": 64}}'
     )
-    flags = ["--config", str(config_file), "--total_steps", "400", "--jit-compile", "true"]
+    flags = ["--config", str(config_file), "--total_steps", "750", "--jit-compile", "true"]
     config = pretraining_config([*flags, "--masked-lm-prob", "0.2", "--max_seq_length", "96"])
-    assert config.total_steps == 400 and config.run.jit_compile is True
+    assert config.total_steps == 750 and config.run.jit_compile is True
     assert config.data.seq_length == 96 and config.input_files == ["a.txt"]
-    assert config.data.masking.masked_lm_prob == 0.2 and config.data.next_sentence_prediction
+    assert config.data.masking.masked_lm_prob == 0.2
+    # The rest is the default recipe's (pipelines/recipes/budget_tiny.json): no NSP.
+    assert not config.data.next_sentence_prediction and config.global_batch_size == 64
     config = pretraining_config(["--config", str(config_file), "--train_batch_size", "8"])
     assert config.global_batch_size == 8 and config.data.seq_length == 64
 

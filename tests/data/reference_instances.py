@@ -1,11 +1,11 @@
-"""Sentence-pair instances for pretraining, as in Google's original `create_pretraining_data.py`.
+"""The tests' reference of the pretraining instances: Google's `create_pretraining_data.py`
+rules in plain Python.
 
-The pair construction walks documents sentence by sentence with a seeded `random.Random`, in
-plain Python over a corpus held in memory; it feeds `tf.data` through `from_generator`
-(`pretraining_dataset`, `create_pretraining_tfrecords`). It is the exact reference of the rules:
-training streams corpora of any size through their TensorFlow-ops version
-(`graph_instances.py`, `streaming.py`), and the Beam pipeline (`beam_examples.py`) runs these
-functions per document.
+The pair construction walks documents sentence by sentence with a seeded `random.Random` over a
+corpus held in memory. The library builds instances one way only, as TensorFlow ops
+(`keras_bert.data.graph_instances`, for training, held-out evaluation, static TFRecords and
+Beam); the tests hold it against this reference: the same pair counts, label balance, lengths
+and masking rates.
 """
 
 from __future__ import annotations
@@ -15,12 +15,9 @@ import random
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-import tensorflow as tf
 
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords, rename_keywords
-from keras_bert.errors import ConfigError, DataError
-
-TokenizedDocument = list[np.ndarray]
+from keras_bert.data.tokenized_documents import TokenizedDocument, check_documents
+from keras_bert.errors import ConfigError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,58 +35,7 @@ class Instance:
     next_sentence_label: int
 
 
-def tokenize_documents(
-    documents: Sequence[Sequence[str]], tokenizer, batch_size: int = 2048
-) -> list[TokenizedDocument]:
-    """Tokenizes every sentence with a `WordPieceTokenizer`; drops sentences with no tokens and
-    documents with no sentences left."""
-    sentences = [sentence for document in documents for sentence in document]
-    ids: list[np.ndarray] = []
-    for start in range(0, len(sentences), batch_size):
-        batch = tokenizer(tf.constant(sentences[start : start + batch_size]))
-        ids += [np.asarray(row, np.int32) for row in batch.numpy()]
-    tokenized, position = [], 0
-    for document in documents:
-        pieces = [piece for piece in ids[position : position + len(document)] if len(piece)]
-        position += len(document)
-        if pieces:
-            tokenized.append(pieces)
-    return tokenized
-
-
-def check_documents(
-    documents: Sequence[TokenizedDocument],
-    next_sentence_prediction: bool,
-    sentence_order_prediction: bool = False,
-) -> None:
-    """Raises a `DataError` when the documents cannot make the instances asked for.
-
-    Next-sentence prediction draws its random B from another document and its true B from the
-    same one, so it needs two documents and a document of two sentences or more; without
-    that every label would be "random" (or none could be made) and NSP would teach nothing.
-    Sentence-order prediction needs a document of two sentences or more.
-    """
-    if not documents:
-        raise DataError("No text to pretrain on: the input has no non-empty sentence.")
-    multi_sentence = sum(len(document) >= 2 for document in documents)
-    if sentence_order_prediction and not multi_sentence:
-        raise DataError(
-            "Sentence-order prediction needs a document with two sentences or more; the input "
-            f"has {len(documents)} document(s) of one sentence. Add text, or switch it off "
-            "(--sentence-order-prediction false)."
-        )
-    if not next_sentence_prediction:
-        return
-    if len(documents) < 2 or not multi_sentence:
-        raise DataError(
-            "Next-sentence prediction needs at least two documents with two sentences (documents "
-            "are separated by blank lines); the input has "
-            f"{len(documents)} document(s), {multi_sentence} of them with two sentences or more. "
-            "Add text, or switch it off (--next-sentence-prediction false)."
-        )
-
-
-def _truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: random.Random):
+def truncate_pair(tokens_a: list, tokens_b: list, max_num_tokens: int, rng: random.Random):
     """Removes tokens from the longer segment, at a random end, until the pair fits."""
     while len(tokens_a) + len(tokens_b) > max_num_tokens:
         longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
@@ -169,7 +115,7 @@ def document_pair_instances(
                 index -= len(chunk) - a_end
             else:
                 tokens_b = [int(token) for segment in chunk[a_end:] for token in segment]
-            _truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
+            truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
             if sentence_order and is_random_next:
                 tokens_a, tokens_b = tokens_b, tokens_a
             if tokens_a and tokens_b:
@@ -227,7 +173,6 @@ def _check_pair_settings(
     check_documents(documents, next_sentence_prediction, sentence_order_prediction)
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def create_instances(
     documents: Sequence[TokenizedDocument],
     seq_length: int,
@@ -274,34 +219,3 @@ def create_instances(
         instances += contiguous_instances(ordered, seq_length, document_separator)
     rng.shuffle(instances)
     return instances
-
-
-def instance_dataset(
-    documents: Sequence[TokenizedDocument],
-    seq_length: int,
-    seed: int,
-    num_epochs: int | None = None,
-    **options,
-) -> tf.data.Dataset:
-    """A dataset of `(tokens_a, tokens_b, next_sentence_label)`, pass after pass over the
-    documents (`num_epochs` passes, or forever); each pass has new pairs and a new order.
-    `options` are those of `create_instances` (pairs, packing)."""
-    options = rename_keywords(options, SEQ_LENGTH_RENAMES, "instance_dataset")
-    # Checked now, not when the generator first runs inside tf.data.
-    _check_pair_settings(documents, **options)
-
-    def generate():
-        epoch = 0
-        while num_epochs is None or epoch < num_epochs:
-            for instance in create_instances(documents, seq_length, seed, epoch, **options):
-                yield instance.tokens_a, instance.tokens_b, instance.next_sentence_label
-            epoch += 1
-
-    return tf.data.Dataset.from_generator(
-        generate,
-        output_signature=(
-            tf.TensorSpec([None], tf.int32),
-            tf.TensorSpec([None], tf.int32),
-            tf.TensorSpec([], tf.int32),
-        ),
-    )

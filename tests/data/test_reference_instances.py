@@ -1,9 +1,11 @@
+"""The tests' reference of the instance rules (`reference_instances.py`) follows Google's
+rules; `test_graph_instances.py` holds the library's builder against it."""
+
 import numpy as np
 import pytest
 
-from keras_bert.data import create_instances
-from keras_bert.data.instances import instance_dataset
 from keras_bert.errors import ConfigError, DataError
+from tests.data.reference_instances import create_instances
 
 
 def _synthetic_documents(num_documents=20, num_sentences=30):
@@ -121,15 +123,3 @@ def test_sentence_order_pairs_are_consecutive_and_swapped_half_the_time(wikipedi
         create_instances(
             [[np.arange(3)]], 32, 0, next_sentence_prediction=False, sentence_order_prediction=True
         )
-
-
-def test_next_sentence_prediction_refuses_a_corpus_without_pairs():
-    sentence = np.array([5, 6, 7], np.int32)
-    with pytest.raises(DataError, match="at least two documents with two sentences"):
-        create_instances([[sentence, sentence]], seq_length=16, seed=0)
-    with pytest.raises(DataError, match="2 document\\(s\\), 0 of them"):
-        instance_dataset([[sentence], [sentence]], seq_length=16, seed=0)
-    with pytest.raises(DataError, match="no non-empty sentence"):
-        create_instances([], seq_length=16, seed=0, next_sentence_prediction=False)
-    # Without NSP one sentence is enough.
-    assert len(create_instances([[sentence]], 16, 0, next_sentence_prediction=False)) == 1
