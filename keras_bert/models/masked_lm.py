@@ -7,12 +7,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import keras
+import tensorflow as tf
 
+from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.errors import ConfigError
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
-from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, holds_text, in_batches
 
 MASKED_LM_SCOPE = "cls/predictions/"
 
@@ -61,6 +64,12 @@ class BertMaskedLM(BertTask):
     `{"masked_lm": logits}`, float32 `[batch, predictions, vocabulary]`. `compile()` defaults
     to the masked-LM loss and accuracy averaged over the `masked_lm_weights` given as sample
     weights.
+
+    With its preprocessor, `fit` and `evaluate` take unlabelled texts (or a `tf.data` dataset
+    of them): each batch is packed and masked in the input pipeline as BERT masks
+    (`MaskingConfig`'s defaults: 15% of the real tokens, 80% of them `[MASK]`, 10% a random
+    token), with new masks on every pass (dynamic masking, as RoBERTa). This needs a
+    vocabulary with BERT's `[CLS]`, `[SEP]`, `[PAD]` and `[MASK]` tokens.
 
     Args:
         encoder: the `BertEncoder`.
@@ -150,6 +159,37 @@ class BertMaskedLM(BertTask):
             ]
             for row in range(len(texts))
         ]
+
+    def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
+        """Unlabelled text becomes masked batches: `(inputs, targets, weights)` of the
+        masked-LM objective, drawn anew on each pass under Keras' global seed."""
+        if not holds_text(x) or y is not None:
+            return super()._model_inputs(x, y, sample_weight, batch_size, shuffle)
+        batches = super()._model_inputs(x, batch_size=batch_size, shuffle=shuffle)[0]
+        masker = TokenMasker(self.preprocessor.tokenizer.vocabulary, MaskingConfig())
+
+        def mask(batch, seed):
+            inputs = keras.utils.unpack_x_y_sample_weight(batch)[0]
+            features = masker(inputs["input_word_ids"], inputs["input_mask"], seed)
+            inputs = {
+                **inputs,
+                "input_word_ids": features["input_word_ids"],
+                "masked_lm_positions": features["masked_lm_positions"],
+            }
+            targets = {"masked_lm": features["masked_lm_ids"]}
+            return inputs, targets, {"masked_lm": features["masked_lm_weights"]}
+
+        seeds = tf.data.Dataset.random(rerandomize_each_iteration=True).batch(2)
+        masked = tf.data.Dataset.zip(batches, seeds).map(mask, num_parallel_calls=tf.data.AUTOTUNE)
+        return masked.prefetch(tf.data.AUTOTUNE), None, None, None
+
+    def predict(self, x, batch_size=None, **kwargs):
+        if holds_text(x):
+            raise ConfigError(
+                "BertMaskedLM.predict takes packed ids with masked_lm_positions; for the tokens "
+                "at the [MASK]s of texts call fill_mask."
+            )
+        return super().predict(x, batch_size=batch_size, **kwargs)
 
     def default_loss(self):
         return {"masked_lm": MaskedLMLoss()}

@@ -193,3 +193,23 @@ def test_masked_lm_fills_the_mask_of_a_string():
         assert [token for token, _ in top] == [vocabulary[index] for index in expected]
         probabilities = [probability for _, probability in top]
         assert probabilities == sorted(probabilities, reverse=True)
+
+
+def test_masked_lm_fits_and_evaluates_on_strings_masked_in_the_input_pipeline():
+    keras.utils.set_random_seed(0)
+    model = BertMaskedLM.from_checkpoint(CHECKPOINT, seq_length=SEQ_LENGTH)
+    before = [np.array(weight) for weight in model.encoder.trainable_weights]
+    history = model.fit(TEXTS, batch_size=4, epochs=2, verbose=0)
+    assert int(model.optimizer.iterations) == 4  # 2 epochs of 8 texts in batches of 4
+    assert np.all(np.isfinite(history.history["loss"]))
+    assert not all(
+        np.allclose(old, new)
+        for old, new in zip(before, model.encoder.trainable_weights, strict=True)
+    )
+    dataset = tf.data.Dataset.from_tensor_slices(TEXTS).batch(4)
+    results = model.evaluate(dataset, verbose=0, return_dict=True)
+    assert set(results) == {"loss", "accuracy"} and 0.0 <= results["accuracy"] <= 1.0
+    # Masks are drawn anew on each pass: the same texts give another loss.
+    assert results["loss"] != model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
+    with pytest.raises(ConfigError, match="fill_mask"):
+        model.predict(TEXTS, verbose=0)
