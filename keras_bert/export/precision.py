@@ -1,11 +1,14 @@
-"""bfloat16 serving: the agreement check of a bfloat16 model (`serving_copy`) against float32.
+"""Reduced-precision serving: the agreement check of a bfloat16 or int8 model (`serving_copy`)
+against float32.
 
 A bfloat16 export computes the encoder in bfloat16 (8 bits of mantissa): on CPUs with
-AVX512_BF16 or AMX (and on GPUs) its matmuls run at up to twice float32's speed, and its answers
-move a little. `export_for_serving` refuses a bfloat16 export whose answers disagree with the
-float32 model's beyond `AgreementTolerance` on the warm-up inputs (and on any inputs the caller
-adds): the share of predicted labels that agree (classes, tags of real tokens, answer
-start/end tokens, top mask fillers) and the largest difference of a probability.
+AVX512_BF16 or AMX (and on GPUs) its matmuls run at up to twice float32's speed. An int8 export
+multiplies the encoder's dense layers in int8 (per-channel weight scales, inputs quantized per
+row): fast with VNNI or AMX. Either moves the answers a little. `export_for_serving` refuses
+such an export whose answers disagree with the float32 model's beyond `AgreementTolerance` on
+the warm-up inputs (and on any inputs the caller adds): the share of predicted labels that agree
+(classes, tags of real tokens, answer start/end tokens, top mask fillers) and the largest
+difference of a probability.
 """
 
 from __future__ import annotations
@@ -20,19 +23,20 @@ from keras_bert.config import ConfigError
 from keras_bert.export.buckets import trim_to_bucket
 from keras_bert.export.decoding import MASKED_LOGIT
 
-PRECISIONS = ("float32", "bfloat16")
+PRECISIONS = ("float32", "bfloat16", "int8")
 # Rows per batch of the agreement check.
 _AGREEMENT_BATCH = 64
 # Softmax over the sequence (QA start and end): these logits give padding probability 0.
 
 
 class PrecisionAgreementError(ValueError):
-    """A bfloat16 model's answers disagree with its float32 model's beyond the tolerance."""
+    """A bfloat16 or int8 model's answers disagree with its float32 model's beyond the
+    tolerance."""
 
 
 @dataclasses.dataclass(frozen=True)
 class AgreementTolerance:
-    """How far a bfloat16 export may move from float32 (see BENCHMARKS.md for measurements).
+    """How far a bfloat16 or int8 export may move from float32 (BENCHMARKS.md measures both).
 
     Args:
         min_label_agreement: the least share of predicted labels that must agree.
@@ -121,7 +125,7 @@ def measure_agreement(candidate, reference, inputs: Iterable[Mapping[str, tf.Ten
     if not labels:
         raise ConfigError(
             f"{type(reference).__name__} outputs hold no labels to compare across precisions; "
-            "bfloat16 exports are checked on label agreement."
+            "bfloat16 and int8 exports are checked on label agreement."
         )
     return Agreement(labels, agreeing / labels, difference)
 
@@ -143,7 +147,8 @@ def check_precision(
     requests: Sequence[Mapping[str, list]],
     tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
 ) -> Agreement:
-    """Compares a bfloat16 serving module with its float32 twin on `serving_default` requests.
+    """Compares a bfloat16 or int8 serving module with its float32 twin on `serving_default`
+    requests.
 
     Raises:
         PrecisionAgreementError: outside `tolerance`, with the measured agreement.
@@ -151,13 +156,13 @@ def check_precision(
     """
     if float32_module is None or float32_module.precision != "float32":
         raise ConfigError(
-            "A bfloat16 export needs its float32 serving module (float32_module=...) for the "
-            f"agreement check, got {float32_module!r}."
+            f"A {module.precision} export needs its float32 serving module (float32_module=...) "
+            f"for the agreement check, got {float32_module!r}."
         )
     agreement = measure_agreement(module, float32_module, _packed_batches(module, requests))
     if not agreement.within(tolerance):
         raise PrecisionAgreementError(
-            f"bfloat16 disagrees with float32 on {agreement.labels} labels: agreement "
+            f"{module.precision} disagrees with float32 on {agreement.labels} labels: agreement "
             f"{agreement.label_agreement:.4f} (at least {tolerance.min_label_agreement} "
             f"needed), max probability difference {agreement.max_probability_difference:.4f} "
             f"(at most {tolerance.max_probability_difference} allowed). Export in float32."
