@@ -39,7 +39,6 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -51,9 +50,18 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bench.peer_onnx import (
+    labels_in_batches,
+    peer_classify,
+    peer_session,
+    peer_tokenizer,
+    tokenization_agreement,
+    write_peer_models,
+)
 from keras_bert import BertEncoder
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.export.buckets import bucket_examples, cycled_words
+from keras_bert.export.cpu import cpu_summary
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -68,13 +76,6 @@ ONNX_THREADS = 2
 def load_dev() -> tuple[list[str], list[str]]:
     records = [json.loads(line) for line in DEV_PATH.read_text().splitlines()]
     return [record["text"] for record in records], [record["label"] for record in records]
-
-
-def cpu_name() -> str:
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 @dataclasses.dataclass
@@ -96,7 +97,7 @@ def variant_key(name: str, inputs: str) -> str:
     return f"{name} ({inputs})"
 
 
-def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list[str]) -> dict:
+def export_variants(base_dir: Path, classifier, dev_texts: list[str]) -> dict:
     """Exports every variant: {name: (serving module, export dir, "text" or "ids")}."""
     checkpoint = default_checkpoint()
     preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=SEQ_LENGTH)
@@ -110,11 +111,11 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
     }
     agreement_requests = []
     float32_classifier = None
-    if classifier_path:
-        classifier = keras.saving.load_model(classifier_path)
+    if classifier is not None:
         float32_classifier = serving_module(classifier, preprocessor)
         agreement_requests = [{"text": dev_texts}]
         bfloat16 = serving_module(classifier, preprocessor, precision="bfloat16")
+        int8 = serving_module(classifier, preprocessor, precision="int8")
         sharded = serving_module(
             classifier, preprocessor, precision="bfloat16", feed_forward_shards=2
         )
@@ -129,6 +130,7 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
                 "text",
             ),
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),
+            "classifier strings, buckets + int8": (int8, "text"),
             "classifier `serving_ids`, bfloat16": (bfloat16, "ids"),
             "classifier strings, buckets + bfloat16 + 2 shards": (sharded, "text"),
             "classifier `serving_ids`, bfloat16 + 2 shards": (sharded, "ids"),
@@ -313,10 +315,16 @@ def write_onnx_timings(args: argparse.Namespace) -> None:
     )
 
 
-# The string variants of the bfloat16 exports (checked against float32 at export).
-BFLOAT16_STRINGS = (
+# The string variants of the bfloat16 and int8 exports (checked against float32 at export).
+CHECKED_STRINGS = (
     "classifier strings, buckets + bfloat16",
     "classifier strings, buckets + bfloat16 + 2 shards",
+    "classifier strings, buckets + int8",
+)
+# The peer's string paths: `tokenizers` + ONNX Runtime on our classifier (`bench.peer_onnx`).
+PEER_STRINGS = (
+    f"`tokenizers` + ONNX Runtime float32 ({ONNX_THREADS} threads)",
+    f"`tokenizers` + ONNX Runtime int8 ({ONNX_THREADS} threads)",
 )
 ID_INPUTS = {False: "sentences, padded to 128 ids", True: "128 ids of text"}
 
@@ -462,8 +470,9 @@ def main() -> None:
     tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
 
     texts, gold = load_dev()
+    classifier = keras.saving.load_model(args.classifier) if args.classifier else None
     with tempfile.TemporaryDirectory() as work_dir:
-        exported = export_variants(Path(work_dir), args.classifier, texts)
+        exported = export_variants(Path(work_dir), classifier, texts)
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
@@ -473,43 +482,48 @@ def main() -> None:
         shared_onnx = (
             onnx_variants(onnx_model) if onnx_model and args.onnx_process == "shared" else []
         )
+        peer = {}  # name: sentences -> labels
+        if classifier is not None and not args.no_onnx:
+            peer = peer_classifiers(classifier, Path(work_dir), texts)
+        peer_string_variants = [
+            Variant(name, "sentences", lambda batch, classify=classify: lambda: classify(batch))
+            for name, classify in peer.items()
+        ]
         encoder_module = next(iter(exported.values()))[0]
         warmup = [request["text"] for request in bucket_examples(encoder_module)] + [texts[:32]]
-        results = timed_variants(variants + shared_onnx, texts, warmup, args)
+        results = timed_variants(variants + peer_string_variants + shared_onnx, texts, warmup, args)
         if onnx_model and args.onnx_process == "own":
             for batch_size, timings in onnx_timings_in_own_process(onnx_model, args).items():
                 results[batch_size] |= timings
 
-        # Each bfloat16 export's export-time check, and its labels on the dev set.
+        # Each checked export's export-time check, and every path's labels on the dev set.
         agreements, labels = {}, {}
-        if args.classifier:
+        if classifier is not None:
             float32_dir = exported["classifier strings, buckets"][1]
             labels["float32"] = labels_on(float32_dir, texts)
-            for name in BFLOAT16_STRINGS:
+            for name in CHECKED_STRINGS:
                 export_dir = exported[name][1]
                 agreements[name] = json.loads((export_dir / AGREEMENT_FILE).read_text())
                 labels[name] = labels_on(export_dir, texts)
+            labels |= {name: labels_in_batches(classify, texts) for name, classify in peer.items()}
 
-    ours = [(variant.name, variant.inputs) for variant in variants]
-    onnx = onnx_keys() if onnx_model else []
     print(
-        f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
-        f"TF {tf.__version__}, dev sentences: {len(texts)}, schedule: {args.schedule}, "
+        f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_summary()}, TF {tf.__version__}, "
+        f"dev sentences: {len(texts)}, schedule: {args.schedule}, "
         f"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS={args.frozen_weights}, TensorFlow threads: "
         f"intra-op {args.intra_op_threads or 'default'}, "
         f"inter-op {args.inter_op_threads or 'default'}, ONNX Runtime's process: "
         f"{args.onnx_process}"
     )
-    print()
-    print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
-    print("|---|---|---:|---:|---:|")
-    for name, inputs in ours + onnx:
-        latency = results[1][variant_key(name, inputs)] * 1000
-        throughput = 32 / np.median(results[32][variant_key(name, inputs)])
-        print(
-            f"| {name} | {inputs} | {np.percentile(latency, 50):.2f} "
-            f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
-        )
+    ours = [(variant.name, variant.inputs) for variant in variants]
+    strings = [key for key in ours if key[1] == "sentences"]
+    print("\nStrings in, labels out: the dev sentences at their own lengths\n")
+    print_table(results, strings + [(name, "sentences") for name in peer])
+    if peer:
+        print_goal_ratios(results, strings, list(peer))
+    onnx = onnx_keys() if onnx_model else []
+    print(f"\n{SEQ_LENGTH} ids (last round's measure)\n")
+    print_table(results, [key for key in ours if key not in strings] + onnx)
     for session in ONNX_SESSIONS if onnx else ():
         print()
         print(f"| variant | input | batch-1 p50 / {session}'s | batch-32 throughput / its |")
@@ -526,13 +540,66 @@ def main() -> None:
                 f"| {p50 / np.percentile(results[1][reference], 50):.3f} "
                 f"| {throughput / (32 / np.median(results[32][reference])):.2f} |"
             )
+    print()
     for name, agreement in agreements.items():
-        agree = np.mean(np.array(labels["float32"]) == np.array(labels[name]))
-        print()
         print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
-        print(f"dev label agreement with float32: {agree:.4f}")
+    if peer:
+        tokenizer = peer_tokenizer(default_checkpoint(), SEQ_LENGTH)
+        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+        share = tokenization_agreement(tokenizer, preprocessor, texts)
+        print(f"dev sentences whose `tokenizers` ids equal ours: {share:.4f}")
     for name, predicted in labels.items():
-        print(f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%")
+        reference = labels[PEER_STRINGS[0]] if name == PEER_STRINGS[1] else labels["float32"]
+        print(
+            f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%; "
+            f"label agreement with "
+            f"{'ONNX Runtime float32' if name == PEER_STRINGS[1] else 'our float32'}: "
+            f"{np.mean(np.array(predicted) == np.array(reference)):.4f}"
+        )
+
+
+def print_table(results: dict, keys: list[tuple[str, str]]) -> None:
+    """Batch-1 p50/p99 and batch-32 throughput of the variants `keys` ((name, inputs))."""
+    print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
+    print("|---|---|---:|---:|---:|")
+    for name, inputs in keys:
+        latency = results[1][variant_key(name, inputs)] * 1000
+        throughput = 32 / np.median(results[32][variant_key(name, inputs)])
+        print(
+            f"| {name} | {inputs} | {np.percentile(latency, 50):.2f} "
+            f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
+        )
+
+
+def print_goal_ratios(results: dict, ours: list[tuple[str, str]], peer: list[str]) -> None:
+    """The issue's goals: our batch-1 p50 over the peer's faster path's (≤ 1.0, stretch 0.8)
+    and our batch-32 throughput over its (≥ 1.0, stretch 1.25)."""
+    p50 = {key: np.median(results[1][variant_key(*key)]) for key in ours}
+    p50_peer = min(np.median(results[1][variant_key(name, "sentences")]) for name in peer)
+    throughput = {key: 32 / np.median(results[32][variant_key(*key)]) for key in ours}
+    throughput_peer = max(32 / np.median(results[32][variant_key(n, "sentences")]) for n in peer)
+    print()
+    print(
+        "| variant | batch-1 p50 / peer's fastest (goal ≤ 1.0) | batch-32 sentences/s / "
+        "peer's highest (goal ≥ 1.0) |"
+    )
+    print("|---|---:|---:|")
+    for key in ours:
+        print(f"| {key[0]} | {p50[key] / p50_peer:.2f} | {throughput[key] / throughput_peer:.2f} |")
+
+
+def peer_classifiers(classifier, work_dir: Path, texts: list[str]) -> dict:
+    """`PEER_STRINGS`' paths on `classifier`: {name: sentences -> labels} (`bench.peer_onnx`)."""
+    preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+    packed = preprocessor(tf.constant(texts[:8]))
+    checkpoint = default_checkpoint()
+    models = write_peer_models(classifier, packed, work_dir, checkpoint)
+    tokenizer = peer_tokenizer(checkpoint, SEQ_LENGTH)
+    label_names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
+    return {
+        name: peer_classify(tokenizer, peer_session(path, ONNX_THREADS), label_names)
+        for name, path in zip(PEER_STRINGS, models, strict=True)
+    }
 
 
 if __name__ == "__main__":
