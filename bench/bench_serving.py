@@ -1,36 +1,34 @@
-"""Serving latency and throughput of our exports against ONNX Runtime, in one process.
+"""Serving latency and throughput of our exports against the peer's real path, in one process.
 
-Exports, each with `export_for_serving` and loaded back with `tf.saved_model.load` (the graph TF
-Serving runs), seq 128:
+Two tables, both on the real dev sentences of shared/data (movie-review snippets):
 
-- the sentiment classifier (`--classifier`, a `pipelines.finetune_classifier` model) with its
-  raw-string signature: every batch padded to 128 (as before length buckets), padded to its
-  bucket (16/32/64/128, the default), buckets + XLA, buckets + bfloat16 (checked against
-  float32 on the dev set at export: label agreement, max probability difference), and
-  bfloat16 with the feed-forward weights in 2 independent blocks (`feed_forward_shards=2`);
-- the real MiniLM-L6 encoder's `serving_ids` (float32, and XLA), and the classifier's
-  `serving_ids` in bfloat16 (and with 2 shards), fed the dev sentences' ids padded to 128
-  (`serving_ids` computes on their length bucket) and 128 ids of text (each sentence's words
-  cycled to fill every position: the issue's measure, where nothing can be trimmed);
-- with the optional `peer` extra (torch, transformers, onnx, onnxruntime): ONNX Runtime running
-  the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export` in a
-  subprocess, so that torch is not loaded beside TensorFlow while timing), all
-  graph optimizations, 2 threads, fed the same two kinds of 128 ids (it has no in-graph
-  tokenizer; 128 is how its users pad, and it computes on all of them).
+1. **Strings in, labels out** (the issue's measure): the sentiment classifier (`--classifier`, a
+   `pipelines.finetune_classifier` model) exported with `export_for_serving` and loaded back
+   with `tf.saved_model.load` (the graph TF Serving runs), raw-string signature, seq 128: every
+   batch padded to 128 (before length buckets), padded to its bucket (16/32/64/128, the
+   default), buckets + XLA, + bfloat16, + int8 (both checked against float32 on the dev set at
+   export), and bfloat16 with 2 feed-forward shards; against the peer's path on THE SAME
+   classifier (`bench.peer_onnx`): Hugging Face `tokenizers` (the checkpoint's tokenizer.json,
+   each batch padded to its longest sentence) + ONNX Runtime with dynamic axes, float32 and int8
+   (`quantize_dynamic`), 2 intra-op threads; then our ratios to the peer's faster path.
+2. **128 ids** (last round's measure): the real MiniLM-L6 encoder's `serving_ids` (float32,
+   XLA) and the classifier's in bfloat16 (and with 2 shards), fed the dev sentences' ids padded
+   to 128 and 128 ids of text (each sentence's words cycled to fill every position), against
+   ONNX Runtime running transformers' `BertModel` of the checkpoint on the same 128 ids.
 
-Inputs are the real dev sentences of shared/data (movie-review snippets). Batch 1: latency
-p50/p99 over --requests calls; batch 32: sentences/s over --batches batches. The variants
-alternate call by call (`--schedule interleaved`), so contention from other processes hits
-them alike, or run each in a block (`--schedule blocks`), as a server running one model, or
-in blocks that take turns (`--schedule rounds`). ONNX Runtime runs in this process, or in one
-of its own (`--onnx-process own`). Before timing, every variant runs each length bucket at
-batch 1 and 32 (XLA compiles per shape, as the warm-up records make TF Serving do). Prints a
-markdown table, the goal ratios, and the bfloat16 export's agreement and dev accuracy against
-float32.
+ONNX files are written by `torch.onnx.export` in a subprocess, so that torch is not loaded beside
+TensorFlow while timing. Batch 1: latency p50/p99 over --requests calls; batch 32: sentences/s
+over --batches batches. The variants alternate call by call (`--schedule interleaved`), so
+contention from other processes hits them alike, or run each in a block (`--schedule blocks`),
+as a server running one model, or in blocks that take turns (`--schedule rounds`). Before
+timing, every variant runs each length bucket at batch 1 and 32 (XLA compiles per shape, as the
+warm-up records make TF Serving do). Prints the CPU and its features, the tables, each checked
+export's agreement, and every path's dev accuracy and label agreement (ONNX Runtime int8 with
+its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-onnx` without).
 
-    .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
+    python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
-        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own]
+        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only]
 """
 
 from __future__ import annotations
@@ -43,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import keras
@@ -97,8 +95,11 @@ def variant_key(name: str, inputs: str) -> str:
     return f"{name} ({inputs})"
 
 
-def export_variants(base_dir: Path, classifier, dev_texts: list[str]) -> dict:
-    """Exports every variant: {name: (serving module, export dir, "text" or "ids")}."""
+def export_variants(
+    base_dir: Path, classifier, dev_texts: list[str], names: Collection[str] | None = None
+) -> dict:
+    """Exports every variant (or those of `names`): {name: (serving module, export dir, "text"
+    or "ids")}."""
     checkpoint = default_checkpoint()
     preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=SEQ_LENGTH)
     encoder = BertEncoder.from_checkpoint(checkpoint)
@@ -135,6 +136,7 @@ def export_variants(base_dir: Path, classifier, dev_texts: list[str]) -> dict:
             "classifier strings, buckets + bfloat16 + 2 shards": (sharded, "text"),
             "classifier `serving_ids`, bfloat16 + 2 shards": (sharded, "ids"),
         }
+    exports = {name: value for name, value in exports.items() if names is None or name in names}
     export_dirs = {}  # by module
     for index, (module, _) in enumerate(exports.values()):  # bfloat16 ones serve two variants
         if id(module) not in export_dirs:
@@ -457,6 +459,12 @@ def main() -> None:
         "machine state for both, as the schedule orders), or in a process of its own after them "
         "(as deployed, but at another time)",
     )
+    parser.add_argument(
+        "--accuracy-only",
+        action="store_true",
+        help="with --classifier: only the dev accuracy and agreement of the float32, bfloat16 "
+        "and int8 exports and of ONNX Runtime float32 and int8, no timing",
+    )
     parser.add_argument("--onnx-timings", help=argparse.SUPPRESS)  # the own process's output
     parser.add_argument("--onnx-model", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -472,13 +480,17 @@ def main() -> None:
     texts, gold = load_dev()
     classifier = keras.saving.load_model(args.classifier) if args.classifier else None
     with tempfile.TemporaryDirectory() as work_dir:
-        exported = export_variants(Path(work_dir), classifier, texts)
+        checked = ("classifier strings, buckets", *CHECKED_STRINGS)
+        exported = export_variants(
+            Path(work_dir), classifier, texts, checked if args.accuracy_only else None
+        )
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
             for variant in signature_variants(name, module, export_dir, inputs)
         ]
-        onnx_model = None if args.no_onnx else export_onnx_model(Path(work_dir))
+        timing = not args.accuracy_only
+        onnx_model = export_onnx_model(Path(work_dir)) if timing and not args.no_onnx else None
         shared_onnx = (
             onnx_variants(onnx_model) if onnx_model and args.onnx_process == "shared" else []
         )
@@ -491,7 +503,8 @@ def main() -> None:
         ]
         encoder_module = next(iter(exported.values()))[0]
         warmup = [request["text"] for request in bucket_examples(encoder_module)] + [texts[:32]]
-        results = timed_variants(variants + peer_string_variants + shared_onnx, texts, warmup, args)
+        timed = variants + peer_string_variants + shared_onnx
+        results = timed_variants(timed, texts, warmup, args) if timing else {}
         if onnx_model and args.onnx_process == "own":
             for batch_size, timings in onnx_timings_in_own_process(onnx_model, args).items():
                 results[batch_size] |= timings
@@ -515,7 +528,32 @@ def main() -> None:
         f"inter-op {args.inter_op_threads or 'default'}, ONNX Runtime's process: "
         f"{args.onnx_process}"
     )
-    ours = [(variant.name, variant.inputs) for variant in variants]
+    if timing:
+        print_timings(
+            results, [(variant.name, variant.inputs) for variant in variants], peer, onnx_model
+        )
+    print()
+    for name, agreement in agreements.items():
+        print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
+    if peer:
+        tokenizer = peer_tokenizer(default_checkpoint(), SEQ_LENGTH)
+        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+        share = tokenization_agreement(tokenizer, preprocessor, texts)
+        print(f"dev sentences whose `tokenizers` ids equal ours: {share:.4f}")
+    for name, predicted in labels.items():
+        reference = labels[PEER_STRINGS[0]] if name == PEER_STRINGS[1] else labels["float32"]
+        print(
+            f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%; "
+            f"label agreement with "
+            f"{'ONNX Runtime float32' if name == PEER_STRINGS[1] else 'our float32'}: "
+            f"{np.mean(np.array(predicted) == np.array(reference)):.4f}"
+        )
+
+
+def print_timings(
+    results: dict, ours: list[tuple[str, str]], peer: dict, onnx_model: Path | None
+) -> None:
+    """The strings table with the goal ratios, then the 128-id table with its ratios."""
     strings = [key for key in ours if key[1] == "sentences"]
     print("\nStrings in, labels out: the dev sentences at their own lengths\n")
     print_table(results, strings + [(name, "sentences") for name in peer])
@@ -540,22 +578,6 @@ def main() -> None:
                 f"| {p50 / np.percentile(results[1][reference], 50):.3f} "
                 f"| {throughput / (32 / np.median(results[32][reference])):.2f} |"
             )
-    print()
-    for name, agreement in agreements.items():
-        print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
-    if peer:
-        tokenizer = peer_tokenizer(default_checkpoint(), SEQ_LENGTH)
-        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
-        share = tokenization_agreement(tokenizer, preprocessor, texts)
-        print(f"dev sentences whose `tokenizers` ids equal ours: {share:.4f}")
-    for name, predicted in labels.items():
-        reference = labels[PEER_STRINGS[0]] if name == PEER_STRINGS[1] else labels["float32"]
-        print(
-            f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%; "
-            f"label agreement with "
-            f"{'ONNX Runtime float32' if name == PEER_STRINGS[1] else 'our float32'}: "
-            f"{np.mean(np.array(predicted) == np.array(reference)):.4f}"
-        )
 
 
 def print_table(results: dict, keys: list[tuple[str, str]]) -> None:

@@ -1,8 +1,9 @@
 """The serving machine's CPU: its model name and the features that decide a precision's speed.
 
-bfloat16 matmuls are fast only with AVX512_BF16 or AMX, int8 ones with VNNI (AVX512_VNNI or
-AVX-VNNI) or AMX; on a CPU with AVX2 and FMA only, float32 is the fastest of the three
-(BENCHMARKS.md, section Serving). Linux reports the features in `/proc/cpuinfo`.
+bfloat16 matmuls are fast only with AVX512_BF16 or AMX; int8 instructions (VNNI: AVX512_VNNI or
+AVX-VNNI; AMX) are what an int8 matmul needs to beat float32. On a CPU with AVX2 and FMA only,
+float32 is the fastest of the three (BENCHMARKS.md, section Serving). Linux reports the
+features in `/proc/cpuinfo`.
 """
 
 from __future__ import annotations

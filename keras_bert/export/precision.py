@@ -4,11 +4,11 @@ against float32.
 A bfloat16 export computes the encoder in bfloat16 (8 bits of mantissa): on CPUs with
 AVX512_BF16 or AMX (and on GPUs) its matmuls run at up to twice float32's speed. An int8 export
 multiplies the encoder's dense layers in int8 (per-channel weight scales, inputs quantized per
-row): fast with VNNI or AMX. Either moves the answers a little. `export_for_serving` refuses
-such an export whose answers disagree with the float32 model's beyond `AgreementTolerance` on
-the warm-up inputs (and on any inputs the caller adds): the share of predicted labels that agree
-(classes, tags of real tokens, answer start/end tokens, top mask fillers) and the largest
-difference of a probability.
+row), for CPUs whose int8 matmuls beat float32 (`--precision auto` measures it). Either moves
+the answers a little. `export_for_serving` refuses such an export whose answers disagree with
+the float32 model's beyond `AgreementTolerance` on the warm-up inputs (and on any inputs the
+caller adds): the share of predicted labels that agree (classes, tags of real tokens, answer
+start/end tokens, top mask fillers) and the largest difference of a probability.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """`--precision auto`: the fastest precision on this machine among those that agree with float32.
 
 Which precision serves fastest depends on the CPU (`keras_bert.export.cpu`): bfloat16 needs
-AVX512_BF16 or AMX, int8 VNNI or AMX, and on a CPU with AVX2 and FMA only both are slower than
-float32 (BENCHMARKS.md, section Serving). Rather than guess from the CPU's features,
+AVX512_BF16 or AMX, int8 at least VNNI, and on a CPU with AVX2 and FMA only both are slower
+than float32 (BENCHMARKS.md, section Serving). Rather than guess from the CPU's features,
 `choose_precision` builds the serving module in each candidate precision, runs the agreement
 check of the reduced ones (`check_precision`), times every candidate on batch-1 and batch-32
 requests of the given sentences (the candidates take turns call by call, so that the machine's
