@@ -13,7 +13,7 @@ import tensorflow as tf
 from keras_bert.export.buckets import bucket_examples
 from keras_bert.export.layout import write_version
 from keras_bert.export.op_check import check_serving_ops
-from keras_bert.export.precision import DEFAULT_TOLERANCE, AgreementTolerance, check_precision
+from keras_bert.export.precision import AgreementTolerance, check_precision
 from keras_bert.export.signatures import DEFAULT_SIGNATURE, IDS_SIGNATURE
 from keras_bert.export.warmup import warmup_log, write_warmup_requests
 
@@ -28,7 +28,7 @@ def export_for_serving(
     check_ops: bool = True,
     float32_module=None,
     agreement_requests: Sequence[Mapping[str, list]] = (),
-    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
+    tolerance: AgreementTolerance | None = None,
 ) -> Path:
     """Exports a serving module (`keras_bert.export.signatures`) as `<base_dir>/<name>/<version>`.
 
@@ -52,7 +52,8 @@ def export_for_serving(
         float32_module: for a bfloat16 or int8 `module`, the same serving module in float32.
         agreement_requests: more `serving_default` requests (dicts of lists of strings, e.g.
             held-out sentences) for the agreement check.
-        tolerance: what the agreement check allows (`PrecisionAgreementError`).
+        tolerance: what the agreement check allows (`PrecisionAgreementError`); default: the
+            precision's (`keras_bert.export.precision.TOLERANCES`).
 
     Returns:
         The version directory.

@@ -49,6 +49,14 @@ class AgreementTolerance:
 
 
 DEFAULT_TOLERANCE = AgreementTolerance()
+# Each reduced precision's default. int8's per-row dynamic quantization moves probabilities
+# further than bfloat16's rounding: the fine-tuned MiniLM sentiment classifier measured 99.13%
+# label agreement and a largest probability difference of 0.226 in int8 (bfloat16: 99.81%,
+# 0.015; BENCHMARKS.md, section Serving). 99% is the issue's bar for int8 (issue 34).
+TOLERANCES = {
+    "bfloat16": DEFAULT_TOLERANCE,
+    "int8": AgreementTolerance(min_label_agreement=0.99, max_probability_difference=0.25),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,10 +153,12 @@ def check_precision(
     module,
     float32_module,
     requests: Sequence[Mapping[str, list]],
-    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
+    tolerance: AgreementTolerance | None = None,
 ) -> Agreement:
     """Compares a bfloat16 or int8 serving module with its float32 twin on `serving_default`
     requests.
+
+    `tolerance` defaults to the module's precision's (`TOLERANCES`).
 
     Raises:
         PrecisionAgreementError: outside `tolerance`, with the measured agreement.
@@ -159,6 +169,7 @@ def check_precision(
             f"A {module.precision} export needs its float32 serving module (float32_module=...) "
             f"for the agreement check, got {float32_module!r}."
         )
+    tolerance = tolerance or TOLERANCES[module.precision]
     agreement = measure_agreement(module, float32_module, _packed_batches(module, requests))
     if not agreement.within(tolerance):
         raise PrecisionAgreementError(

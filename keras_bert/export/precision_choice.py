@@ -21,7 +21,6 @@ import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.export.precision import (
-    DEFAULT_TOLERANCE,
     PRECISIONS,
     Agreement,
     AgreementTolerance,
@@ -110,7 +109,7 @@ def choose_precision(
     make_module,
     requests: Sequence[Mapping[str, list]],
     candidates: Sequence[str] = PRECISIONS,
-    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
+    tolerance: AgreementTolerance | None = None,
     rounds: int = 3,
     batch1_requests: int = 16,
 ) -> tuple[str, list[PrecisionTiming]]:
@@ -123,7 +122,7 @@ def choose_precision(
         requests: `serving_default` requests (dicts of lists of strings): the agreement
             check's inputs and the timed sentences.
         candidates: the precisions to try; float32 is always among them (the reference).
-        tolerance: what the agreement check allows.
+        tolerance: what the agreement check allows (default: each precision's).
         rounds: timed passes over the batches.
         batch1_requests: batch-1 requests per pass.
 
