@@ -1,36 +1,34 @@
-"""Serving latency and throughput of our exports against ONNX Runtime, in one process.
+"""Serving latency and throughput of our exports against the peer's real path, in one process.
 
-Exports, each with `export_for_serving` and loaded back with `tf.saved_model.load` (the graph TF
-Serving runs), seq 128:
+Two tables, both on the real dev sentences of shared/data (movie-review snippets):
 
-- the sentiment classifier (`--classifier`, a `pipelines.finetune_classifier` model) with its
-  raw-string signature: every batch padded to 128 (as before length buckets), padded to its
-  bucket (16/32/64/128, the default), buckets + XLA, buckets + bfloat16 (checked against
-  float32 on the dev set at export: label agreement, max probability difference), and
-  bfloat16 with the feed-forward weights in 2 independent blocks (`feed_forward_shards=2`);
-- the real MiniLM-L6 encoder's `serving_ids` (float32, and XLA), and the classifier's
-  `serving_ids` in bfloat16 (and with 2 shards), fed the dev sentences' ids padded to 128
-  (`serving_ids` computes on their length bucket) and 128 ids of text (each sentence's words
-  cycled to fill every position: the issue's measure, where nothing can be trimmed);
-- with the optional `peer` extra (torch, transformers, onnx, onnxruntime): ONNX Runtime running
-  the same MiniLM encoder exported from transformers' `BertModel` (`torch.onnx.export` in a
-  subprocess, so that torch is not loaded beside TensorFlow while timing), all
-  graph optimizations, 2 threads, fed the same two kinds of 128 ids (it has no in-graph
-  tokenizer; 128 is how its users pad, and it computes on all of them).
+1. **Strings in, labels out** (the issue's measure): the sentiment classifier (`--classifier`, a
+   `pipelines.finetune_classifier` model) exported with `export_for_serving` and loaded back
+   with `tf.saved_model.load` (the graph TF Serving runs), raw-string signature, seq 128: every
+   batch padded to 128 (before length buckets), padded to its bucket (16/32/64/128, the
+   default), buckets + XLA, + bfloat16, + int8 (both checked against float32 on the dev set at
+   export), and bfloat16 with 2 feed-forward shards; against the peer's path on THE SAME
+   classifier (`bench.peer_onnx`): Hugging Face `tokenizers` (the checkpoint's tokenizer.json,
+   each batch padded to its longest sentence) + ONNX Runtime with dynamic axes, float32 and int8
+   (`quantize_dynamic`), 2 intra-op threads; then our ratios to the peer's faster path.
+2. **128 ids** (last round's measure): the real MiniLM-L6 encoder's `serving_ids` (float32,
+   XLA) and the classifier's in bfloat16 (and with 2 shards), fed the dev sentences' ids padded
+   to 128 and 128 ids of text (each sentence's words cycled to fill every position), against
+   ONNX Runtime running transformers' `BertModel` of the checkpoint on the same 128 ids.
 
-Inputs are the real dev sentences of shared/data (movie-review snippets). Batch 1: latency
-p50/p99 over --requests calls; batch 32: sentences/s over --batches batches. The variants
-alternate call by call (`--schedule interleaved`), so contention from other processes hits
-them alike, or run each in a block (`--schedule blocks`), as a server running one model, or
-in blocks that take turns (`--schedule rounds`). ONNX Runtime runs in this process, or in one
-of its own (`--onnx-process own`). Before timing, every variant runs each length bucket at
-batch 1 and 32 (XLA compiles per shape, as the warm-up records make TF Serving do). Prints a
-markdown table, the goal ratios, and the bfloat16 export's agreement and dev accuracy against
-float32.
+ONNX files are written by `torch.onnx.export` in a subprocess, so that torch is not loaded beside
+TensorFlow while timing. Batch 1: latency p50/p99 over --requests calls; batch 32: sentences/s
+over --batches batches. The variants alternate call by call (`--schedule interleaved`), so
+contention from other processes hits them alike, or run each in a block (`--schedule blocks`),
+as a server running one model, or in blocks that take turns (`--schedule rounds`). Before
+timing, every variant runs each length bucket at batch 1 and 32 (XLA compiles per shape, as the
+warm-up records make TF Serving do). Prints the CPU and its features, the tables, each checked
+export's agreement, and every path's dev accuracy and label agreement (ONNX Runtime int8 with
+its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-onnx` without).
 
-    .venv/bin/python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
+    python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
-        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own]
+        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only]
 """
 
 from __future__ import annotations
@@ -39,21 +37,29 @@ import argparse
 import dataclasses
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from bench.peer_onnx import (
+    labels_in_batches,
+    peer_classify,
+    peer_session,
+    peer_tokenizer,
+    tokenization_agreement,
+    write_peer_models,
+)
 from keras_bert import BertEncoder
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.export.buckets import bucket_examples, cycled_words
+from keras_bert.export.cpu import cpu_summary
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -68,13 +74,6 @@ ONNX_THREADS = 2
 def load_dev() -> tuple[list[str], list[str]]:
     records = [json.loads(line) for line in DEV_PATH.read_text().splitlines()]
     return [record["text"] for record in records], [record["label"] for record in records]
-
-
-def cpu_name() -> str:
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith("Model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 @dataclasses.dataclass
@@ -96,8 +95,11 @@ def variant_key(name: str, inputs: str) -> str:
     return f"{name} ({inputs})"
 
 
-def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list[str]) -> dict:
-    """Exports every variant: {name: (serving module, export dir, "text" or "ids")}."""
+def export_variants(
+    base_dir: Path, classifier, dev_texts: list[str], names: Collection[str] | None = None
+) -> dict:
+    """Exports every variant (or those of `names`): {name: (serving module, export dir, "text"
+    or "ids")}."""
     checkpoint = default_checkpoint()
     preprocessor = BertPreprocessor.from_checkpoint(checkpoint, seq_length=SEQ_LENGTH)
     encoder = BertEncoder.from_checkpoint(checkpoint)
@@ -110,11 +112,11 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
     }
     agreement_requests = []
     float32_classifier = None
-    if classifier_path:
-        classifier = keras.saving.load_model(classifier_path)
+    if classifier is not None:
         float32_classifier = serving_module(classifier, preprocessor)
         agreement_requests = [{"text": dev_texts}]
         bfloat16 = serving_module(classifier, preprocessor, precision="bfloat16")
+        int8 = serving_module(classifier, preprocessor, precision="int8")
         sharded = serving_module(
             classifier, preprocessor, precision="bfloat16", feed_forward_shards=2
         )
@@ -129,10 +131,12 @@ def export_variants(base_dir: Path, classifier_path: str | None, dev_texts: list
                 "text",
             ),
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),
+            "classifier strings, buckets + int8": (int8, "text"),
             "classifier `serving_ids`, bfloat16": (bfloat16, "ids"),
             "classifier strings, buckets + bfloat16 + 2 shards": (sharded, "text"),
             "classifier `serving_ids`, bfloat16 + 2 shards": (sharded, "ids"),
         }
+    exports = {name: value for name, value in exports.items() if names is None or name in names}
     export_dirs = {}  # by module
     for index, (module, _) in enumerate(exports.values()):  # bfloat16 ones serve two variants
         if id(module) not in export_dirs:
@@ -313,10 +317,16 @@ def write_onnx_timings(args: argparse.Namespace) -> None:
     )
 
 
-# The string variants of the bfloat16 exports (checked against float32 at export).
-BFLOAT16_STRINGS = (
+# The string variants of the bfloat16 and int8 exports (checked against float32 at export).
+CHECKED_STRINGS = (
     "classifier strings, buckets + bfloat16",
     "classifier strings, buckets + bfloat16 + 2 shards",
+    "classifier strings, buckets + int8",
+)
+# The peer's string paths: `tokenizers` + ONNX Runtime on our classifier (`bench.peer_onnx`).
+PEER_STRINGS = (
+    f"`tokenizers` + ONNX Runtime float32 ({ONNX_THREADS} threads)",
+    f"`tokenizers` + ONNX Runtime int8 ({ONNX_THREADS} threads)",
 )
 ID_INPUTS = {False: "sentences, padded to 128 ids", True: "128 ids of text"}
 
@@ -449,6 +459,12 @@ def main() -> None:
         "machine state for both, as the schedule orders), or in a process of its own after them "
         "(as deployed, but at another time)",
     )
+    parser.add_argument(
+        "--accuracy-only",
+        action="store_true",
+        help="with --classifier: only the dev accuracy and agreement of the float32, bfloat16 "
+        "and int8 exports and of ONNX Runtime float32 and int8, no timing",
+    )
     parser.add_argument("--onnx-timings", help=argparse.SUPPRESS)  # the own process's output
     parser.add_argument("--onnx-model", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -462,54 +478,90 @@ def main() -> None:
     tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
 
     texts, gold = load_dev()
+    classifier = keras.saving.load_model(args.classifier) if args.classifier else None
     with tempfile.TemporaryDirectory() as work_dir:
-        exported = export_variants(Path(work_dir), args.classifier, texts)
+        checked = ("classifier strings, buckets", *CHECKED_STRINGS)
+        exported = export_variants(
+            Path(work_dir), classifier, texts, checked if args.accuracy_only else None
+        )
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
             for variant in signature_variants(name, module, export_dir, inputs)
         ]
-        onnx_model = None if args.no_onnx else export_onnx_model(Path(work_dir))
+        timing = not args.accuracy_only
+        onnx_model = export_onnx_model(Path(work_dir)) if timing and not args.no_onnx else None
         shared_onnx = (
             onnx_variants(onnx_model) if onnx_model and args.onnx_process == "shared" else []
         )
+        peer = {}  # name: sentences -> labels
+        if classifier is not None and not args.no_onnx:
+            peer = peer_classifiers(classifier, Path(work_dir), texts)
+        peer_string_variants = [
+            Variant(name, "sentences", lambda batch, classify=classify: lambda: classify(batch))
+            for name, classify in peer.items()
+        ]
         encoder_module = next(iter(exported.values()))[0]
         warmup = [request["text"] for request in bucket_examples(encoder_module)] + [texts[:32]]
-        results = timed_variants(variants + shared_onnx, texts, warmup, args)
+        timed = variants + peer_string_variants + shared_onnx
+        results = timed_variants(timed, texts, warmup, args) if timing else {}
         if onnx_model and args.onnx_process == "own":
             for batch_size, timings in onnx_timings_in_own_process(onnx_model, args).items():
                 results[batch_size] |= timings
 
-        # Each bfloat16 export's export-time check, and its labels on the dev set.
+        # Each checked export's export-time check, and every path's labels on the dev set.
         agreements, labels = {}, {}
-        if args.classifier:
+        if classifier is not None:
             float32_dir = exported["classifier strings, buckets"][1]
             labels["float32"] = labels_on(float32_dir, texts)
-            for name in BFLOAT16_STRINGS:
+            for name in CHECKED_STRINGS:
                 export_dir = exported[name][1]
                 agreements[name] = json.loads((export_dir / AGREEMENT_FILE).read_text())
                 labels[name] = labels_on(export_dir, texts)
+            labels |= {name: labels_in_batches(classify, texts) for name, classify in peer.items()}
 
-    ours = [(variant.name, variant.inputs) for variant in variants]
-    onnx = onnx_keys() if onnx_model else []
     print(
-        f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_name()}, {os.cpu_count()} cores, "
-        f"TF {tf.__version__}, dev sentences: {len(texts)}, schedule: {args.schedule}, "
+        f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_summary()}, TF {tf.__version__}, "
+        f"dev sentences: {len(texts)}, schedule: {args.schedule}, "
         f"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS={args.frozen_weights}, TensorFlow threads: "
         f"intra-op {args.intra_op_threads or 'default'}, "
         f"inter-op {args.inter_op_threads or 'default'}, ONNX Runtime's process: "
         f"{args.onnx_process}"
     )
-    print()
-    print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
-    print("|---|---|---:|---:|---:|")
-    for name, inputs in ours + onnx:
-        latency = results[1][variant_key(name, inputs)] * 1000
-        throughput = 32 / np.median(results[32][variant_key(name, inputs)])
-        print(
-            f"| {name} | {inputs} | {np.percentile(latency, 50):.2f} "
-            f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
+    if timing:
+        print_timings(
+            results, [(variant.name, variant.inputs) for variant in variants], peer, onnx_model
         )
+    print()
+    for name, agreement in agreements.items():
+        print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
+    if peer:
+        tokenizer = peer_tokenizer(default_checkpoint(), SEQ_LENGTH)
+        preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+        share = tokenization_agreement(tokenizer, preprocessor, texts)
+        print(f"dev sentences whose `tokenizers` ids equal ours: {share:.4f}")
+    for name, predicted in labels.items():
+        reference = labels[PEER_STRINGS[0]] if name == PEER_STRINGS[1] else labels["float32"]
+        print(
+            f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%; "
+            f"label agreement with "
+            f"{'ONNX Runtime float32' if name == PEER_STRINGS[1] else 'our float32'}: "
+            f"{np.mean(np.array(predicted) == np.array(reference)):.4f}"
+        )
+
+
+def print_timings(
+    results: dict, ours: list[tuple[str, str]], peer: dict, onnx_model: Path | None
+) -> None:
+    """The strings table with the goal ratios, then the 128-id table with its ratios."""
+    strings = [key for key in ours if key[1] == "sentences"]
+    print("\nStrings in, labels out: the dev sentences at their own lengths\n")
+    print_table(results, strings + [(name, "sentences") for name in peer])
+    if peer:
+        print_goal_ratios(results, strings, list(peer))
+    onnx = onnx_keys() if onnx_model else []
+    print(f"\n{SEQ_LENGTH} ids (last round's measure)\n")
+    print_table(results, [key for key in ours if key not in strings] + onnx)
     for session in ONNX_SESSIONS if onnx else ():
         print()
         print(f"| variant | input | batch-1 p50 / {session}'s | batch-32 throughput / its |")
@@ -526,13 +578,50 @@ def main() -> None:
                 f"| {p50 / np.percentile(results[1][reference], 50):.3f} "
                 f"| {throughput / (32 / np.median(results[32][reference])):.2f} |"
             )
-    for name, agreement in agreements.items():
-        agree = np.mean(np.array(labels["float32"]) == np.array(labels[name]))
-        print()
-        print(f"{name}: export-time check (dev + warm-up inputs): {agreement}")
-        print(f"dev label agreement with float32: {agree:.4f}")
-    for name, predicted in labels.items():
-        print(f"dev accuracy, {name}: {100 * np.mean(np.array(predicted) == np.array(gold)):.2f}%")
+
+
+def print_table(results: dict, keys: list[tuple[str, str]]) -> None:
+    """Batch-1 p50/p99 and batch-32 throughput of the variants `keys` ((name, inputs))."""
+    print("| variant | input | batch-1 p50 (ms) | batch-1 p99 (ms) | batch-32 sentences/s |")
+    print("|---|---|---:|---:|---:|")
+    for name, inputs in keys:
+        latency = results[1][variant_key(name, inputs)] * 1000
+        throughput = 32 / np.median(results[32][variant_key(name, inputs)])
+        print(
+            f"| {name} | {inputs} | {np.percentile(latency, 50):.2f} "
+            f"| {np.percentile(latency, 99):.2f} | {throughput:.1f} |"
+        )
+
+
+def print_goal_ratios(results: dict, ours: list[tuple[str, str]], peer: list[str]) -> None:
+    """The issue's goals: our batch-1 p50 over the peer's faster path's (≤ 1.0, stretch 0.8)
+    and our batch-32 throughput over its (≥ 1.0, stretch 1.25)."""
+    p50 = {key: np.median(results[1][variant_key(*key)]) for key in ours}
+    p50_peer = min(np.median(results[1][variant_key(name, "sentences")]) for name in peer)
+    throughput = {key: 32 / np.median(results[32][variant_key(*key)]) for key in ours}
+    throughput_peer = max(32 / np.median(results[32][variant_key(n, "sentences")]) for n in peer)
+    print()
+    print(
+        "| variant | batch-1 p50 / peer's fastest (goal ≤ 1.0) | batch-32 sentences/s / "
+        "peer's highest (goal ≥ 1.0) |"
+    )
+    print("|---|---:|---:|")
+    for key in ours:
+        print(f"| {key[0]} | {p50[key] / p50_peer:.2f} | {throughput[key] / throughput_peer:.2f} |")
+
+
+def peer_classifiers(classifier, work_dir: Path, texts: list[str]) -> dict:
+    """`PEER_STRINGS`' paths on `classifier`: {name: sentences -> labels} (`bench.peer_onnx`)."""
+    preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
+    packed = preprocessor(tf.constant(texts[:8]))
+    checkpoint = default_checkpoint()
+    models = write_peer_models(classifier, packed, work_dir, checkpoint)
+    tokenizer = peer_tokenizer(checkpoint, SEQ_LENGTH)
+    label_names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
+    return {
+        name: peer_classify(tokenizer, peer_session(path, ONNX_THREADS), label_names)
+        for name, path in zip(PEER_STRINGS, models, strict=True)
+    }
 
 
 if __name__ == "__main__":

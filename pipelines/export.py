@@ -5,6 +5,8 @@
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
         --name sentiment --jit-compile  # or: --precision bfloat16 --agreement-data dev.jsonl
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment --precision auto --agreement-data dev.jsonl  # fastest here that agrees
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
         --name sentiment --precision bfloat16 --feed-forward-shards 2  # small CPU servers
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
@@ -17,6 +19,7 @@ Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from pathlib import Path
 
@@ -36,6 +39,7 @@ KERAS_HUB_TASK_MODELS = {
     "masked_lm": "BertMaskedLM",
 }
 DEFAULT_SEQ_LENGTH = 128
+AUTO_PRECISION = "auto"
 
 
 @dataclasses.dataclass
@@ -64,11 +68,15 @@ class ExportJob:
         serving_base_path: the base path as the server sees it, for models.config.
         check_ops: refuse an export with ops TF Serving 2.21 does not register.
         jit_compile: XLA-compiled model calls; serve with `--xla_cpu_compilation_enabled=true`.
-        precision: "float32" or "bfloat16" (compute; checked against float32 at export).
+        precision: "float32", "bfloat16", "int8" (compute; checked against float32 at export),
+            or "auto": the fastest of the three on this machine that passes the agreement
+            check (`keras_bert.export.precision_choice`; it prints what it measured). Run it
+            on the serving machine or one of its kind.
         feed_forward_shards: the encoder's feed-forward weights as this many independent blocks,
             computed in parallel (2 for small CPU servers; see `serving_copy`).
-        agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which the
-            bfloat16 export must agree with float32 (besides the warm-up requests).
+        agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
+            bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
+            `--precision auto` times them too.
     """
 
     task: str
@@ -172,6 +180,22 @@ def trained_model(job: ExportJob):
     return load_encoder(checkpoint, revision=job.revision), preprocessor
 
 
+def chosen_precision(make_module, float32_module, requests: list[dict[str, list[str]]]) -> str:
+    """`--precision auto`: the precision `choose_precision` picks on the warm-up and
+    `--agreement-data` requests, after printing what it measured on this CPU."""
+    from keras_bert.export.buckets import bucket_examples
+    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.export.precision_choice import choose_precision
+
+    timed = [float32_module.example_inputs(), *bucket_examples(float32_module), *requests]
+    chosen, timings = choose_precision(make_module, timed)
+    print(f"--precision auto on {cpu_summary()}:")
+    for timing in timings:
+        print(f"  {timing.describe()}")
+    print(f"chose {chosen}")
+    return chosen
+
+
 def export(job: ExportJob) -> Path:
     """Exports the job's model with its preprocessor and rewrites the server config."""
     from keras_bert.export import export_for_serving, serving_module, write_server_config
@@ -187,14 +211,19 @@ def export(job: ExportJob) -> Path:
         "masked_lm": {"top_k": job.top_k},
     }.get(job.task, {})
     float32_module = serving_module(model, preprocessor, **options)
-    module = serving_module(
+    make_module = functools.partial(
+        serving_module,
         model,
         preprocessor,
         jit_compile=job.jit_compile,
-        precision=job.precision,
         feed_forward_shards=job.feed_forward_shards,
         **options,
     )
+    requests = agreement_requests(float32_module, job.agreement_data)
+    precision = job.precision
+    if precision == AUTO_PRECISION:
+        precision = chosen_precision(make_module, float32_module, requests)
+    module = make_module(precision=precision)
     export_dir = export_for_serving(
         module,
         job.base_dir,
@@ -202,7 +231,7 @@ def export(job: ExportJob) -> Path:
         job.version,
         check_ops=job.check_ops,
         float32_module=float32_module,
-        agreement_requests=agreement_requests(module, job.agreement_data),
+        agreement_requests=requests,
     )
     config_path, batching_path = write_server_config(job.base_dir, job.serving_base_path)
     print(f"exported {export_dir}")

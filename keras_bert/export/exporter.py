@@ -13,7 +13,7 @@ import tensorflow as tf
 from keras_bert.export.buckets import bucket_examples
 from keras_bert.export.layout import write_version
 from keras_bert.export.op_check import check_serving_ops
-from keras_bert.export.precision import DEFAULT_TOLERANCE, AgreementTolerance, check_precision
+from keras_bert.export.precision import AgreementTolerance, check_precision
 from keras_bert.export.signatures import DEFAULT_SIGNATURE, IDS_SIGNATURE
 from keras_bert.export.warmup import warmup_log, write_warmup_requests
 
@@ -28,17 +28,17 @@ def export_for_serving(
     check_ops: bool = True,
     float32_module=None,
     agreement_requests: Sequence[Mapping[str, list]] = (),
-    tolerance: AgreementTolerance = DEFAULT_TOLERANCE,
+    tolerance: AgreementTolerance | None = None,
 ) -> Path:
     """Exports a serving module (`keras_bert.export.signatures`) as `<base_dir>/<name>/<version>`.
 
     The version directory holds the SavedModel (both signatures, `assets/vocab.txt`) and
     `assets.extra/tf_serving_warmup_requests`: the module's example request, one
     `serving_default` request per length bucket (`keras_bert.export.buckets.bucket_examples`)
-    and the same requests packed, for `serving_ids`. A bfloat16 module is first compared with
-    `float32_module` on the warm-up requests and `agreement_requests` (`check_precision`); the
-    result is written to `assets.extra/precision_agreement.json`. It is written to a hidden
-    temporary directory, op-checked against TensorFlow Serving 2.21
+    and the same requests packed, for `serving_ids`. A bfloat16 or int8 module is first
+    compared with `float32_module` on the warm-up requests and `agreement_requests`
+    (`check_precision`); the result is written to `assets.extra/precision_agreement.json`. It
+    is written to a hidden temporary directory, op-checked against TensorFlow Serving 2.21
     (`keras_bert.export.op_check`) and only then renamed into place, so a server watching
     `<base_dir>/<name>` never sees a partial or unservable version.
 
@@ -49,10 +49,11 @@ def export_for_serving(
         version: the version number; the next free one if None. Existing versions are never
             overwritten (`VersionExistsError`).
         check_ops: run the op check (`UnsupportedOpError` if it fails).
-        float32_module: for a bfloat16 `module`, the same serving module in float32.
+        float32_module: for a bfloat16 or int8 `module`, the same serving module in float32.
         agreement_requests: more `serving_default` requests (dicts of lists of strings, e.g.
-            held-out sentences) for the bfloat16 agreement check.
-        tolerance: what the bfloat16 agreement check allows (`PrecisionAgreementError`).
+            held-out sentences) for the agreement check.
+        tolerance: what the agreement check allows (`PrecisionAgreementError`); default: the
+            precision's (`keras_bert.export.precision.TOLERANCES`).
 
     Returns:
         The version directory.
@@ -60,7 +61,8 @@ def export_for_serving(
     if not name or name.startswith(".") or os.sep in name or name in ("..",):
         raise ValueError(f"A model name is one directory name, got {name!r}.")
     agreement = None
-    if getattr(module, "precision", "float32") == "bfloat16":
+    precision = getattr(module, "precision", "float32")
+    if precision != "float32":
         requests = [module.example_inputs(), *bucket_examples(module), *agreement_requests]
         agreement = check_precision(module, float32_module, requests, tolerance)
 
@@ -85,7 +87,7 @@ def export_for_serving(
         )
         if agreement is not None:
             (export_dir / AGREEMENT_FILE).write_text(
-                json.dumps({"precision": "bfloat16", **dataclasses.asdict(agreement)}, indent=1)
+                json.dumps({"precision": precision, **dataclasses.asdict(agreement)}, indent=1)
             )
 
     return write_version(Path(base_dir) / name, write, version)

@@ -1,5 +1,5 @@
 """The model a serving module runs: the trained model itself, or a copy of it rebuilt for
-serving, in bfloat16 and/or with its feed-forward weights in independent blocks."""
+serving, in bfloat16 or int8 and/or with its feed-forward weights in independent blocks."""
 
 from __future__ import annotations
 
@@ -26,6 +26,14 @@ def serving_copy(
       (`mixed_bfloat16`), the weights are read at half the bytes and without a cast each
       request, faster than float32 on CPUs with AVX512_BF16 or AMX (BENCHMARKS.md, section
       Serving).
+    - `precision="int8"`: the encoder's dense layers (attention projections, feed-forward,
+      pooler) quantized by Keras (`Dense.quantize("int8")`): int8 kernels with one scale per
+      output channel, the inputs quantized per row at every call (dynamic quantization) and
+      multiplied as int8 x int8 -> int32 (`tf.linalg.matmul(..., output_type=tf.int32)`).
+      Embeddings, layer norms, attention's softmax and the task heads stay float32. Keras'
+      quantization is the one TensorFlow's CPU runtime (and TF Serving) runs without custom
+      ops; on a CPU without VNNI its int8 matmul is slower than oneDNN's float32 one
+      (BENCHMARKS.md, section Serving: `--precision auto` measures which is faster).
     - `feed_forward_shards=N`: every encoder's blocks store their feed-forward weights as N
       independent blocks (`keras_bert.layers.ColumnShardedDense`), the same values computed
       as N matmul chains that TensorFlow runs in parallel.
@@ -41,15 +49,24 @@ def serving_copy(
     ((128, 256), 'bfloat16')
     >>> serving_copy(encoder) is encoder
     True
+    >>> serving_copy(encoder, precision="int8").blocks[0].output_dense.quantization_mode
+    'int8'
     """
     if precision not in PRECISIONS:
         raise ConfigError(f"precision must be one of {PRECISIONS}, got {precision!r}.")
+    if precision == "int8" and feed_forward_shards != 1:
+        raise ConfigError(
+            f"feed_forward_shards={feed_forward_shards} with precision int8: int8 exports keep "
+            "the feed-forward weights in one block (feed_forward_shards=1)."
+        )
     if precision == "float32" and feed_forward_shards == 1:
         return model
+    # The dtype policy the copy is built under: int8 quantizes a float32 copy.
+    build_dtype = "bfloat16" if precision == "bfloat16" else "float32"
 
     def serving_options(registered_name: str, values: dict[str, Any]) -> dict[str, Any]:
-        if precision != "float32":
-            values = {**values, "dtype": precision}
+        if build_dtype != "float32":
+            values = {**values, "dtype": build_dtype}
         if registered_name == "keras_bert>BertEncoder" and feed_forward_shards != 1:
             values = {**values, "feed_forward_shards": feed_forward_shards}
         return values
@@ -57,8 +74,8 @@ def serving_copy(
     config = _with_keras_bert_config(keras.saving.serialize_keras_object(model), serving_options)
     # Layers built without a saved policy (the heads' float32 ones excepted) follow the global one.
     policy = keras.config.dtype_policy()
-    if precision != "float32":
-        keras.config.set_dtype_policy(precision)
+    if build_dtype != "float32":
+        keras.config.set_dtype_policy(build_dtype)
     try:
         copy = keras.saving.deserialize_keras_object(config)
     finally:
@@ -67,7 +84,19 @@ def serving_copy(
         weights_file = Path(directory) / "model.weights.h5"
         model.save_weights(weights_file)
         copy.load_weights(weights_file)
+    if precision == "int8":
+        _quantize_encoder_dense_layers(copy)
     return copy
+
+
+def _quantize_encoder_dense_layers(model: keras.Model) -> None:
+    """Quantizes every `keras.layers.Dense` of the model's encoder (itself, for an encoder) to
+    int8 in place; `SequenceDense` is a `Dense` whose call Keras' int8 call serves as is."""
+    encoder = getattr(model, "encoder", model)
+    for layer in encoder._flatten_layers():
+        if isinstance(layer, keras.layers.Dense):
+            # Keras refuses subclasses by default, for those that change `call`'s math.
+            layer.quantize("int8", type_check=False)
 
 
 def _with_keras_bert_config(

@@ -1,4 +1,5 @@
-"""Opt-in export options: XLA-compiled model calls and bfloat16 compute with its agreement check."""
+"""Opt-in export options: XLA-compiled model calls, bfloat16 and int8 compute with their
+agreement check."""
 
 from __future__ import annotations
 
@@ -119,15 +120,53 @@ def test_bfloat16_export_agrees_with_float32_and_records_it(
     assert 0 < difference <= agreement["max_probability_difference"] + 0.01
 
 
-def test_bfloat16_export_outside_tolerance_is_refused(tmp_path, serving_modules):
+@pytest.mark.parametrize("precision", ["bfloat16", "int8"])
+def test_reduced_precision_export_outside_tolerance_is_refused(
+    tmp_path, serving_modules, precision
+):
     float32 = serving_modules["classifier"]
-    module = ClassifierServing(float32.model, float32.preprocessor, precision="bfloat16")
+    module = ClassifierServing(float32.model, float32.preprocessor, precision=precision)
     exact = AgreementTolerance(min_label_agreement=1.0, max_probability_difference=0.0)
-    with pytest.raises(PrecisionAgreementError, match=r"max probability difference 0\.0"):
-        export_for_serving(module, tmp_path, "bf16", float32_module=float32, tolerance=exact)
-    with pytest.raises(ValueError, match="needs its float32 serving module"):
-        export_for_serving(module, tmp_path, "bf16")
-    assert not (tmp_path / "bf16").exists() or list((tmp_path / "bf16").iterdir()) == []
+    refusal = rf"^{precision} disagrees with float32 .* max probability difference 0\.0"
+    with pytest.raises(PrecisionAgreementError, match=refusal):
+        export_for_serving(module, tmp_path, precision, float32_module=float32, tolerance=exact)
+    with pytest.raises(ValueError, match=f"A {precision} export needs its float32 serving module"):
+        export_for_serving(module, tmp_path, precision)
+    assert not (tmp_path / precision).exists() or list((tmp_path / precision).iterdir()) == []
+
+
+@pytest.mark.slow
+def test_int8_export_serves_strings_and_records_its_agreement(
+    tmp_path, serving_modules, exported_base
+):
+    float32 = serving_modules["classifier"]
+    module = ClassifierServing(float32.model, float32.preprocessor, precision="int8")
+    block = module.model.encoder.blocks[0]
+    assert block.intermediate_dense.quantization_mode == "int8"
+    assert block.intermediate_dense._kernel.dtype == "int8"
+    assert float32.model.encoder.blocks[0].intermediate_dense.quantization_mode is None
+    export_dir = export_for_serving(
+        module, tmp_path, "int8", float32_module=float32, agreement_requests=[{"text": TEXTS}]
+    )
+    agreement = json.loads((export_dir / AGREEMENT_FILE).read_text())
+    assert agreement["precision"] == "int8"
+    assert agreement["labels"] == 2 + 2 + len(TEXTS)
+    assert agreement["label_agreement"] == 1.0
+    assert 0 < agreement["max_probability_difference"] < 0.01
+    # The int8 matmul (int8 x int8 -> int32) is an op TF Serving 2.21 registers.
+    assert "BatchMatMulV3" in check_serving_ops(export_dir)
+    int8, default = _served(export_dir, exported_base / "classifier" / "1")
+    assert int8["label"] == default["label"]
+    difference = np.abs(np.array(int8["probabilities"]) - default["probabilities"]).max()
+    assert 0 < difference <= agreement["max_probability_difference"] + 0.01
+
+
+def test_int8_with_feed_forward_shards_is_refused(serving_modules):
+    float32 = serving_modules["classifier"]
+    with pytest.raises(ValueError, match="feed_forward_shards=2 with precision int8"):
+        ClassifierServing(
+            float32.model, float32.preprocessor, precision="int8", feed_forward_shards=2
+        )
 
 
 def test_bfloat16_encoder_has_no_labels_to_check(tmp_path, serving_modules):

@@ -58,3 +58,32 @@ def test_agreement_data_becomes_one_request_of_the_signature_inputs(tmp_path, se
     assert agreement_requests(serving_modules["classifier"], None) == []
     with pytest.raises(DataError, match=r"lack the fields \['question', 'context'\]"):
         agreement_requests(serving_modules["question_answerer"], str(path))
+
+
+# Builds, checks and traces a serving module per precision: ~15 s on 2 cores.
+@pytest.mark.slow
+def test_precision_auto_chooses_the_fastest_measured_precision_that_serves(serving_modules, capsys):
+    import functools
+    import re
+
+    from keras_bert.export import serving_module
+    from pipelines.export import chosen_precision
+
+    float32 = serving_modules["classifier"]
+    # int8 keeps the feed-forward in one block: refused with 2 shards; the others are timed.
+    make_module = functools.partial(
+        serving_module, float32.model, float32.preprocessor, feed_forward_shards=2
+    )
+    chosen = chosen_precision(make_module, float32, [{"text": ["Great.", "Awful.", "Fine."]}])
+    printed = capsys.readouterr().out
+    assert "refused: feed_forward_shards=2 with precision int8" in printed
+    measured = {
+        precision: float(cost)
+        for precision, cost in re.findall(
+            r"^\s+(\w+): batch 1 .*? ([\d.]+) ms/sentence", printed, re.M
+        )
+        if precision != "int8"
+    }
+    assert set(measured) == {"float32", "bfloat16"}
+    assert chosen == min(measured, key=measured.get)
+    assert printed.rstrip().endswith(f"chose {chosen}")
