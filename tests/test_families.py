@@ -4,6 +4,8 @@ The reference checkpoints of `shared/reference/variants` are tiny (hidden 64, 2-
 BERT's is the session's random BERT-Tiny (`tiny_checkpoint_dir`).
 """
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import keras
@@ -115,21 +117,35 @@ def test_each_family_walks_through_its_record(model_type, checkpoint_dirs, encod
     assert config.num_parameters() == encoder.count_params()
 
 
+@contextlib.contextmanager
+def registry_without(model_type: str) -> Iterator[None]:
+    """The registry less one record, then restored in its order: error messages list the families
+    in that order, and other modules' tests match them (`monkeypatch.delitem` restores a record
+    at the end)."""
+    original = dict(FAMILIES)
+    del FAMILIES[model_type]
+    try:
+        yield
+    finally:
+        FAMILIES.clear()
+        FAMILIES.update(original)
+
+
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
 def test_removing_a_record_fails_that_family_load_tokenize_and_classify(
-    model_type, checkpoint_dirs, encoders, monkeypatch
+    model_type, checkpoint_dirs, encoders
 ):
     encoder = encoders[model_type]  # loaded with the record in place
-    monkeypatch.delitem(FAMILIES, model_type)
     unknown = f"Unknown model_type '{model_type}'"
-    with pytest.raises(KerasBertError, match=unknown):  # the checkpoint's unusable config
-        keras_bert.load_encoder(checkpoint_dirs[model_type])
-    with pytest.raises(ConfigError, match=unknown):
-        keras_bert.load_preprocessor(checkpoint_dirs[model_type])
-    with pytest.raises(ConfigError, match=unknown):
-        BertClassifier(encoder, num_classes=2)
-    with pytest.raises(ConfigError, match=unknown):
-        BertConfig(model_type=model_type)
+    with registry_without(model_type):
+        with pytest.raises(KerasBertError, match=unknown):  # the checkpoint's unusable config
+            keras_bert.load_encoder(checkpoint_dirs[model_type])
+        with pytest.raises(ConfigError, match=unknown):
+            keras_bert.load_preprocessor(checkpoint_dirs[model_type])
+        with pytest.raises(ConfigError, match=unknown):
+            BertClassifier(encoder, num_classes=2)
+        with pytest.raises(ConfigError, match=unknown):
+            BertConfig(model_type=model_type)
 
 
 @pytest.mark.parametrize("model_type", sorted(FAMILIES))
