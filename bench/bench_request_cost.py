@@ -10,7 +10,9 @@ Exports the classifier (float32, default buckets) with `export_for_serving`, loa
 - the classifier on the ids cut to the bucket (32 columns), and cut to the sentence's own
   length (what the bucket's padding costs), as `tf.function`s;
 - the encoder alone on the bucket (what the head costs);
-- an empty `tf.function` (what a call of a function costs, its dispatch).
+- an empty `tf.function` (what a call of a function costs, its dispatch);
+- `serving_default` on 32 dev sentences (a batch's cost, for thread settings: run once per
+  `--intra-op-threads`/`--inter-op-threads` pair, each in its own process).
 
     .venv/bin/python -m bench.bench_request_cost --classifier runs/sentiment/model.keras \\
         [--calls 300] [--intra-op-threads N --inter-op-threads N]
@@ -28,6 +30,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bench.bench_serving import load_dev
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
@@ -71,6 +74,7 @@ def main() -> None:
         text_signature = loaded.signatures["serving_default"]
         ids_signature = loaded.signatures["serving_ids"]
         text = tf.constant([SENTENCE])
+        dev_batch = tf.constant(load_dev()[0][:32])
         parts = {
             "`serving_default`, the whole request": lambda: text_signature(text=text),
             f"`serving_ids`, ids padded to {SEQ_LENGTH}": lambda: ids_signature(**packed),
@@ -79,6 +83,7 @@ def main() -> None:
             f"classifier on the sentence's {length} ids": lambda: model(own_length),
             f"encoder on the bucket ({BUCKET} ids)": lambda: encoder(ids),
             "an empty `tf.function` (dispatch)": lambda: empty(text),
+            "`serving_default` on 32 dev sentences": lambda: text_signature(text=dev_batch),
         }
         for part in parts.values():
             for _ in range(10):
