@@ -6,11 +6,12 @@ Two tables, both on the real dev sentences of shared/data (movie-review snippets
    `pipelines.finetune_classifier` model) exported with `export_for_serving` and loaded back
    with `tf.saved_model.load` (the graph TF Serving runs), raw-string signature, seq 128: every
    batch padded to 128 (before length buckets), padded to its bucket (16/32/64/128, the
-   default), buckets + XLA, + bfloat16, + int8 (both checked against float32 on the dev set at
-   export), and bfloat16 with 2 feed-forward shards; against the peer's path on THE SAME
-   classifier (`bench.peer_onnx`): Hugging Face `tokenizers` (the checkpoint's tokenizer.json,
-   each batch padded to its longest sentence) + ONNX Runtime with dynamic axes, float32 and int8
-   (`quantize_dynamic`), 2 intra-op threads; then our ratios to the peer's faster path.
+   default; and buckets of 8, `FINE_BUCKETS`), buckets + XLA, + bfloat16, + int8 (both checked
+   against float32 on the dev set at export), and bfloat16 with 2 feed-forward shards;
+   against the peer's path on THE SAME classifier (`bench.peer_onnx`): Hugging Face
+   `tokenizers` (the checkpoint's tokenizer.json, each batch padded to its longest sentence) +
+   ONNX Runtime with dynamic axes, float32 and int8 (`quantize_dynamic`), 2 intra-op threads;
+   then our ratios to the peer's faster path.
 2. **128 ids** (last round's measure): the real MiniLM-L6 encoder's `serving_ids` (float32,
    XLA) and the classifier's in bfloat16 (and with 2 shards), fed the dev sentences' ids padded
    to 128 and 128 ids of text (each sentence's words cycled to fill every position), against
@@ -28,7 +29,8 @@ its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-
 
     python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
-        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only]
+        [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only] \\
+        [--variants "classifier strings, buckets of 8" ...]
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DEV_PATH = DATA_DIR / "sentiment" / "movie_snippets.dev.jsonl"
 SEQ_LENGTH = 128
 ONNX_THREADS = 2
+# `pipelines.export --buckets 8 16 24 ... 128`: short sentences padded less than by the default.
+FINE_BUCKETS = tuple(range(8, SEQ_LENGTH + 1, 8))
 
 
 def load_dev() -> tuple[list[str], list[str]]:
@@ -126,6 +130,10 @@ def export_variants(
                 "text",
             ),
             "classifier strings, buckets": (float32_classifier, "text"),
+            "classifier strings, buckets of 8": (
+                serving_module(classifier, preprocessor, buckets=FINE_BUCKETS),
+                "text",
+            ),
             "classifier strings, buckets + XLA": (
                 serving_module(classifier, preprocessor, jit_compile=True),
                 "text",
@@ -428,6 +436,12 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=20, help="batch-32 calls per variant")
     parser.add_argument("--no-onnx", action="store_true", help="without the `peer` extra")
     parser.add_argument(
+        "--variants",
+        nargs="+",
+        help="time only these of our variants (names as the tables print them; "
+        "'classifier strings, buckets' always) beside the peer",
+    )
+    parser.add_argument(
         "--schedule", choices=SCHEDULES, default="interleaved", help="see scheduled_timings"
     )
     parser.add_argument(
@@ -480,10 +494,10 @@ def main() -> None:
     texts, gold = load_dev()
     classifier = keras.saving.load_model(args.classifier) if args.classifier else None
     with tempfile.TemporaryDirectory() as work_dir:
-        checked = ("classifier strings, buckets", *CHECKED_STRINGS)
-        exported = export_variants(
-            Path(work_dir), classifier, texts, checked if args.accuracy_only else None
-        )
+        names = None
+        if args.accuracy_only or args.variants:
+            names = ("classifier strings, buckets", *(args.variants or CHECKED_STRINGS))
+        exported = export_variants(Path(work_dir), classifier, texts, names)
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
@@ -501,8 +515,13 @@ def main() -> None:
             Variant(name, "sentences", lambda batch, classify=classify: lambda: classify(batch))
             for name, classify in peer.items()
         ]
-        encoder_module = next(iter(exported.values()))[0]
-        warmup = [request["text"] for request in bucket_examples(encoder_module)] + [texts[:32]]
+        # Every bucket of every variant, at batch 1 and 32 (`timed_variants`).
+        bucket_requests = {
+            tuple(request["text"]): request["text"]
+            for module, _, _ in exported.values()
+            for request in bucket_examples(module)
+        }
+        warmup = [*bucket_requests.values(), texts[:32]]
         timed = variants + peer_string_variants + shared_onnx
         results = timed_variants(timed, texts, warmup, args) if timing else {}
         if onnx_model and args.onnx_process == "own":
@@ -514,7 +533,7 @@ def main() -> None:
         if classifier is not None:
             float32_dir = exported["classifier strings, buckets"][1]
             labels["float32"] = labels_on(float32_dir, texts)
-            for name in CHECKED_STRINGS:
+            for name in (name for name in CHECKED_STRINGS if name in exported):
                 export_dir = exported[name][1]
                 agreements[name] = json.loads((export_dir / AGREEMENT_FILE).read_text())
                 labels[name] = labels_on(export_dir, texts)

@@ -8,6 +8,8 @@
         --name sentiment --precision auto --agreement-data dev.jsonl  # fastest here that agrees
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
         --name sentiment --precision bfloat16 --feed-forward-shards 2  # small CPU servers
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment --buckets 8 16 24 32 48 64 96 128  # short texts padded less
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
@@ -74,6 +76,11 @@ class ExportJob:
             on the serving machine or one of its kind.
         feed_forward_shards: the encoder's feed-forward weights as this many independent blocks,
             computed in parallel (2 for small CPU servers; see `serving_copy`).
+        buckets: the lengths a batch of texts is padded to, ascending, the last `seq_length`
+            (default 16, 32, 64, ... `seq_length`). Finer buckets pad short texts less: an
+            18-token request costs 14.3 ms on its own 18 ids and 20.9 ms on the bucket of 32
+            (BENCHMARKS.md, section Serving); each bucket adds warm-up requests, and an XLA
+            program per shape.
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
             bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
             `--precision auto` times them too.
@@ -98,6 +105,7 @@ class ExportJob:
     jit_compile: bool = False
     precision: str = "float32"
     feed_forward_shards: int = 1
+    buckets: tuple[int, ...] | None = None
     agreement_data: str | None = None
 
     def __post_init__(self):
@@ -209,7 +217,7 @@ def export(job: ExportJob) -> Path:
         "classifier": {"text_pairs": job.text_pairs},
         "token_classifier": {"max_entities": job.max_entities},
         "masked_lm": {"top_k": job.top_k},
-    }.get(job.task, {})
+    }.get(job.task, {}) | {"buckets": job.buckets}
     float32_module = serving_module(model, preprocessor, **options)
     make_module = functools.partial(
         serving_module,

@@ -6,23 +6,35 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
+from keras_bert.export.buckets import bucket_length
+from keras_bert.export.warmup import read_warmup_requests
 from tests.export.fresh_process import run_signatures
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+BUCKETS = (8, 16, 32, 64)
 
 
 @pytest.mark.slow
 def test_exported_minilm_embeds_like_hugging_face(tmp_path, reference):
     base_dir = tmp_path / "saved_models"
     command = [sys.executable, "-m", "pipelines.export", "--task", "encoder", "--name", "minilm"]
-    # With the feed-forward weights in two halves: the same encoder, computed in parallel.
+    # With the feed-forward weights in two halves (the same encoder, computed in parallel) and
+    # buckets of its own.
     command += ["--base-dir", str(base_dir), "--seq-length", "64", "--feed-forward-shards", "2"]
+    command += ["--buckets", *map(str, BUCKETS)]
     result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert f"exported {base_dir / 'minilm' / '1'}" in result.stdout
     assert "docker run" in result.stdout and "tensorflow/serving:2.21.0" in result.stdout
     assert (base_dir / "models.config").read_text().count("name: ") == 1
+    warmed_buckets = {
+        int(bucket_length(tf.constant(tf.make_ndarray(request.inputs["input_mask"])), BUCKETS))
+        for log in read_warmup_requests(base_dir / "minilm" / "1")
+        if (request := log.predict_log.request).model_spec.signature_name == "serving_ids"
+    }
+    assert warmed_buckets == set(BUCKETS)
 
     texts = reference["texts"]["singles"]
     [outputs] = run_signatures(
