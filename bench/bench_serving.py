@@ -498,6 +498,9 @@ def main() -> None:
         if args.accuracy_only or args.variants:
             names = ("classifier strings, buckets", *(args.variants or CHECKED_STRINGS))
         exported = export_variants(Path(work_dir), classifier, texts, names)
+        unknown = set(args.variants or ()) - set(exported)
+        if unknown:
+            parser.error(f"unknown --variants {sorted(unknown)}; see the tables' names")
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
