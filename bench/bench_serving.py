@@ -144,6 +144,9 @@ def export_variants(
             "classifier strings, buckets + bfloat16 + 2 shards": (sharded, "text"),
             "classifier `serving_ids`, bfloat16 + 2 shards": (sharded, "ids"),
         }
+    unknown = set(names or ()) - set(exports)
+    if unknown:  # before any export: a misspelled name costs nothing
+        raise ValueError(f"unknown variants {sorted(unknown)}; expected some of {list(exports)}")
     exports = {name: value for name, value in exports.items() if names is None or name in names}
     export_dirs = {}  # by module
     for index, (module, _) in enumerate(exports.values()):  # bfloat16 ones serve two variants
@@ -498,9 +501,6 @@ def main() -> None:
         if args.accuracy_only or args.variants:
             names = ("classifier strings, buckets", *(args.variants or CHECKED_STRINGS))
         exported = export_variants(Path(work_dir), classifier, texts, names)
-        unknown = set(args.variants or ()) - set(exported)
-        if unknown:
-            parser.error(f"unknown --variants {sorted(unknown)}; see the tables' names")
         variants = [
             variant
             for name, (module, export_dir, inputs) in exported.items()
