@@ -6,8 +6,8 @@ Two tables, both on the real dev sentences of shared/data (movie-review snippets
    `pipelines.finetune_classifier` model) exported with `export_for_serving` and loaded back
    with `tf.saved_model.load` (the graph TF Serving runs), raw-string signature, seq 128: every
    batch padded to 128 (before length buckets), padded to its bucket (16/32/64/128, the
-   default; and buckets of 8, `FINE_BUCKETS`), buckets + XLA, + bfloat16, + int8 (both checked
-   against float32 on the dev set at export), and bfloat16 with 2 feed-forward shards;
+   default; and buckets of 8, `FINE_BUCKETS`), buckets (of 8) + XLA, + bfloat16, + int8 (both
+   checked against float32 on the dev set at export), and bfloat16 with 2 feed-forward shards;
    against the peer's path on THE SAME classifier (`bench.peer_onnx`): Hugging Face
    `tokenizers` (the checkpoint's tokenizer.json, each batch padded to its longest sentence) +
    ONNX Runtime with dynamic axes, float32 and int8 (`quantize_dynamic`), 2 intra-op threads;
@@ -136,6 +136,10 @@ def export_variants(
             ),
             "classifier strings, buckets + XLA": (
                 serving_module(classifier, preprocessor, jit_compile=True),
+                "text",
+            ),
+            "classifier strings, buckets of 8 + XLA": (
+                serving_module(classifier, preprocessor, buckets=FINE_BUCKETS, jit_compile=True),
                 "text",
             ),
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),

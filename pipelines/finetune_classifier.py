@@ -4,7 +4,7 @@ Example (the real MiniLM checkpoint on the movie-review snippets):
     python -m pipelines.finetune_classifier \\
         --train ../shared/data/sentiment/movie_snippets.train.jsonl \\
         --eval ../shared/data/sentiment/movie_snippets.dev.jsonl \\
-        --output-dir runs/sentiment --seq-length 64 --epochs 2
+        --output-dir runs/sentiment --seq-length 64
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Example (the real MiniLM checkpoint on WNUT-16 tweets):
     python -m pipelines.finetune_ner \\
         --train ../shared/data/ner/wnut16.train.jsonl \\
         --eval ../shared/data/ner/wnut16.dev.jsonl \\
-        --output-dir runs/wnut16 --seq-length 128 --epochs 3
+        --output-dir runs/wnut16 --seq-length 128
 """
 
 from __future__ import annotations
