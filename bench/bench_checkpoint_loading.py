@@ -118,20 +118,6 @@ def child(directory: str) -> None:
     print(json.dumps({"seconds": seconds, "before": before, "peak": peak, "weights": weights}))
 
 
-def cpu_description() -> str:
-    from bench.bench_serving import cpu_name
-
-    flags = set()
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("flags"):
-            flags = set(line.split(":", 1)[1].split())
-            break
-    shown = [
-        flag for flag in ("avx2", "fma", "avx512f", "avx512_bf16", "amx_tile") if flag in flags
-    ]
-    return f"{cpu_name()}, {os.cpu_count()} cores, flags {' '.join(shown)}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -142,7 +128,9 @@ def main() -> None:
         child(args.child)
         return
     directories = write_checkpoints(Path(args.work_dir))
-    print(cpu_description())
+    from keras_bert.export.cpu import cpu_summary  # imports TensorFlow: not in the children
+
+    print(cpu_summary())
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}
     results = {}
     for name, directory in directories.items():

@@ -20,7 +20,6 @@ for XLA exports; the vocabulary of `--checkpoint`), loads each export back with
 """
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
@@ -30,12 +29,12 @@ import tensorflow as tf
 
 from bench.bench_serving import (
     SCHEDULES,
-    cpu_name,
     load_dev,
     request_batches,
     scheduled_timings,
 )
 from keras_bert.export import export_for_serving, serving_module
+from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 
@@ -129,7 +128,7 @@ def main() -> None:
     xla = ", XLA" if args.jit_compile else ""
     print(
         f"seq {args.seq_length}, padding: {args.padding}{xla}, schedule: {args.schedule}; "
-        f"{os.cpu_count()} CPU cores ({cpu_name()}), TF {tf.__version__}"
+        f"{cpu_summary()}, TF {tf.__version__}"
     )
     print(
         f"{args.rounds} rounds of {args.requests} batch-1 calls and {args.batches} batch-32 calls"

@@ -7,8 +7,9 @@ Exports the classifier (float32, default buckets) with `export_for_serving`, loa
   labels);
 - `serving_ids` on its ids padded to `seq_length`: the request less tokenization and packing;
 - the preprocessor alone (tokenize + pack), as a `tf.function`;
-- the classifier on the ids cut to the bucket (32 columns), and cut to the sentence's own
-  length (what the bucket's padding costs), as `tf.function`s;
+- the classifier on the ids cut to the default bucket, to the power of two above it (the
+  buckets before 2026-11-26), and to the sentence's own length (what padding costs), as
+  `tf.function`s;
 - the encoder alone on the bucket (what the head costs);
 - an empty `tf.function` (what a call of a function costs, its dispatch);
 - `serving_default` on 32 dev sentences (a batch's cost, for thread settings: run once per
@@ -31,14 +32,13 @@ import numpy as np
 import tensorflow as tf
 
 from bench.bench_serving import load_dev
-from keras_bert.export import export_for_serving, serving_module
+from keras_bert.export import export_for_serving, length_buckets, serving_module
 from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 
 SENTENCE = "A gripping, beautifully shot film whose quiet final act stays with you for days."
 SEQ_LENGTH = 128
-BUCKET = 32
 
 
 def main() -> None:
@@ -56,8 +56,12 @@ def main() -> None:
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
     packed = preprocessor(tf.constant([SENTENCE]))
     length = int(packed["input_mask"].numpy().sum())
-    ids = {name: value[:, :BUCKET] for name, value in packed.items()}
-    own_length = {name: value[:, :length] for name, value in packed.items()}
+    bucket = min(bucket for bucket in length_buckets(SEQ_LENGTH) if bucket >= length)
+    power_of_two = 1 << (length - 1).bit_length()
+    ids, power_of_two_ids, own_length = (
+        {name: value[:, :columns] for name, value in packed.items()}
+        for columns in (bucket, power_of_two, length)
+    )
 
     def run_model(inputs):
         return classifier(inputs, training=False)
@@ -79,9 +83,10 @@ def main() -> None:
             "`serving_default`, the whole request": lambda: text_signature(text=text),
             f"`serving_ids`, ids padded to {SEQ_LENGTH}": lambda: ids_signature(**packed),
             "tokenize + pack (`tf.function`)": lambda: pack(text),
-            f"classifier on the bucket ({BUCKET} ids)": lambda: model(ids),
+            f"classifier on the bucket ({bucket} ids)": lambda: model(ids),
+            f"classifier on {power_of_two} ids": lambda: model(power_of_two_ids),
             f"classifier on the sentence's {length} ids": lambda: model(own_length),
-            f"encoder on the bucket ({BUCKET} ids)": lambda: encoder(ids),
+            f"encoder on the bucket ({bucket} ids)": lambda: encoder(ids),
             "an empty `tf.function` (dispatch)": lambda: empty(text),
             "`serving_default` on 32 dev sentences": lambda: text_signature(text=dev_batch),
         }

@@ -5,9 +5,10 @@ Two tables, both on the real dev sentences of shared/data (movie-review snippets
 1. **Strings in, labels out** (the issue's measure): the sentiment classifier (`--classifier`, a
    `pipelines.finetune_classifier` model) exported with `export_for_serving` and loaded back
    with `tf.saved_model.load` (the graph TF Serving runs), raw-string signature, seq 128: every
-   batch padded to 128 (before length buckets), padded to its bucket (16/32/64/128, the
-   default; and buckets of 8, `FINE_BUCKETS`), buckets (of 8) + XLA, + bfloat16, + int8 (both
-   checked against float32 on the dev set at export), and bfloat16 with 2 feed-forward shards;
+   batch padded to 128 (before length buckets), to its bucket of powers of two (16/32/64/128,
+   before 2026-11-26), to its bucket (8, 16, 24, ... 64, 80, ... 128, the default), buckets +
+   XLA, + bfloat16, + int8 (both checked against float32 on the dev set at export), and
+   bfloat16 with 2 feed-forward shards;
    against the peer's path on THE SAME classifier (`bench.peer_onnx`): Hugging Face
    `tokenizers` (the checkpoint's tokenizer.json, each batch padded to its longest sentence) +
    ONNX Runtime with dynamic axes, float32 and int8 (`quantize_dynamic`), 2 intra-op threads;
@@ -30,7 +31,7 @@ its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-
     python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
         [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only] \\
-        [--variants "classifier strings, buckets of 8" ...]
+        [--variants "classifier strings, buckets" "classifier strings, buckets + XLA" ...]
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DEV_PATH = DATA_DIR / "sentiment" / "movie_snippets.dev.jsonl"
 SEQ_LENGTH = 128
 ONNX_THREADS = 2
-# `pipelines.export --buckets 8 16 24 ... 128`: short sentences padded less than by the default.
-FINE_BUCKETS = tuple(range(8, SEQ_LENGTH + 1, 8))
+# The buckets before 2026-11-26 (`pipelines.export --buckets 16 32 64 128`).
+POWER_OF_TWO_BUCKETS = (16, 32, 64, SEQ_LENGTH)
 
 
 def load_dev() -> tuple[list[str], list[str]]:
@@ -129,17 +130,13 @@ def export_variants(
                 serving_module(classifier, preprocessor, buckets=(SEQ_LENGTH,)),
                 "text",
             ),
-            "classifier strings, buckets": (float32_classifier, "text"),
-            "classifier strings, buckets of 8": (
-                serving_module(classifier, preprocessor, buckets=FINE_BUCKETS),
+            "classifier strings, powers of two (before)": (
+                serving_module(classifier, preprocessor, buckets=POWER_OF_TWO_BUCKETS),
                 "text",
             ),
+            "classifier strings, buckets": (float32_classifier, "text"),
             "classifier strings, buckets + XLA": (
                 serving_module(classifier, preprocessor, jit_compile=True),
-                "text",
-            ),
-            "classifier strings, buckets of 8 + XLA": (
-                serving_module(classifier, preprocessor, buckets=FINE_BUCKETS, jit_compile=True),
                 "text",
             ),
             "classifier strings, buckets + bfloat16": (bfloat16, "text"),

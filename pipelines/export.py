@@ -9,7 +9,7 @@
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
         --name sentiment --precision bfloat16 --feed-forward-shards 2  # small CPU servers
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
-        --name sentiment --buckets 8 16 24 32 48 64 96 128  # short texts padded less
+        --name sentiment --buckets 16 32 64 128  # fewer shapes to warm up, more padding
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
@@ -77,10 +77,10 @@ class ExportJob:
         feed_forward_shards: the encoder's feed-forward weights as this many independent blocks,
             computed in parallel (2 for small CPU servers; see `serving_copy`).
         buckets: the lengths a batch of texts is padded to, ascending, the last `seq_length`
-            (default 16, 32, 64, ... `seq_length`). Finer buckets pad short texts less: an
-            18-token request costs 14.3 ms on its own 18 ids and 20.9 ms on the bucket of 32
-            (BENCHMARKS.md, section Serving); each bucket adds warm-up requests, and an XLA
-            program per shape.
+            (default `length_buckets`: 8, 16, 24, ... 64, 80, 96, ... `seq_length`, four per
+            doubling). Finer buckets pad short texts less: an 18-token request costs 14.3 ms on
+            its own 18 ids and 20.9 ms on a bucket of 32 (BENCHMARKS.md, section Serving); each
+            bucket adds warm-up requests, and an XLA program per shape.
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
             bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
             `--precision auto` times them too.

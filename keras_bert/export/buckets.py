@@ -3,10 +3,13 @@
 The preprocessor packs every batch to `[batch, seq_length]`. Attention masks the padding, so the
 model's outputs at real tokens do not depend on how much padding follows (up to float rounding,
 ~1e-6): a batch can be cut to its longest sequence. Rounding that length up to a bucket
-(16, 32, 64, ... `seq_length`) keeps the number of shapes small, so XLA compiles a few programs
-and warm-up requests can cover every one of them before traffic arrives. `serving_ids` requests
-are cut the same way, whatever width a client pads them to (ONNX Runtime's users pad to 128),
-and outputs with one value per position are padded back to the request's width.
+(8, 16, 24, ... 64, 80, 96, ... `seq_length`: four per doubling) keeps the number of shapes
+small, so XLA compiles a few programs and warm-up requests can cover every one of them before
+traffic arrives, while a bucket pads a text by under 8 ids or a quarter of its length (powers
+of two padded an 18-token request to 32: 20.9 ms against 14.3 on its own length, AVX2 EPYC;
+buckets of 8 took 15-17% off the batch-1 p50 of the dev sentences, BENCHMARKS.md). `serving_ids`
+requests are cut the same way, whatever width a client pads them to (ONNX Runtime's users pad to
+128), and outputs with one value per position are padded back to the request's width.
 """
 
 from __future__ import annotations
@@ -15,23 +18,28 @@ from collections.abc import Mapping, Sequence
 
 import tensorflow as tf
 
-SMALLEST_BUCKET = 16
+SMALLEST_BUCKET = 8
+BUCKETS_PER_DOUBLING = 4
 
 
 def length_buckets(seq_length: int, smallest: int = SMALLEST_BUCKET) -> tuple[int, ...]:
-    """The powers of two from `smallest` below `seq_length`, then `seq_length`.
+    """Multiples of `smallest` up to `4 * smallest`, then `BUCKETS_PER_DOUBLING` evenly spaced
+    lengths per doubling, below `seq_length`; then `seq_length`.
 
     Example:
     >>> length_buckets(128)
-    (16, 32, 64, 128)
+    (8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128)
+    >>> length_buckets(512)[-9:]
+    (128, 160, 192, 224, 256, 320, 384, 448, 512)
     >>> length_buckets(100), length_buckets(8)
-    ((16, 32, 64, 100), (8,))
+    ((8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 100), (8,))
     """
     buckets = []
     length = smallest
     while length < seq_length:
         buckets.append(length)
-        length *= 2
+        power_of_two = 1 << (length.bit_length() - 1)  # the largest one <= length
+        length += max(smallest, power_of_two // BUCKETS_PER_DOUBLING)
     return (*buckets, seq_length)
 
 

@@ -95,8 +95,8 @@ class _Serving(tf.Module):
 
     - `buckets`: the lengths that `serving_default` pads a batch to: its longest packed
       sequence rounded up to the next bucket (`keras_bert.export.buckets`); default
-      `length_buckets(seq_length)` (16, 32, 64, ... `seq_length`); `(seq_length,)` pads every
-      batch to `seq_length`.
+      `length_buckets(seq_length)` (8, 16, 24, ... 64, 80, ... `seq_length`); `(seq_length,)`
+      pads every batch to `seq_length`.
     - `jit_compile`: run the model (not the tokenizer) in an XLA-compiled function
       (`tf.function(jit_compile=True)`). TensorFlow Serving runs it only when started with
       `--xla_cpu_compilation_enabled=true`; without the flag the first request that reaches it

@@ -98,7 +98,7 @@ def test_ids_signature_computes_on_the_bucket_and_answers_at_the_requests_width(
 @pytest.mark.parametrize("task", TASKS)
 def test_bucket_examples_reach_every_bucket(serving_modules, task):
     module = serving_modules[task]
-    assert module.buckets == length_buckets(SEQ_LENGTH) == (16, 32)
+    assert module.buckets == length_buckets(SEQ_LENGTH) == (8, 16, 24, 32)
     lengths = []
     for request in bucket_examples(module):
         assert {len(texts) for texts in request.values()} == {1}

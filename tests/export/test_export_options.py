@@ -107,9 +107,9 @@ def test_bfloat16_export_agrees_with_float32_and_records_it(
         module, tmp_path, "bf16", float32_module=float32, agreement_requests=held_out
     )
     agreement = json.loads((export_dir / AGREEMENT_FILE).read_text())
-    # The example request, 2 bucket requests and the 3 held-out texts: a label each.
+    # The example request's 2 texts, a request per bucket and the 3 held-out texts: a label each.
     assert agreement["precision"] == "bfloat16"
-    assert agreement["labels"] == 2 + 2 + len(TEXTS)
+    assert agreement["labels"] == 2 + len(module.buckets) + len(TEXTS)
     assert agreement["label_agreement"] == 1.0
     assert 0 < agreement["max_probability_difference"] < 0.01
     assert _xla_functions(export_dir) == []
@@ -150,7 +150,7 @@ def test_int8_export_serves_strings_and_records_its_agreement(
     )
     agreement = json.loads((export_dir / AGREEMENT_FILE).read_text())
     assert agreement["precision"] == "int8"
-    assert agreement["labels"] == 2 + 2 + len(TEXTS)
+    assert agreement["labels"] == 2 + len(module.buckets) + len(TEXTS)
     assert agreement["label_agreement"] == 1.0
     assert 0 < agreement["max_probability_difference"] < 0.01
     # The int8 matmul (int8 x int8 -> int32) is an op TF Serving 2.21 registers.

@@ -13,7 +13,7 @@ from keras_bert.export.warmup import read_warmup_requests
 from tests.export.fresh_process import run_signatures
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-BUCKETS = (32, 64)  # not the default (16, 32, 64): the flag is read
+BUCKETS = (32, 64)  # not the default (8, 16, ... 64): the flag is read
 
 
 @pytest.mark.slow

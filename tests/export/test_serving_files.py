@@ -23,7 +23,7 @@ def test_warmup_records_are_prediction_logs_that_the_model_answers(exported_base
     logs = read_warmup_requests(export_dir)
     # The example request and one per length bucket (tests/export/test_buckets.py), then the
     # same packed into ids.
-    signatures = ["serving_default"] * 3 + ["serving_ids"] * 3
+    signatures = ["serving_default"] * 5 + ["serving_ids"] * 5
     assert [log.predict_log.request.model_spec.signature_name for log in logs] == signatures
     loaded = tf.saved_model.load(str(export_dir))
     for log in logs:
