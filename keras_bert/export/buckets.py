@@ -2,14 +2,14 @@
 
 The preprocessor packs every batch to `[batch, seq_length]`. Attention masks the padding, so the
 model's outputs at real tokens do not depend on how much padding follows (up to float rounding,
-~1e-6): a batch can be cut to its longest sequence. Rounding that length up to a bucket
-(8, 16, 24, ... 64, 80, 96, ... `seq_length`: four per doubling) keeps the number of shapes
-small, so XLA compiles a few programs and warm-up requests can cover every one of them before
-traffic arrives, while a bucket pads a text by under 8 ids or a quarter of its length (powers
-of two padded an 18-token request to 32: 20.9 ms against 14.3 on its own length, AVX2 EPYC;
-buckets of 8 took 15-17% off the batch-1 p50 of the dev sentences, BENCHMARKS.md). `serving_ids`
-requests are cut the same way, whatever width a client pads them to (ONNX Runtime's users pad to
-128), and outputs with one value per position are padded back to the request's width.
+~1e-6): a batch can be cut to its longest sequence. Rounding that length up to a bucket (8, 16, 24,
+... 64, 80, 96, ... `seq_length`: four per doubling) keeps the number of shapes small, so XLA
+compiles a few programs and warm-up requests can cover every one of them before traffic arrives,
+while a bucket pads a text by under 8 ids or a quarter of its length (powers of two padded an
+18-token request to 32: 20.9 ms against 14.3 on its own length, AVX2 EPYC; buckets of 8 took 9-17%
+off the dev sentences' batch-1 p50 in three runs, BENCHMARKS.md). `serving_ids` requests are cut
+the same way, whatever width a client pads them to (ONNX Runtime's users pad to 128), and outputs
+with one value per position are padded back to the request's width.
 """
 
 from __future__ import annotations
