@@ -7,7 +7,7 @@ Exports the classifier (float32, default buckets) with `export_for_serving`, loa
   labels);
 - `serving_ids` on its ids padded to `seq_length`: the request less tokenization and packing;
 - the preprocessor alone (tokenize + pack), as a `tf.function`;
-- the classifier on the ids cut to the default bucket, to the power of two above it (the
+- the classifier on the ids cut to the default bucket, to its bucket of powers of two (the
   buckets before 2026-11-26), and to the sentence's own length (what padding costs), as
   `tf.function`s;
 - the encoder alone on the bucket (what the head costs);
@@ -31,8 +31,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bench.bench_serving import load_dev
+from bench.bench_serving import POWER_OF_TWO_BUCKETS, load_dev
 from keras_bert.export import export_for_serving, length_buckets, serving_module
+from keras_bert.export.buckets import bucket_length
 from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -56,8 +57,10 @@ def main() -> None:
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
     packed = preprocessor(tf.constant([SENTENCE]))
     length = int(packed["input_mask"].numpy().sum())
-    bucket = min(bucket for bucket in length_buckets(SEQ_LENGTH) if bucket >= length)
-    power_of_two = 1 << (length - 1).bit_length()
+    bucket, power_of_two = (
+        int(bucket_length(packed["input_mask"], buckets))
+        for buckets in (length_buckets(SEQ_LENGTH), POWER_OF_TWO_BUCKETS)
+    )
     ids, power_of_two_ids, own_length = (
         {name: value[:, :columns] for name, value in packed.items()}
         for columns in (bucket, power_of_two, length)
