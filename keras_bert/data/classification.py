@@ -23,17 +23,22 @@ TFDS_FEATURES = {
     "glue/qqp": ("question1", "question2", "label"),
     "glue/rte": ("sentence1", "sentence2", "label"),
     "glue/stsb": ("sentence1", "sentence2", "label"),
+    "glue/wnli": ("sentence1", "sentence2", "label"),
+    "glue/ax": ("premise", "hypothesis", "label"),
     "imdb_reviews": ("text", None, "label"),
 }
 
 
 @dataclasses.dataclass
 class ClassificationExamples:
-    """Texts (optionally pairs) and their labels: strings for classes, floats for regression."""
+    """Texts (optionally pairs) and their labels: strings for classes, floats for regression,
+    None where the labels are not known (a benchmark's test split); `ids` name the examples
+    where their source does (the index a benchmark's server knows them by)."""
 
     texts: list[str]
-    labels: list
+    labels: list | None
     text_pairs: list[str] | None = None
+    ids: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -45,10 +50,12 @@ class ClassificationExamples:
     def sample(self, count: int, seed: int = 0) -> ClassificationExamples:
         """`count` examples drawn at random without replacement (all of them if fewer)."""
         chosen = np.random.default_rng(seed).permutation(len(self))[:count]
+
+        def pick(values: list | None) -> list | None:
+            return None if values is None else [values[index] for index in chosen]
+
         return ClassificationExamples(
-            texts=[self.texts[index] for index in chosen],
-            labels=[self.labels[index] for index in chosen],
-            text_pairs=[self.text_pairs[index] for index in chosen] if self.text_pairs else None,
+            pick(self.texts), pick(self.labels), pick(self.text_pairs), pick(self.ids)
         )
 
 
@@ -125,8 +132,9 @@ def load_tfds_classification(
         download: whether tfds may download and prepare the data (needs the network).
 
     Returns:
-        The examples (labels as class names, or floats for regression datasets) and the class
-        names (None for regression).
+        The examples (labels as class names, or floats for regression datasets; None for a
+        test split without labels; ids from tfds's `idx` where it has one) and the class names
+        (None for regression).
     """
     import tensorflow_datasets as tfds
 
@@ -139,14 +147,20 @@ def load_tfds_classification(
     )
     label_feature = info.features[label_key]
     label_names = list(getattr(label_feature, "names", None) or []) or None
-    texts, pairs, labels = [], [], []
+    texts, pairs, labels, ids = [], [], [], []
+    unlabelled = False
     for example in tfds.as_numpy(dataset):
         texts.append(example[text_key].decode("utf-8"))
         if pair_key:
             pairs.append(example[pair_key].decode("utf-8"))
+        if "idx" in example:
+            ids.append(str(int(example["idx"])))
         label = example[label_key]
+        # tfds labels the examples of an unlabelled test split -1.
+        unlabelled |= bool(label_names) and int(label) < 0
         labels.append(label_names[int(label)] if label_names else float(label))
-    examples = ClassificationExamples(texts, labels, pairs if pair_key else None)
+    labels = None if unlabelled else labels
+    examples = ClassificationExamples(texts, labels, pairs if pair_key else None, ids or None)
     return examples, label_names
 
 

@@ -8,6 +8,7 @@ the space they had in the text).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 from pathlib import Path
@@ -23,10 +24,12 @@ _DOCUMENT_START = "-DOCSTART-"
 
 @dataclasses.dataclass
 class TaggedSentences:
-    """Sentences as lists of words, each word with its BIO tag."""
+    """Sentences as lists of words, each word with its BIO tag; `documents` gives each
+    sentence's document (its number in a CoNLL file, split by `-DOCSTART-`), where known."""
 
     words: list[list[str]]
     tags: list[list[str]]
+    documents: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.words)
@@ -34,35 +37,73 @@ class TaggedSentences:
     def sample(self, count: int, seed: int = 0) -> TaggedSentences:
         """`count` sentences drawn at random without replacement (all of them if fewer)."""
         chosen = np.random.default_rng(seed).permutation(len(self))[:count]
-        return TaggedSentences([self.words[i] for i in chosen], [self.tags[i] for i in chosen])
+        documents = None if self.documents is None else [self.documents[i] for i in chosen]
+        return TaggedSentences(
+            [self.words[i] for i in chosen], [self.tags[i] for i in chosen], documents
+        )
 
 
-def read_conll(path: str | Path, tag_column: int = -1) -> TaggedSentences:
-    """Reads a CoNLL-style file: one `word ... tag` line per word, blank lines between sentences.
+def iob2_tags(tags: list[str]) -> list[str]:
+    """Tags in IOB2, where every entity starts with `B-`: an `I-X` that starts an entity (IOB1's
+    way, as in CoNLL-2003's files) becomes `B-X`. IOB2 tags and tags outside the scheme (POS
+    tags) stay as they are, so the conversion is safe on any column.
 
-    `-DOCSTART-` lines are skipped. A line without a word and a tag is an error that names its
-    line number.
+    Example:
+    >>> iob2_tags(["I-ORG", "O", "I-MISC", "I-MISC", "B-MISC", "I-PER", "NNP"])
+    ['B-ORG', 'O', 'B-MISC', 'I-MISC', 'B-MISC', 'B-PER', 'NNP']
+    """
+    converted, previous_type = [], None
+    for tag in tags:
+        prefix, _, type_name = tag.partition("-")
+        if prefix == "I" and type_name and type_name != previous_type:
+            tag = f"B-{type_name}"
+        converted.append(tag)
+        previous_type = type_name if prefix in ("B", "I") and type_name else None
+    return converted
+
+
+def read_conll(path: str | Path, tag_column: int = -1, iob2: bool = True) -> TaggedSentences:
+    """Reads a CoNLL column file: one `word ... tag` line per word, blank lines between
+    sentences, `-DOCSTART-` lines between documents (CoNLL-2003: word, POS, chunk, NER tag).
+
+    Args:
+        path: the file.
+        tag_column: the column of the tags (-1: the last, CoNLL-2003's entity tags; 1 its POS
+            tags, 2 its chunk tags).
+        iob2: convert the tags to IOB2 (`iob2_tags`): CoNLL-2003's files are IOB1, where an
+            entity starts with `I-` and `B-` only separates two entities of one type, so a
+            tagger trained on a sample of them would rarely see `B-`. Entity scores are the
+            same on either scheme (conlleval reads both).
+
+    A line without a word and a tag is an error that names its line number.
 
     Example:
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.conll"
-    >>> _ = path.write_text("EU NNP B-ORG\\nrejects VBZ O\\n\\nPeter NNP B-PER\\n")
-    >>> read_conll(path).tags
-    [['B-ORG', 'O'], ['B-PER']]
+    >>> _ = path.write_text("-DOCSTART- -X- O O\\n\\nEU NNP I-NP I-ORG\\nrejects VBZ I-VP O\\n"
+    ...                     "\\n-DOCSTART- -X- O O\\n\\nPeter NNP I-NP I-PER\\n")
+    >>> sentences = read_conll(path)
+    >>> sentences.tags, sentences.documents
+    ([['B-ORG', 'O'], ['B-PER']], [0, 1])
+    >>> read_conll(path, tag_column=2, iob2=False).tags
+    [['I-NP', 'I-VP'], ['I-NP']]
     """
     path = Path(path)
-    sentences = TaggedSentences([], [])
+    sentences = TaggedSentences([], [], [])
     words: list[str] = []
     tags: list[str] = []
+    document = -1
     lines = path.read_text("utf-8").splitlines()
     for line_number, line in enumerate([*lines, ""], start=1):
         columns = line.split()
         if columns and columns[0] == _DOCUMENT_START:
+            document += 1
             continue
         if not columns:
             if words:
                 sentences.words.append(words)
-                sentences.tags.append(tags)
+                sentences.tags.append(iob2_tags(tags) if iob2 else tags)
+                sentences.documents.append(max(document, 0))
             words, tags = [], []
             continue
         if len(columns) < 2:
@@ -70,8 +111,11 @@ def read_conll(path: str | Path, tag_column: int = -1) -> TaggedSentences:
                 f"{path}:{line_number}: expected a word and a tag separated by whitespace, "
                 f"got {line!r}."
             )
+        try:
+            tags.append(columns[tag_column])
+        except IndexError:
+            raise DataError(f"{path}:{line_number}: no column {tag_column} in {line!r}.") from None
         words.append(columns[0])
-        tags.append(columns[tag_column])
     if not sentences.words:
         raise DataError(f"{path}: the file holds no tagged sentences.")
     return sentences
@@ -126,16 +170,35 @@ def load_tfds_token_classification(
 
 
 def tag_names_of(sentences: TaggedSentences) -> list[str]:
-    """The tags used in `sentences`: "O" first, then sorted."""
-    tags = {tag for sentence_tags in sentences.tags for tag in sentence_tags}
-    return ["O", *sorted(tags - {"O"})]
+    """The tags of `sentences` completed to the BIO scheme ("O" first, then sorted): every
+    entity type seen gets both `B-` and `I-`, so that a small sample still knows every tag of
+    the types it holds.
+
+    Example:
+    >>> tag_names_of(TaggedSentences([["EU", "rejects"]], [["I-ORG", "O"]]))
+    ['O', 'B-ORG', 'I-ORG']
+    """
+    tags = {tag for sentence_tags in sentences.tags for tag in sentence_tags} - {"O"}
+    for tag in list(tags):
+        prefix, _, type_name = tag.partition("-")
+        if prefix in ("B", "I") and type_name:
+            tags |= {f"B-{type_name}", f"I-{type_name}"}
+    return ["O", *sorted(tags)]
+
+
+def unknown_tags(sentences: TaggedSentences, tag_names: list[str]) -> dict[str, int]:
+    """How many words of `sentences` carry each tag outside `tag_names`."""
+    known = set(tag_names)
+    return dict(
+        collections.Counter(tag for tags in sentences.tags for tag in tags if tag not in known)
+    )
 
 
 def encode_tags(sentences: TaggedSentences, tag_names: list[str]) -> list[list[int]]:
-    index = {name: position for position, name in enumerate(tag_names)}
-    unseen = sorted({tag for tags in sentences.tags for tag in tags if tag not in index})
+    unseen = unknown_tags(sentences, tag_names)
     if unseen:
-        raise DataError(f"Tags not seen in training: {', '.join(map(repr, unseen))}.")
+        raise DataError(f"Tags not seen in training: {', '.join(map(repr, sorted(unseen)))}.")
+    index = {name: position for position, name in enumerate(tag_names)}
     return [[index[tag] for tag in tags] for tags in sentences.tags]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import tensorflow as tf
 
@@ -10,6 +12,7 @@ from keras_bert.data.token_classification import (
     encode_tags,
     tag_names_of,
     token_classification_dataset,
+    unknown_tags,
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
@@ -20,6 +23,8 @@ from keras_bert.finetuning.recipe import (
 from keras_bert.metrics import entity_scores
 from keras_bert.models import BertTokenClassifier
 from keras_bert.models.token_classifier import IGNORED_LABEL
+
+logger = logging.getLogger(__name__)
 
 
 def _labelled_words(preprocessor, sentences: TaggedSentences) -> list[np.ndarray]:
@@ -90,13 +95,18 @@ def finetune_token_classifier(
 
     Writes `<output_dir>/model.keras` (carrying its preprocessor) and
     `<output_dir>/metrics.json`. Tags come from
-    `tag_names` or from the training data ("O" first); evaluation tags outside them raise.
+    `tag_names` or from the training data (`tag_names_of`); evaluation tags outside them are
+    scored as entities the model cannot find, with a warning that names them.
     """
     if config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.run.seed)
     tag_names = tag_names or tag_names_of(train)
-    if evaluation is not None:
-        encode_tags(evaluation, tag_names)  # fail before training, not after
+    if evaluation is not None and (unseen := unknown_tags(evaluation, tag_names)):
+        # Scored as they are: the entities they mark count as missed (as conlleval counts them).
+        logger.warning(
+            "Evaluation tags not in training, scored as entities the model cannot find: %s.",
+            ", ".join(f"{tag} ({count} words)" for tag, count in sorted(unseen.items())),
+        )
     preprocessor = checkpoint_preprocessor(config)
     train_tag_ids = encode_tags(train, tag_names)
     train_dataset = token_classification_dataset(

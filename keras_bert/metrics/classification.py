@@ -1,4 +1,5 @@
-"""Accuracy and F1 for classification; Pearson and Spearman correlation for regression."""
+"""Accuracy, F1 and Matthews correlation for classification; Pearson and Spearman correlation
+for regression."""
 
 from __future__ import annotations
 
@@ -29,6 +30,29 @@ def classification_scores(labels, predictions, num_classes: int | None = None) -
     if num_classes == 2:
         scores["f1"] = float(f1_per_class[1])
     return scores
+
+
+def matthews_correlation(labels, predictions) -> float:
+    """Matthews correlation coefficient (CoLA's metric), for any number of classes: Gorodkin's
+    R_K from the confusion matrix, as scikit-learn computes it (0 where it is undefined).
+
+    Example:
+    >>> round(matthews_correlation([1, 1, 1, 0, 0, 0], [1, 1, 0, 0, 0, 1]), 4)
+    0.3333
+    """
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    if labels.shape != predictions.shape or labels.ndim != 1 or labels.size == 0:
+        raise ValueError("labels and predictions must be non-empty 1-D arrays of equal length.")
+    classes, indices = np.unique(np.concatenate([labels, predictions]), return_inverse=True)
+    confusion = np.zeros((len(classes), len(classes)), np.float64)
+    np.add.at(confusion, (indices[: labels.size], indices[labels.size :]), 1)
+    true_counts, predicted_counts = confusion.sum(axis=1), confusion.sum(axis=0)
+    correct, total = np.trace(confusion), confusion.sum()
+    covariance = correct * total - true_counts @ predicted_counts
+    variances = (total**2 - predicted_counts @ predicted_counts) * (
+        total**2 - true_counts @ true_counts
+    )
+    return float(covariance / np.sqrt(variances)) if variances else 0.0
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

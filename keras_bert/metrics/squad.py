@@ -26,11 +26,13 @@ def exact_match(prediction: str, truth: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(truth))
 
 
-def token_f1(prediction: str, truth: str) -> float:
+def token_f1(prediction: str, truth: str, version: str = "1.1") -> float:
+    """F1 of the normalised tokens, as the official script of SQuAD `version` counts it: where
+    either side has no token, v1.1 gives 0 and v2.0 gives 1 if both are empty (an
+    unanswerable question rightly left unanswered)."""
     predicted_tokens = normalize_answer(prediction).split()
     true_tokens = normalize_answer(truth).split()
-    if not predicted_tokens or not true_tokens:
-        # SQuAD v2: an empty answer is right only where the truth is empty too.
+    if version != "1.1" and (not predicted_tokens or not true_tokens):
         return float(predicted_tokens == true_tokens)
     common = sum((Counter(predicted_tokens) & Counter(true_tokens)).values())
     if common == 0:
@@ -40,12 +42,17 @@ def token_f1(prediction: str, truth: str) -> float:
 
 
 def squad_scores(
-    predictions: Mapping[str, str], answers: Mapping[str, Sequence[str]]
+    predictions: Mapping[str, str],
+    answers: Mapping[str, Sequence[str]],
+    version: str | None = None,
 ) -> dict[str, float]:
-    """Exact match and F1 in percent, each question scored against its best ground truth.
+    """Exact match and F1 in percent, each question scored against its best ground truth, as
+    SQuAD's official evaluation script of `version` ("1.1" or "2.0") scores them; by default
+    v2.0's where some question has no answer, else v1.1's.
 
     `answers` maps question ids to their accepted answers (empty for unanswerable SQuAD v2
-    questions, where only the empty prediction is right).
+    questions, where only the empty prediction is right; v2.0 also drops gold answers that
+    normalise to nothing, as its script does). A question without a prediction scores 0.
 
     Example:
     >>> squad_scores({"q1": "the Eiffel Tower", "q2": "1889"}, {"q1": ["Eiffel Tower"],
@@ -54,11 +61,18 @@ def squad_scores(
     """
     if not answers:
         raise ValueError("No questions to score.")
+    if version is None:
+        version = "2.0" if any(not truths for truths in answers.values()) else "1.1"
+    if version not in ("1.1", "2.0"):
+        raise ValueError(f"SQuAD version must be '1.1' or '2.0', got {version!r}.")
     exact_total = f1_total = 0.0
     for question_id, truths in answers.items():
         prediction = predictions.get(question_id, "")
-        truths = list(truths) or [""]
+        truths = list(truths)
+        if version == "2.0":
+            truths = [truth for truth in truths if normalize_answer(truth)]
+        truths = truths or [""]
         exact_total += max(exact_match(prediction, truth) for truth in truths)
-        f1_total += max(token_f1(prediction, truth) for truth in truths)
+        f1_total += max(token_f1(prediction, truth, version) for truth in truths)
     count = len(answers)
     return {"exact_match": 100 * exact_total / count, "f1": 100 * f1_total / count, "count": count}
