@@ -175,6 +175,10 @@ def fit_model(
 
 def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> None:
     """Writes `<output_dir>/model.keras` and `<output_dir>/metrics.json`."""
-    output_dir = Path(config.output_dir)
-    model.save(output_dir / "model.keras")
-    (output_dir / "metrics.json").write_text(json.dumps(summary, indent=2))
+    model.save(Path(config.output_dir) / "model.keras")
+    write_summary(summary, config)
+
+
+def write_summary(summary: dict, config: FinetuningConfig) -> None:
+    """Writes the run's summary (speed, history, scores) as `<output_dir>/metrics.json`."""
+    (Path(config.output_dir) / "metrics.json").write_text(json.dumps(summary, indent=2))

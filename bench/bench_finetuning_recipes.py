@@ -1,0 +1,137 @@
+"""The search behind the benchmarks' recipes: each setting of a grid fine-tuned by the job a user
+runs (`pipelines.glue`, `pipelines.finetune_ner`, `pipelines.finetune_qa`) on a task's train
+split, scored on its dev split, over seeds; a table of each setting's mean, spread and speed.
+
+    python -m bench.bench_finetuning_recipes --tasks rte mrpc --learning-rates 2e-5 5e-5 1e-4 \\
+        --epochs 3 5 --seeds 0 1 2 --output-root runs/recipes
+
+Tasks: the GLUE tasks of `--glue-dir` (tfds spelling), `conll2003` (eng.train, scored on
+eng.testa) and `squad` (the shared SQuAD split). Every run is an ordinary job process in
+`<output-root>/<task>/<setting>/seed<N>` (resumable; a finished run is read back, not run
+again), so `--report-only` rebuilds the table from the run directories. Settings not given
+are the job's defaults (the recipe of `keras_bert.finetuning.task_recipes`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from keras_bert.export.cpu import cpu_summary
+
+BENCHMARKS = Path("../shared/data/benchmarks")
+# The flag each grid axis sets on the job's command line.
+AXES = {
+    "learning_rates": "--learning-rate",
+    "epochs": "--epochs",
+    "batch_sizes": "--batch-size",
+    "seq_lengths": "--seq-length",
+    "warmup_fractions": "--warmup-fraction",
+}
+
+
+def job_command(task: str, output_dir: Path, glue_dir: Path) -> list[str]:
+    """The job and data flags that fine-tune `task` into `output_dir`."""
+    if task == "conll2003":
+        data = [
+            "--train",
+            BENCHMARKS / "conll2003/eng.train",
+            "--eval",
+            BENCHMARKS / "conll2003/eng.testa",
+        ]
+        job = "pipelines.finetune_ner"
+    elif task == "squad":
+        data = [
+            "--train",
+            BENCHMARKS / "squad/squad-v1.1-train.json",
+            "--eval",
+            BENCHMARKS / "squad/squad-v1.1-dev.json",
+        ]
+        job = "pipelines.finetune_qa"
+    else:
+        data, job = ["--data-dir", glue_dir, "--tasks", task], "pipelines.glue"
+    return [sys.executable, "-m", job, *map(str, data), "--output-dir", str(output_dir)]
+
+
+def run_scores(task: str, output_dir: Path) -> dict | None:
+    """A finished run's dev scores (metric by name) and speed; None if it has not finished."""
+    if task in ("conll2003", "squad"):
+        path = output_dir / "metrics.json"
+        if not path.is_file():
+            return None
+        summary = json.loads(path.read_text("utf-8"))
+        evaluation = summary.get("evaluation")
+        if evaluation is None:
+            return None
+        names = ("f1", "precision", "recall") if task == "conll2003" else ("exact_match", "f1")
+        scores = {name: evaluation[name] for name in names}
+    else:
+        path = output_dir / "results.json"
+        if not path.is_file():
+            return None
+        report = json.loads(path.read_text("utf-8"))
+        summary, scores = report["runs"][task], report["tasks"][task]
+    return {
+        "scores": scores,
+        "train_seconds": summary["train_seconds"],
+        "sequences_per_second": summary["sequences_per_second"],
+    }
+
+
+def settings_of(args: argparse.Namespace) -> list[dict[str, str]]:
+    """Every combination of the axes given (flag → value)."""
+    axes = {AXES[name]: values for name, values in vars(args).items() if name in AXES and values}
+    return [dict(zip(axes, values, strict=True)) for values in itertools.product(*axes.values())]
+
+
+def setting_name(setting: dict[str, str]) -> str:
+    return "_".join(f"{flag.strip('-')}={value}" for flag, value in setting.items()) or "recipe"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", required=True)
+    parser.add_argument("--seeds", nargs="+", default=["0"])
+    for name in AXES:
+        parser.add_argument("--" + name.replace("_", "-"), nargs="+", dest=name)
+    parser.add_argument("--glue-dir", type=Path, default=BENCHMARKS / "glue")
+    parser.add_argument("--output-root", type=Path, default=Path("runs/recipes"))
+    parser.add_argument("--report-only", action="store_true", help="the table of finished runs")
+    args = parser.parse_args(argv)
+    print(cpu_summary(), flush=True)
+    rows = []
+    for task in args.tasks:
+        for setting in settings_of(args):
+            runs = []
+            for seed in args.seeds:
+                output_dir = args.output_root / task / setting_name(setting) / f"seed{seed}"
+                result = run_scores(task, output_dir)
+                if result is None and not args.report_only:
+                    flags = [str(part) for item in setting.items() for part in item]
+                    command = [*job_command(task, output_dir, args.glue_dir), *flags]
+                    subprocess.run([*command, "--seed", seed], check=True)
+                    result = run_scores(task, output_dir)
+                if result is not None:
+                    runs.append(result)
+                    print(json.dumps({"task": task, "setting": setting_name(setting),
+                                      "seed": seed, **result}), flush=True)  # fmt: skip
+            if runs:
+                rows.append((task, setting_name(setting), runs))
+    print("\n| task | setting | seeds | metric | per seed | mean | sequences/s |")
+    print("|---|---|---:|---|---|---:|---:|")
+    for task, name, runs in rows:
+        for metric in runs[0]["scores"]:
+            values = [run["scores"][metric] for run in runs]
+            per_seed = ", ".join(f"{value:.4g}" for value in values)
+            speed = statistics.median(run["sequences_per_second"] for run in runs)
+            print(f"| {task} | {name} | {len(runs)} | {metric} | {per_seed} "
+                  f"| {statistics.mean(values):.4f} | {speed:.1f} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
