@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.errors import DataError
 
 # Text and label features of common tfds classification datasets.
@@ -176,12 +177,6 @@ def encode_labels(labels: Sequence[str], label_names: Sequence[str]) -> np.ndarr
     return np.array([index[label] for label in labels], np.int32)
 
 
-def trim_padding(features: dict[str, tf.Tensor], *rest):
-    """Cuts a batch of packed inputs to its longest real sequence (less work on short texts)."""
-    longest = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
-    return ({name: tensor[:, :longest] for name, tensor in features.items()}, *rest)
-
-
 def packed_lengths(examples: ClassificationExamples, preprocessor) -> np.ndarray:
     """The packed length of every example: its tokens, [CLS] and [SEP]s, at most seq_length."""
     lengths = len(examples.segments) + 1
@@ -231,12 +226,12 @@ def classification_dataset(
         dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids, lengths))
         if shuffle:
             dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
-        boundaries = list(range(8, preprocessor.seq_length, 8))
-        dataset = dataset.bucket_by_sequence_length(
+        dataset = batch_by_length(
+            dataset,
             lambda segments, labels, length: length,
-            bucket_boundaries=boundaries,
-            bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
-            drop_remainder=drop_remainder,
+            batch_size,
+            preprocessor.seq_length,
+            drop_remainder,
         ).map(lambda segments, labels, length: (segments, labels))
     dataset = dataset.map(
         lambda segments, labels: (preprocessor(tuple(tf.unstack(segments))), labels),

@@ -77,7 +77,12 @@ def finetune_question_answerer(
         for_training=True,
         packer=preprocessor.packer,
     )
-    train_dataset = windows.dataset(config.batch_size, shuffle=True, seed=config.run.seed)
+    train_dataset = windows.dataset(
+        config.batch_size,
+        shuffle=True,
+        seed=config.run.seed,
+        length_bucketing=config.length_bucketing,
+    )
     model, summary = fit_task_model(
         lambda encoder: BertQuestionAnswerer(encoder, preprocessor=preprocessor),
         config,

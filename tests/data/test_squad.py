@@ -157,3 +157,16 @@ def test_bad_windowing_settings(tokenizer):
         )
     with pytest.raises(DataError, match="No questions"):
         build_question_windows([], tokenizer)
+
+
+def test_training_batches_hold_windows_of_similar_length(data_dir, tokenizer):
+    examples = read_squad(data_dir / "benchmarks" / "squad" / "squad-v1.1-dev.json")[:300]
+    windows = build_question_windows(examples, tokenizer, seq_length=384, for_training=True)
+    starts = []
+    for inputs, labels in windows.dataset(16, shuffle=True, length_bucketing=True):
+        lengths = inputs["input_mask"].numpy().sum(1)
+        assert inputs["input_word_ids"].shape[1] == lengths.max()  # cut to the longest
+        assert lengths.max() // 8 == lengths.min() // 8 or lengths.max() == 384
+        starts += labels["start_logits"].numpy().tolist()
+    # Every window once, its label with it.
+    assert sorted(starts) == sorted(windows.start_positions.tolist())
