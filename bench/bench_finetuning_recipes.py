@@ -32,6 +32,7 @@ AXES = {
     "batch_sizes": "--batch-size",
     "seq_lengths": "--seq-length",
     "warmup_fractions": "--warmup-fraction",
+    "poolings": "--classifier-pooling",
 }
 
 
