@@ -109,7 +109,7 @@ def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
         config(tiny_checkpoint_dir, tmp_path, seq_length=48, epochs=0.02), train, train.sample(16)
     )
     scores = summary["evaluation"]
-    assert set(scores) == {"precision", "recall", "f1", "per_type"}
+    assert set(scores) == {"precision", "recall", "f1", "accuracy", "per_type"}
     # The head started at the tags' log frequencies; two steps at 1e-4 barely move it.
     priors = tag_log_priors(encode_tags(train, model.label_names), len(model.label_names))
     bias = model.get_layer("token_logits").bias.numpy()
@@ -141,7 +141,7 @@ def test_family_checkpoints_fine_tune_through_the_recipes(
     assert_accuracy_is_the_models(model, checkpoint, train, summary["evaluation"]["accuracy"])
     tweets = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl").sample(16)
     _, summary = finetune_token_classifier(config(checkpoint, tmp_path / "ner"), tweets, tweets)
-    assert set(summary["evaluation"]) == {"precision", "recall", "f1", "per_type"}
+    assert set(summary["evaluation"]) == {"precision", "recall", "f1", "accuracy", "per_type"}
     examples = read_squad(data_dir / "qa" / "squad_v1_sample.json")
     _, summary = finetune_question_answerer(
         config(checkpoint, tmp_path / "qa", seq_length=64),
