@@ -9,6 +9,7 @@ from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywor
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_task_model,
     save_run,
 )
@@ -67,7 +68,8 @@ def finetune_question_answerer(
     `config.seq_length` is the window length (384 in the BERT paper). Writes
     `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
     """
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(config, checkpoint)
     windows = build_question_windows(
         train,
         preprocessor.tokenizer,
@@ -83,6 +85,7 @@ def finetune_question_answerer(
         config,
         train_dataset,
         len(windows),
+        checkpoint,
     )
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 import tensorflow as tf
@@ -16,6 +16,9 @@ from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, holds_text, in_batches
+
+if TYPE_CHECKING:
+    from keras_bert.checkpoints import CheckpointFiles
 
 MASKED_LM_SCOPE = "cls/predictions/"
 
@@ -123,11 +126,24 @@ class BertMaskedLM(BertTask):
         self.head_layer_norm_epsilon = head_layer_norm_epsilon
 
     @classmethod
-    def pretrained(cls, path: str | os.PathLike, revision: str | None, **kwargs: Any):
-        """The checkpoint's encoder and masked-LM head (`keras_bert.load_masked_lm`)."""
-        from keras_bert.loading import load_masked_lm
+    def pretrained(
+        cls, path: str | os.PathLike | CheckpointFiles, revision: str | None, **kwargs: Any
+    ) -> BertMaskedLM:
+        """The checkpoint's encoder and masked-LM head (`keras_bert.load_masked_lm`), read
+        once for both; `kwargs` are `BertEncoder.from_checkpoint`'s overrides."""
+        from keras_bert.checkpoints import find_checkpoint
+        from keras_bert.checkpoints.variables import restore_variables
 
-        return load_masked_lm(path, revision=revision, **kwargs)
+        files = find_checkpoint(path, revision)
+        checkpoint = files.read()
+        if not any(name.startswith(MASKED_LM_SCOPE) for name in checkpoint.tensors):
+            raise ConfigError(f"{files.name} has no masked-LM head ({MASKED_LM_SCOPE}...).")
+        encoder = BertEncoder.from_checkpoint(checkpoint, **kwargs)
+        model = cls(encoder, dtype=kwargs.get("dtype"))
+        restore_variables(
+            masked_lm_head_variables(model.masked_lm_head), checkpoint, MASKED_LM_SCOPE
+        )
+        return model
 
     def fill_mask(
         self,
