@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from keras_bert.checkpoints.location import CheckpointFiles
+from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.masked_lm import BertMaskedLM
 from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
@@ -81,4 +81,5 @@ def load_preprocessor(
     """
     if vocabulary_from is not None:
         path, revision = vocabulary_from, None
-    return checkpoint_preprocessor(path, seq_length, revision, **options)
+    checkpoint = find_checkpoint(path, revision, weights=False)
+    return checkpoint_preprocessor(checkpoint, seq_length, **options)

@@ -132,13 +132,6 @@ class CheckpointFiles:
         return read_huggingface_checkpoint(self.directory, self.weights_files, self.config)
 
 
-def _weights_in(directory: Path) -> tuple[Path, ...]:
-    if is_huggingface_directory(directory):
-        return tuple(directory / name for name in weights_files(directory))
-    prefix = google.find_checkpoint_prefix(directory)
-    return () if prefix is None else (prefix,)
-
-
 def find_checkpoint(
     checkpoint: str | os.PathLike | CheckpointFiles,
     revision: str | None = None,
@@ -167,11 +160,18 @@ def find_checkpoint(
         return checkpoint
     path = resolve_checkpoint(checkpoint, revision, weights)
     name = os.fspath(checkpoint)
-    if path.is_dir():
-        return CheckpointFiles(name, path, revision, _weights_in(path))
-    if (path.suffix in _HUGGINGFACE_SUFFIXES and path.is_file()) or Path(f"{path}.index").is_file():
-        return CheckpointFiles(name, path.parent, revision, (path,))
-    raise FileNotFoundError(f"No checkpoint at {path}: it is neither a directory nor a file.")
+    if not path.is_dir():
+        if path.suffix in _HUGGINGFACE_SUFFIXES and path.is_file():
+            return CheckpointFiles(name, path.parent, revision, (path,))
+        if Path(f"{path}.index").is_file():
+            return CheckpointFiles(name, path.parent, revision, (path,))
+        raise FileNotFoundError(f"No checkpoint at {path}: it is neither a directory nor a file.")
+    if is_huggingface_directory(path):
+        found = tuple(path / name for name in weights_files(path))
+    else:
+        prefix = google.find_checkpoint_prefix(path)
+        found = () if prefix is None else (prefix,)
+    return CheckpointFiles(name, path, revision, found)
 
 
 def load_checkpoint(

@@ -94,13 +94,11 @@ def checkpoint_preprocessor(
     )
 
 
-def checkpoint_encoder(
-    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
-) -> BertEncoder:
-    """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
-    a `seq_length` beyond its learned positions is a `ConfigError`."""
+def checkpoint_encoder(config: FinetuningConfig, checkpoint: CheckpointFiles) -> BertEncoder:
+    """The encoder of the run's checkpoint (its files, `find_run_checkpoint`) with the run's
+    dropout; a `seq_length` beyond its learned positions is a `ConfigError`."""
     encoder = BertEncoder.from_checkpoint(
-        checkpoint or find_run_checkpoint(config),
+        checkpoint,
         dropout_rate=config.dropout_rate,
         attention_dropout_rate=config.dropout_rate,
     )
@@ -137,6 +135,7 @@ def fit_task_model(
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
+    checkpoint = checkpoint or find_run_checkpoint(config)
     return fit_model(
         lambda: build_model(checkpoint_encoder(config, checkpoint)),
         config,

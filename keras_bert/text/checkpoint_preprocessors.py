@@ -1,4 +1,4 @@
-"""The in-graph preprocessor of a checkpoint directory, chosen by its `model_type`.
+"""The in-graph preprocessor of a checkpoint, chosen by its `model_type`.
 
 The family's record (`keras_bert.families`) names its tokenizer, the files it reads and how it
 packs pairs:
@@ -14,12 +14,11 @@ Special tokens come from `tokenizer_config.json` when it names them, else the fa
 """
 
 import dataclasses
-import os
 from typing import Any
 
 import keras
 
-from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
+from keras_bert.checkpoints.location import CheckpointFiles
 from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
@@ -58,34 +57,32 @@ def _preprocessor(
     for name in ("cls_token", "sep_token", "pad_token"):
         if name in checkpoint.tokenizer_config:
             packing[name] = _token_name(checkpoint.tokenizer_config[name])
-    if record.tokenizer.kind == "wordpiece":
-        return BertPreprocessor.from_checkpoint(
-            checkpoint, seq_length=seq_length, **packing, **options
-        )
-    try:
-        tokenizer = _family_tokenizer(checkpoint)
-    except (ValueError, FileNotFoundError) as error:
-        if isinstance(error, CheckpointError):
-            raise
-        raise CheckpointError(
-            f"{checkpoint.directory}: cannot read the tokenizer: {error}"
-        ) from None
-    return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+    if record.tokenizer.kind != "wordpiece":
+        try:
+            tokenizer = _family_tokenizer(checkpoint)
+        except (ValueError, FileNotFoundError) as error:
+            if isinstance(error, CheckpointError):
+                raise
+            raise CheckpointError(
+                f"{checkpoint.directory}: cannot read the tokenizer: {error}"
+            ) from None
+        return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+    (vocabulary_file,) = checkpoint.tokenizer_files
+    lowercase = checkpoint.tokenizer_config.get("do_lower_case")
+    return BertPreprocessor(
+        vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
+    )
 
 
 def checkpoint_preprocessor(
-    checkpoint: str | os.PathLike | CheckpointFiles,
-    seq_length: int = 128,
-    revision: str | None = None,
-    **options: Any,
+    checkpoint: CheckpointFiles, seq_length: int = 128, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
-    """The preprocessor of a checkpoint of any supported family.
+    """The preprocessor of a checkpoint of any supported family (`keras_bert.load_preprocessor`
+    takes its path or Hub id).
 
     Args:
-        checkpoint: a Hugging Face (or Google BERT) checkpoint directory, a Hub id (only its
-            config and tokenizer files are downloaded), or a `CheckpointFiles`.
+        checkpoint: the checkpoint's files (`keras_bert.checkpoints.find_checkpoint`).
         seq_length: length of the packed inputs.
-        revision: the Hub branch, tag or commit of a Hub id.
         **options: further preprocessor arguments (`truncation`, `name`).
 
     Raises:
@@ -94,11 +91,11 @@ def checkpoint_preprocessor(
             the tokenizer of another checkpoint, for checkpoints published without their own.
 
     Example:
-    >>> preprocessor = checkpoint_preprocessor("../shared/reference/variants/albert", 8)
-    >>> preprocessor(["The cat sat."])["input_word_ids"].numpy().tolist()
+    >>> from keras_bert.checkpoints import find_checkpoint
+    >>> albert = find_checkpoint("../shared/reference/variants/albert", weights=False)
+    >>> checkpoint_preprocessor(albert, 8)(["The cat sat."])["input_word_ids"].numpy().tolist()
     [[2, 7, 419, 34, 973, 8, 3, 0]]
     """
-    checkpoint = find_checkpoint(checkpoint, revision, weights=False)
     try:
         return _preprocessor(checkpoint, seq_length, **options)
     except (CheckpointError, FileNotFoundError) as error:

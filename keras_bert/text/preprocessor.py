@@ -9,7 +9,6 @@ import keras
 import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
-from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 if TYPE_CHECKING:
@@ -149,7 +148,8 @@ class BertPreprocessor(TextPreprocessor):
 
     Args:
         vocabulary: path of a `vocab.txt`, or the list of tokens.
-        lowercase: uncased normalisation (uncased checkpoints).
+        lowercase: uncased normalisation (uncased checkpoints); None for the vocabulary's
+            casing (see `WordPieceTokenizer`).
         seq_length: length of the packed inputs, at least 3 (5 for pairs).
         truncation: "longest_first" (original BERT), "longest_first_hf" (Hugging Face),
             "round_robin" or "waterfall" (see `truncated_lengths`).
@@ -179,7 +179,7 @@ class BertPreprocessor(TextPreprocessor):
     def __init__(
         self,
         vocabulary: str | os.PathLike | Sequence[str],
-        lowercase: bool = True,
+        lowercase: bool | None = True,
         seq_length: int = 128,
         truncation: str = "longest_first",
         **kwargs,
@@ -218,8 +218,6 @@ class BertPreprocessor(TextPreprocessor):
                 f"No vocab.txt in checkpoint directory {os.fspath(checkpoint.directory)!r}"
             )
         lowercase = checkpoint.tokenizer_config.get("do_lower_case")
-        if lowercase is None:
-            lowercase = infer_lowercase(load_vocabulary(vocabulary_path))
         return cls(vocabulary_path, lowercase=lowercase, seq_length=seq_length, **kwargs)
 
     @property
