@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
+from keras_bert.decoding.answers import Answer, decode_answers
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
@@ -15,7 +16,6 @@ from keras_bert.finetuning.recipe import (
 )
 from keras_bert.metrics import squad_scores
 from keras_bert.models import BertQuestionAnswerer
-from keras_bert.models.span_decoding import Answer, decode_answers
 
 
 @accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)

@@ -10,6 +10,8 @@ import keras
 import tensorflow as tf
 
 from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
+from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.errors import ConfigError
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
@@ -154,13 +156,19 @@ class BertMaskedLM(BertTask):
     ) -> list[list[list[tuple[str, float]]]]:
         """The `top_k` likeliest tokens, with their probabilities, at each mask token of every
         text (`[MASK]`, RoBERTa's `<mask>`; the first `max_masks` of a text), as the export's
-        `MaskedLMServing` computes them. Needs the preprocessor.
+        `MaskedLMServing` computes them (`keras_bert.decoding.mask_fillers`). Needs the
+        preprocessor.
         """
-        from keras_bert.export.signatures import MaskedLMServing
-
         preprocessor = self.require_preprocessor("fill_mask")
-        serving = MaskedLMServing(self, preprocessor, top_k=top_k, max_masks=max_masks)
-        outputs = in_batches(serving.serve_text, [texts], batch_size)
+        tokenizer = preprocessor.tokenizer
+        mask_id = tokenizer.token_to_id(mask_token_of(tokenizer))
+        buckets = length_buckets(preprocessor.seq_length)
+
+        def decode(text):
+            inputs = trim_to_bucket(preprocessor(text), buckets)
+            return mask_fillers(inputs, self, tokenizer, mask_id, top_k, max_masks)
+
+        outputs = in_batches(decode, [texts], batch_size)
         return [
             [
                 [
