@@ -94,9 +94,13 @@ def checkpoint_preprocessor(
     )
 
 
-def checkpoint_encoder(config: FinetuningConfig, checkpoint: CheckpointFiles) -> BertEncoder:
-    """The encoder of the run's checkpoint (its files, `find_run_checkpoint`) with the run's
-    dropout; a `seq_length` beyond its learned positions is a `ConfigError`."""
+def checkpoint_encoder(
+    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
+) -> BertEncoder:
+    """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
+    a `seq_length` beyond its learned positions is a `ConfigError`."""
+    if checkpoint is None:
+        checkpoint = find_run_checkpoint(config)
     encoder = BertEncoder.from_checkpoint(
         checkpoint,
         dropout_rate=config.dropout_rate,
@@ -130,12 +134,11 @@ def fit_task_model(
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
         checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
-            find it now.
+            find it when the model is built.
 
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
-    checkpoint = checkpoint or find_run_checkpoint(config)
     return fit_model(
         lambda: build_model(checkpoint_encoder(config, checkpoint)),
         config,
