@@ -9,7 +9,7 @@ Tasks: the GLUE tasks of `--glue-dir` (tfds spelling), `conll2003` (eng.train, s
 eng.testa) and `squad` (the shared SQuAD split). Every run is an ordinary job process in
 `<output-root>/<task>/<setting>/seed<N>` (resumable; a finished run is read back, not run
 again), so `--report-only` rebuilds the table from the run directories. Settings not given
-are the job's defaults (the recipe of `keras_bert.finetuning.task_recipes`).
+are the job's defaults (the recipe of `keras_bert.training.recipes`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
-"""Old public keyword names that keep working, with a warning, after a rename."""
+"""Old public names that keep working, with a warning, after a rename or a move: keywords,
+config fields, and names that moved to another module."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -163,3 +165,27 @@ def nested_fields(names: Sequence[str], into: str) -> Callable[[type], type]:
         return cls
 
     return decorate
+
+
+def moved_names(new_modules: Mapping[str, str], old_module: str) -> Callable[[str], Any]:
+    """The `__getattr__` of a module whose names moved: name → the module that holds it now.
+    They still import from `old_module`, each with a DeprecationWarning.
+
+    Example:
+    >>> import warnings
+    >>> module_getattr = moved_names({"dumps": "json"}, "old_json")
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     module_getattr("dumps")([1])
+    '[1]'
+    >>> str(caught[0].message)
+    'old_json.dumps is deprecated; use json.dumps.'
+    """
+
+    def module_getattr(name: str) -> Any:
+        if name not in new_modules:
+            raise AttributeError(f"module {old_module!r} has no attribute {name!r}")
+        warn_deprecated(f"{old_module}.{name}", f"{new_modules[name]}.{name}")
+        return getattr(importlib.import_module(new_modules[name]), name)
+
+    return module_getattr

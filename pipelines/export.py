@@ -174,18 +174,21 @@ def trained_model(job: ExportJob):
     `--seq-length` is given, else the checkpoint's (its family's: WordPiece, byte-level BPE or
     SentencePiece)."""
     from keras_bert import load_encoder, load_preprocessor
+    from keras_bert.checkpoints import find_checkpoint
 
     model = load_trained_model(job.model) if job.model else None
     carried = getattr(model, "preprocessor", None)
     if carried is not None and job.checkpoint is None:
         if job.seq_length in (None, carried.seq_length):
             return model, carried
-    checkpoint = job.checkpoint or default_checkpoint()
-    seq_length = job.seq_length or DEFAULT_SEQ_LENGTH
-    preprocessor = load_preprocessor(checkpoint, seq_length=seq_length, revision=job.revision)
+    # Found once, for the preprocessor and the encoder; without weights when the model is given.
+    checkpoint = find_checkpoint(
+        job.checkpoint or default_checkpoint(), job.revision, weights=model is None
+    )
+    preprocessor = load_preprocessor(checkpoint, seq_length=job.seq_length or DEFAULT_SEQ_LENGTH)
     if model is not None:
         return model, preprocessor
-    return load_encoder(checkpoint, revision=job.revision), preprocessor
+    return load_encoder(checkpoint), preprocessor
 
 
 def chosen_precision(make_module, float32_module, requests: list[dict[str, list[str]]]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from keras_bert.data.classification import load_tfds_classification, read_classification_file
 from keras_bert.finetuning.classification import finetune_classifier
+from keras_bert.training.recipes import CLASSIFIER_RECIPE, recipe_flags
 from pipelines.common import (
     JobParser,
     add_bool_argument,
@@ -20,10 +21,6 @@ from pipelines.common import (
     print_summary,
     run_job,
 )
-
-# The recipe BENCHMARKS.md measured ("Fine-tuning the real MiniLM checkpoint"): 3 epochs at 5e-5
-# reach 85.8% dev accuracy on the movie snippets, the fine-tuning default of 2 epochs 84.0-84.9%.
-RECIPE = {"epochs": 3}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -35,7 +32,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--text-pair-column", help="field of the second text of a pair")
     parser.add_argument("--label-column", default="label", help="field of the label")
     add_bool_argument(parser, "--regression", help="float labels (STS-B style)")
-    add_finetuning_arguments(parser, defaults=RECIPE)
+    add_finetuning_arguments(parser, defaults=recipe_flags(CLASSIFIER_RECIPE))
     args = parser.parse_args(argv)
 
     label_names = None

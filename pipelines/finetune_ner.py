@@ -17,6 +17,7 @@ from keras_bert.data.token_classification import (
     read_tagged_jsonl,
 )
 from keras_bert.finetuning.token_classification import finetune_token_classifier
+from keras_bert.training.recipes import NER_RECIPE, recipe_flags
 from pipelines.common import (
     JobParser,
     add_data_arguments,
@@ -32,15 +33,10 @@ def read_sentences(path: str):
     return read_tagged_jsonl(path) if Path(path).suffix == ".jsonl" else read_conll(path)
 
 
-# The recipe BENCHMARKS.md measured ("Fine-tuning against Hugging Face"): 5 epochs at 5e-5 reach
-# entity F1 0.479 on WNUT-16 (mean of 3 seeds).
-RECIPE = {"epochs": 5}
-
-
 def main(argv: list[str] | None = None) -> dict:
     parser = JobParser(description=__doc__.splitlines()[0])
     add_data_arguments(parser, "JSONL (tokens, tags) or CoNLL", "conll2003")
-    add_finetuning_arguments(parser, defaults=RECIPE)
+    add_finetuning_arguments(parser, defaults=recipe_flags(NER_RECIPE))
     args = parser.parse_args(argv)
 
     tag_names = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from keras_bert.data.squad import load_tfds_squad, read_squad
 from keras_bert.finetuning.question_answering import finetune_question_answerer
+from keras_bert.training.recipes import QA_RECIPE, recipe_flags
 from pipelines.common import (
     JobParser,
     add_data_arguments,
@@ -34,9 +35,7 @@ def main(argv: list[str] | None = None) -> dict:
         type=float,
         help="SQuAD v2: answer nothing when [CLS] outscores the best span by more than this",
     )
-    add_finetuning_arguments(
-        parser, defaults={"seq_length": 384, "learning_rate": 3e-5, "batch_size": 12}
-    )
+    add_finetuning_arguments(parser, defaults=recipe_flags(QA_RECIPE))
     args = parser.parse_args(argv)
 
     if args.tfds:

@@ -7,7 +7,7 @@ Example (the real MiniLM-L6 checkpoint on the GLUE files in ../shared):
 `--tasks` takes `all` (every task whose directory `--data-dir` holds) or tasks in tfds's
 spelling (`cola sst2 mrpc stsb rte qnli mnli qqp wnli`, GLUE's `SST-2` works too); `--tfds`
 reads them through tensorflow-datasets (`glue/<task>`) instead of files. Each task trains with
-its recipe (`keras_bert.finetuning.task_recipes`: the best setting measured on its dev split);
+its recipe (`keras_bert.training.recipes`: the best setting measured on its dev split);
 a flag such as `--epochs 1` or `--seed 2` applies to every task.
 
 Writes `<output-dir>/<task>/` (the model, its metrics, backups to resume from),
@@ -37,8 +37,8 @@ from keras_bert.data.glue import (
 from keras_bert.errors import ConfigError
 from keras_bert.finetuning.glue import finetune_glue_task
 from keras_bert.finetuning.recipe import FinetuningConfig
-from keras_bert.finetuning.task_recipes import glue_recipe
 from keras_bert.metrics.glue import glue_average, glue_task_score
+from keras_bert.training.recipes import glue_recipe
 from pipelines.common import (
     JobParser,
     add_config_arguments,

@@ -16,13 +16,14 @@ def _module_name(path: Path) -> str:
 
 
 def module_imports() -> dict[str, set[str]]:
-    """Each keras_bert module → the keras_bert modules it imports at module level (not inside
-    functions, where an import runs late by design)."""
+    """Each keras_bert module → the keras_bert modules it imports, wherever the import stands
+    (inside functions and `TYPE_CHECKING` blocks too: an import that runs late still says
+    which module stands on which)."""
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
     graph = {}
     for name, path in modules.items():
         imported = set()
-        for node in ast.parse(path.read_text("utf-8")).body:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.Import):
                 imported |= {alias.name for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -31,6 +32,35 @@ def module_imports() -> dict[str, set[str]]:
                     imported.add(submodule if submodule in modules else node.module)
         graph[name] = {module for module in imported if module in modules and module != name}
     return graph
+
+
+# The package's layers from the ground up, as docs/development.md draws them: a module imports
+# modules of its own layer and of the layers below, never of a layer above.
+LAYERS = (
+    ("keras_bert.errors", "keras_bert.deprecation"),
+    ("keras_bert.families",),
+    ("keras_bert.config",),
+    ("keras_bert.training", "keras_bert.layers", "keras_bert.checkpoints"),
+    ("keras_bert.text",),
+    ("keras_bert.decoding",),
+    ("keras_bert.data",),
+    ("keras_bert.models", "keras_bert.metrics"),
+    ("keras_bert.export", "keras_bert.keras_hub_conversion"),
+    ("keras_bert.finetuning", "keras_bert.pretraining"),
+    ("keras_bert.distillation", "keras_bert.serving"),
+    ("keras_bert.loading", "keras_bert"),
+)
+
+
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of the (longest) entry that `module` is or lies under."""
+    entries = [
+        (len(entry), index)
+        for index, entries in enumerate(LAYERS)
+        for entry in entries
+        if module == entry or module.startswith(f"{entry}.")
+    ]
+    return max(entries)[1]
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -60,6 +90,16 @@ def test_no_import_circles():
     graph = module_imports()
     assert len(graph) > 50
     assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_imports_only_look_down_the_layers():
+    upward = sorted(
+        f"{module} -> {imported}"
+        for module, imports in module_imports().items()
+        for imported in imports
+        if layer_of(imported) > layer_of(module)
+    )
+    assert upward == []
 
 
 def test_the_cycle_finder_finds_cycles():

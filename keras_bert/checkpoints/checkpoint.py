@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,13 +41,26 @@ class Checkpoint:
         return self.directory / "vocab.txt"
 
 
-def read_original_config(config_file: Path) -> BertConfig:
-    """The config of a checkpoint: `bert_config.json` (Google) or `config.json` (Hugging Face)."""
+def read_config_values(config_file: Path) -> dict[str, Any]:
+    """The values of a checkpoint's `bert_config.json` (Google) or `config.json` (Hugging Face)."""
     if not config_file.is_file():
         raise CheckpointError(
             f"No {config_file.name} beside the checkpoint in {config_file.parent}."
         )
     try:
-        return BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
-    except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        return json.loads(config_file.read_text("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise CheckpointError(f"Unusable config {config_file}: {error}") from None
+
+
+def original_config(values: dict[str, Any], config_file: Path) -> BertConfig:
+    """The `BertConfig` of a checkpoint's config values (read from `config_file`)."""
+    try:
+        return BertConfig.from_original_dict(values)
+    except ConfigError as error:
+        raise CheckpointError(f"Unusable config {config_file}: {error}") from None
+
+
+def read_original_config(config_file: Path) -> BertConfig:
+    """The config of a checkpoint: `bert_config.json` (Google) or `config.json` (Hugging Face)."""
+    return original_config(read_config_values(config_file), config_file)

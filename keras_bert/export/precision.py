@@ -20,8 +20,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.config import ConfigError
-from keras_bert.export.buckets import trim_to_bucket
-from keras_bert.export.decoding import MASKED_LOGIT
+from keras_bert.decoding.answers import MASKED_LOGIT
+from keras_bert.decoding.buckets import trim_to_bucket
 
 PRECISIONS = ("float32", "bfloat16", "int8")
 # Rows per batch of the agreement check.

@@ -24,18 +24,19 @@ import keras
 import tensorflow as tf
 
 from keras_bert.config import ConfigError
-from keras_bert.export.buckets import length_buckets, pad_columns, trim_to_bucket
-from keras_bert.export.decoding import (
+from keras_bert.decoding.answers import (
     MASKED_LOGIT,
-    BioTagTable,
-    best_answer_spans,
-    bio_entities,
+    question_context_packer,
+    question_tokens,
+    text_answers,
 )
+from keras_bert.decoding.buckets import length_buckets, pad_columns, trim_to_bucket
+from keras_bert.decoding.entities import BioTagTable, text_entities
+from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
+from keras_bert.deprecation import moved_names
 from keras_bert.export.serving_copy import serving_copy
 from keras_bert.models.encoder import INPUT_NAMES
-from keras_bert.text.packing import BertPacker, truncated_lengths
 from keras_bert.text.preprocessor import TextPreprocessor
-from keras_bert.text.special_tokens import MASK_TOKEN
 
 DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"
@@ -43,34 +44,15 @@ IDS_SIGNATURE = "serving_ids"
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
 
-# The mask tokens of BERT's family: BERT's, ALBERT's and DeBERTa's; RoBERTa's.
-MASK_TOKENS = (MASK_TOKEN, "<mask>")
-
-
-def mask_token_of(tokenizer) -> str:
-    """The first of `MASK_TOKENS` that `tokenizer` knows."""
-    for token in MASK_TOKENS:
-        try:
-            tokenizer.token_to_id(token)
-        except ValueError:
-            continue
-        return token
-    raise ConfigError(f"The tokenizer has none of the mask tokens {MASK_TOKENS}.")
-
-
-def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
-    """`texts` with invalid UTF-8 replaced by U+FFFD, the text that offsets refer to."""
-    return tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
-
-
-def char_offsets(texts: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:
-    """Code point offsets (int32) of byte offsets into valid UTF-8 `texts` (same shape)."""
-    prefixes = tf.strings.substr(texts, tf.zeros_like(byte_offsets), byte_offsets, unit="BYTE")
-    return tf.strings.length(prefixes, unit="UTF8_CHAR")
-
-
-def _byte_substrings(texts: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor) -> tf.Tensor:
-    return tf.strings.substr(texts, starts, ends - starts, unit="BYTE")
+# Decoding moved below the task models, which decode as these signatures do.
+__getattr__ = moved_names(
+    {
+        "MASK_TOKENS": "keras_bert.decoding.mask_fillers",
+        "char_offsets": "keras_bert.text.offsets",
+        "sanitize_utf8": "keras_bert.text.offsets",
+    },
+    __name__,
+)
 
 
 def _as_float32(outputs):
@@ -94,7 +76,7 @@ class _Serving(tf.Module):
     Options every serving module takes (keyword arguments after its own):
 
     - `buckets`: the lengths that `serving_default` pads a batch to: its longest packed
-      sequence rounded up to the next bucket (`keras_bert.export.buckets`); default
+      sequence rounded up to the next bucket (`keras_bert.decoding.buckets`); default
       `length_buckets(seq_length)` (8, 16, 24, ... 64, 80, ... `seq_length`); `(seq_length,)`
       pads every batch to `seq_length`.
     - `jit_compile`: run the model (not the tokenizer) in an XLA-compiled function
@@ -289,7 +271,7 @@ class TokenClassifierServing(_Serving):
     Words are the tokenizer's (`tokenize_words_with_offsets`: WordPiece splits on whitespace,
     punctuation and CJK characters, byte-level BPE on GPT-2's pre-tokens, SentencePiece on
     whitespace); each word takes the label predicted at its first word piece, and the BIO labels
-    are read as the CoNLL script reads them (`keras_bert.models.entity_decoding.bio_spans`).
+    are read as the CoNLL script reads them (`keras_bert.decoding.entities.bio_spans`).
     Words beyond the first `seq_length - 2` word pieces, and words without text (BPE's runs of
     whitespace), get no label.
 
@@ -318,51 +300,14 @@ class TokenClassifierServing(_Serving):
 
     @tf.function(input_signature=[_TEXT_SPEC])
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
-        text = sanitize_utf8(text)
-        pieces, word_starts, word_ends = self.tokenizer.tokenize_words_with_offsets(text)
-        tokens = pieces.merge_dims(1, 2)
-        logits = self._run_model(self._trim(self.preprocessor.packer(tokens)))
-        tag_ids = tf.argmax(logits, axis=-1, output_type=tf.int32)
-        tag_probabilities = tf.reduce_max(tf.nn.softmax(logits, axis=-1), axis=-1)
-
-        # Flat over all words of the batch: row, and first-piece position in the packed input.
-        word_rows = tf.cast(pieces.value_rowids(), tf.int32)
-        first_piece = pieces.values.row_starts() - tf.gather(tokens.row_starts(), word_rows)
-        kept_tokens = tf.minimum(tokens.row_lengths(), self.preprocessor.seq_length - 2)
-        kept = first_piece < tf.gather(kept_tokens, word_rows)
-        kept &= word_ends.flat_values > word_starts.flat_values
-        word_rows = tf.boolean_mask(word_rows, kept)
-        first_piece = tf.cast(tf.boolean_mask(first_piece, kept), tf.int32)
-        positions = tf.stack([word_rows, first_piece + 1], axis=1)
-        word_tags = tf.gather_nd(tag_ids, positions)
-        word_probabilities = tf.gather_nd(tag_probabilities, positions)
-        word_starts = tf.boolean_mask(word_starts.flat_values, kept)
-        word_ends = tf.boolean_mask(word_ends.flat_values, kept)
-
-        found = bio_entities(word_tags, word_rows, word_probabilities, self.tag_table)
-        entity_rows = found["rows"]
-        entity_texts = tf.gather(text, entity_rows)
-        byte_starts = tf.gather(word_starts, found["first_words"])
-        byte_ends = tf.gather(word_ends, found["last_words"])
-        entities = {
-            "entity_labels": (tf.gather(self.tag_table.type_names, found["types"]), ""),
-            "entity_texts": (_byte_substrings(entity_texts, byte_starts, byte_ends), ""),
-            "entity_starts": (char_offsets(entity_texts, byte_starts), -1),
-            "entity_ends": (char_offsets(entity_texts, byte_ends), -1),
-            "entity_scores": (found["scores"], 0.0),
-        }
-        row_splits = tf.RaggedTensor.from_value_rowids(
-            entity_rows, tf.cast(entity_rows, tf.int64), nrows=tf.size(text, out_type=tf.int64)
-        ).row_splits
-        outputs = {
-            name: tf.RaggedTensor.from_row_splits(values, row_splits, validate=False).to_tensor(
-                padding, shape=[None, self.max_entities]
-            )
-            for name, (values, padding) in entities.items()
-        }
-        counts = tf.cast(row_splits[1:] - row_splits[:-1], tf.int32)
-        outputs["num_entities"] = tf.minimum(counts, self.max_entities)
-        return outputs
+        return text_entities(
+            text,
+            self.preprocessor,
+            self._run_model,
+            self.tag_table,
+            self.max_entities,
+            self.buckets,
+        )
 
 
 class QuestionAnswererServing(_Serving):
@@ -401,17 +346,7 @@ class QuestionAnswererServing(_Serving):
         super().__init__(model, preprocessor, **options)
         self.max_question_length = max_question_length
         self.max_answer_length = max_answer_length
-        packing = preprocessor.packer
-        self.packer = BertPacker(
-            seq_length=preprocessor.seq_length,
-            cls_id=packing.cls_id,
-            sep_id=packing.sep_id,
-            pad_id=packing.pad_id,
-            truncation="waterfall",
-            pair_separators=packing.pair_separators,
-            second_type_id=packing.second_type_id,
-            name="question_context_packer",
-        )
+        self.packer = question_context_packer(preprocessor)
 
     def example_inputs(self):
         return {
@@ -421,59 +356,24 @@ class QuestionAnswererServing(_Serving):
 
     def pack(self, question: tf.Tensor, context_tokens: tf.RaggedTensor) -> dict[str, tf.Tensor]:
         """Packs questions and tokenized contexts as `serving_default` does."""
-        return self.packer((self._question_tokens(question), context_tokens))
-
-    def _question_tokens(self, question: tf.Tensor) -> tf.RaggedTensor:
-        return self.tokenizer(question)[:, : self.max_question_length]
+        kept_question = question_tokens(self.tokenizer, question, self.max_question_length)
+        return self.packer((kept_question, context_tokens))
 
     def pack_texts(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
         return self.pack(question, self.tokenizer(context))
 
     @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
     def serve_text(self, question: tf.Tensor, context: tf.Tensor) -> dict[str, tf.Tensor]:
-        context = sanitize_utf8(context)
-        context_tokens, token_starts, token_ends = self.tokenizer.tokenize_with_offsets(context)
-        question_tokens = self._question_tokens(question)
-        inputs = self._trim(self.packer((question_tokens, context_tokens)))
-        outputs = self._run_model(inputs)
-        length = tf.shape(inputs["input_mask"])[1]  # the bucket
-
-        # The context's kept tokens follow [CLS], the kept question and the separators.
-        separators = self.packer.pair_separators
-        question_length, context_length = (
-            tf.cast(kept, tf.int32)
-            for kept in truncated_lengths(
-                question_tokens.row_lengths(),
-                context_tokens.row_lengths(),
-                self.packer.seq_length - 2 - separators,
-                "waterfall",
-            )
+        return text_answers(
+            question,
+            context,
+            self.tokenizer,
+            self.packer,
+            self._run_model,
+            self.max_question_length,
+            self.max_answer_length,
+            self.buckets,
         )
-        context_offset = 1 + question_length + separators
-        positions = tf.range(length)[tf.newaxis]
-        is_context = (positions >= context_offset[:, tf.newaxis]) & (
-            positions < (context_offset + context_length)[:, tf.newaxis]
-        )
-        first, last, score = best_answer_spans(
-            outputs["start_logits"], outputs["end_logits"], is_context, self.max_answer_length
-        )
-        has_answer = context_length > 0
-
-        # Token positions → byte offsets in the context → code point offsets.
-        first_token = tf.where(has_answer, first - context_offset, 0)
-        last_token = tf.where(has_answer, last - context_offset, 0)
-        seq_length = self.preprocessor.seq_length
-        token_starts = token_starts.to_tensor(0, shape=[None, seq_length])
-        token_ends = token_ends.to_tensor(0, shape=[None, seq_length])
-        byte_start = tf.gather(token_starts, first_token, batch_dims=1)
-        byte_end = tf.gather(token_ends, last_token, batch_dims=1)
-        byte_end = tf.where(has_answer, byte_end, byte_start)
-        return {
-            "answer_text": _byte_substrings(context, byte_start, byte_end),
-            "answer_score": score,
-            "answer_start": tf.where(has_answer, char_offsets(context, byte_start), -1),
-            "answer_end": tf.where(has_answer, char_offsets(context, byte_end), -1),
-        }
 
 
 class MaskedLMServing(_Serving):
@@ -514,23 +414,9 @@ class MaskedLMServing(_Serving):
         return {"text": [f"The capital of France is {mask}.", f"I {mask} you {mask} much."]}
 
     def _outputs_from_ids(self, inputs):
-        word_ids = inputs["input_word_ids"]
-        is_mask = tf.equal(word_ids, self.mask_id)
-        all_positions = tf.broadcast_to(tf.range(tf.shape(word_ids)[1]), tf.shape(word_ids))
-        mask_positions = tf.ragged.boolean_mask(all_positions, is_mask)
-        num_masks = tf.minimum(tf.cast(mask_positions.row_lengths(), tf.int32), self.max_masks)
-        mask_positions = mask_positions.to_tensor(0, shape=[None, self.max_masks])
-        model_inputs = {**inputs, "masked_lm_positions": mask_positions}
-        logits = self._run_model(model_inputs)["masked_lm"]
-        probabilities, ids = tf.math.top_k(tf.nn.softmax(logits, axis=-1), k=self.top_k)
-        is_real = (tf.range(self.max_masks)[tf.newaxis] < num_masks[:, tf.newaxis])[..., None]
-        is_real = tf.broadcast_to(is_real, tf.shape(ids))
-        return {
-            "top_tokens": tf.where(is_real, self.tokenizer.id_to_token(ids), ""),
-            "top_ids": tf.where(is_real, ids, -1),
-            "top_probabilities": tf.where(is_real, probabilities, 0.0),
-            "num_masks": num_masks,
-        }
+        return mask_fillers(
+            inputs, self._run_model, self.tokenizer, self.mask_id, self.top_k, self.max_masks
+        )
 
     @tf.function(input_signature=[_TEXT_SPEC])
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:

@@ -12,6 +12,7 @@ from keras_bert.data.classification import (
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_task_model,
     save_run,
 )
@@ -58,7 +59,8 @@ def finetune_classifier(
     """
     if config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.run.seed)
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(config, checkpoint)
     if regression:
         label_names, targets = None, np.asarray(train.labels, np.float32)
     else:
@@ -86,7 +88,7 @@ def finetune_classifier(
             preprocessor=preprocessor,
         )
 
-    model, summary = fit_task_model(build, config, train_dataset, len(train))
+    model, summary = fit_task_model(build, config, train_dataset, len(train), checkpoint)
     if evaluation is not None:
         summary["evaluation"] = evaluate_classifier(model, preprocessor, evaluation)
     save_run(model, summary, config)

@@ -5,16 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
+from keras_bert.decoding.answers import Answer, decode_answers
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_task_model,
     save_run,
 )
 from keras_bert.metrics import squad_scores
 from keras_bert.models import BertQuestionAnswerer
-from keras_bert.models.span_decoding import Answer, decode_answers
 
 
 @accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
@@ -67,7 +68,8 @@ def finetune_question_answerer(
     `config.seq_length` is the window length (384 in the BERT paper). Writes
     `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
     """
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(config, checkpoint)
     windows = build_question_windows(
         train,
         preprocessor.tokenizer,
@@ -88,6 +90,7 @@ def finetune_question_answerer(
         config,
         train_dataset,
         len(windows),
+        checkpoint,
     )
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(

@@ -10,18 +10,16 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
+from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
 from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
+from keras_bert.text import checkpoint_preprocessors
+from keras_bert.training.recipes import FINETUNING_RUN
 from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
 
 logger = logging.getLogger(__name__)
-
-# The BERT paper's fine-tuning: a peak rate of 2e-5 ... 5e-5, warmed up over the first 10% of
-# the steps. A run of a few epochs is short: the head starts random, and a longer warm-up keeps
-# its first large gradients from undoing what the pretrained encoder knows.
-FINETUNING_RUN = RunSettings(learning_rate=5e-5, warmup_fraction=0.1)
 
 
 @nested_fields(RUN_FIELDS, into="run")
@@ -78,22 +76,33 @@ class FinetuningConfig:
         return -(-num_examples // self.batch_size)
 
 
-def checkpoint_preprocessor(config: FinetuningConfig, **kwargs):
-    """The preprocessor of the run's checkpoint at the run's `seq_length`: its family's
-    tokenizer and packing (`keras_bert.load_preprocessor`)."""
-    from keras_bert.loading import load_preprocessor
+def find_run_checkpoint(config: FinetuningConfig, weights: bool = True) -> CheckpointFiles:
+    """The files of the run's checkpoint, found (a Hub id: downloaded) once for the whole job:
+    its preprocessor and its encoder read them."""
+    return find_checkpoint(config.checkpoint, config.revision, weights)
 
-    return load_preprocessor(
-        config.checkpoint, seq_length=config.seq_length, revision=config.revision, **kwargs
+
+def checkpoint_preprocessor(
+    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None, **kwargs
+) -> keras.layers.Layer:
+    """The preprocessor of the run's checkpoint (`checkpoint`, or found now without its
+    weights) at the run's `seq_length`: its family's tokenizer and packing."""
+    if checkpoint is None:
+        checkpoint = find_run_checkpoint(config, weights=False)
+    return checkpoint_preprocessors.checkpoint_preprocessor(
+        checkpoint, seq_length=config.seq_length, **kwargs
     )
 
 
-def checkpoint_encoder(config: FinetuningConfig) -> BertEncoder:
-    """The run's checkpoint's encoder with the run's dropout; a `seq_length` beyond its
-    learned positions is a `ConfigError`."""
+def checkpoint_encoder(
+    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
+) -> BertEncoder:
+    """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
+    a `seq_length` beyond its learned positions is a `ConfigError`."""
+    if checkpoint is None:
+        checkpoint = find_run_checkpoint(config)
     encoder = BertEncoder.from_checkpoint(
-        config.checkpoint,
-        revision=config.revision,
+        checkpoint,
         dropout_rate=config.dropout_rate,
         attention_dropout_rate=config.dropout_rate,
     )
@@ -114,6 +123,7 @@ def fit_task_model(
     config: FinetuningConfig,
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
+    checkpoint: CheckpointFiles | None = None,
 ) -> tuple[keras.Model, dict]:
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
@@ -123,12 +133,17 @@ def fit_task_model(
         config: the run's settings.
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
+        checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
+            find it when the model is built.
 
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
     """
     return fit_model(
-        lambda: build_model(checkpoint_encoder(config)), config, train_dataset, num_train_examples
+        lambda: build_model(checkpoint_encoder(config, checkpoint)),
+        config,
+        train_dataset,
+        num_train_examples,
     )
 
 

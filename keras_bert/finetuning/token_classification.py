@@ -17,6 +17,7 @@ from keras_bert.data.token_classification import (
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_task_model,
     save_run,
 )
@@ -107,7 +108,8 @@ def finetune_token_classifier(
             "Evaluation tags not in training, scored as entities the model cannot find: %s.",
             ", ".join(f"{tag} ({count} words)" for tag, count in sorted(unseen.items())),
         )
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(config, checkpoint)
     train_tag_ids = encode_tags(train, tag_names)
     train_dataset = token_classification_dataset(
         train,
@@ -129,7 +131,7 @@ def finetune_token_classifier(
         head.bias.assign(tag_log_priors(train_tag_ids, len(tag_names)).astype("float32"))
         return model
 
-    model, summary = fit_task_model(build, config, train_dataset, len(train))
+    model, summary = fit_task_model(build, config, train_dataset, len(train), checkpoint)
     if evaluation is not None:
         summary["evaluation"] = evaluate_token_classifier(model, preprocessor, evaluation)
     save_run(model, summary, config)

@@ -16,7 +16,7 @@ from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 
 if TYPE_CHECKING:
-    from keras_bert.checkpoints import Checkpoint
+    from keras_bert.checkpoints import Checkpoint, CheckpointFiles
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -235,7 +235,7 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | Path | Checkpoint,
+        path: str | Path | CheckpointFiles | Checkpoint,
         output_all_layers: bool = False,
         dtype: str | None = None,
         revision: str | None = None,
@@ -247,14 +247,17 @@ class BertEncoder(keras.Model):
         `pytorch_model.bin`) or an original Google checkpoint (`bert_config.json` +
         `bert_model.ckpt.*`), from the directory or the checkpoint prefix, a Hub id
         (`bert-base-uncased`, `org/name`; at `revision`, a branch, tag or commit) downloaded
-        into the Hugging Face cache, or takes a `Checkpoint` already read. Tensors that are missing,
-        unexpected or of the wrong shape are named in the error. `config_changes` override
-        config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
+        into the Hugging Face cache, or takes the `CheckpointFiles` found already
+        (`keras_bert.checkpoints.find_checkpoint`) or a `Checkpoint` read already. Tensors that
+        are missing, unexpected or of the wrong shape are named in the error. `config_changes`
+        override config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
         `hidden_activation="gelu_approximate"`.
         """
-        from keras_bert.checkpoints import Checkpoint, load_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints import Checkpoint, find_checkpoint, restore_encoder_weights
 
-        checkpoint = path if isinstance(path, Checkpoint) else load_checkpoint(path, revision)
+        checkpoint = path
+        if not isinstance(checkpoint, Checkpoint):
+            checkpoint = find_checkpoint(checkpoint, revision).read()
         config = checkpoint.config.replace(**config_changes)
         encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
         restore_encoder_weights(encoder, checkpoint)

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 import tensorflow as tf
 
 from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
+from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.errors import ConfigError
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, holds_text, in_batches
+
+if TYPE_CHECKING:
+    from keras_bert.checkpoints import CheckpointFiles
 
 MASKED_LM_SCOPE = "cls/predictions/"
 
@@ -123,11 +128,24 @@ class BertMaskedLM(BertTask):
         self.head_layer_norm_epsilon = head_layer_norm_epsilon
 
     @classmethod
-    def pretrained(cls, path: str | os.PathLike, revision: str | None, **kwargs: Any):
-        """The checkpoint's encoder and masked-LM head (`keras_bert.load_masked_lm`)."""
-        from keras_bert.loading import load_masked_lm
+    def pretrained(
+        cls, path: str | os.PathLike | CheckpointFiles, revision: str | None, **kwargs: Any
+    ) -> BertMaskedLM:
+        """The checkpoint's encoder and masked-LM head (`keras_bert.load_masked_lm`), read
+        once for both; `kwargs` are `BertEncoder.from_checkpoint`'s overrides."""
+        from keras_bert.checkpoints import find_checkpoint
+        from keras_bert.checkpoints.variables import restore_variables
 
-        return load_masked_lm(path, revision=revision, **kwargs)
+        files = find_checkpoint(path, revision)
+        checkpoint = files.read()
+        if not any(name.startswith(MASKED_LM_SCOPE) for name in checkpoint.tensors):
+            raise ConfigError(f"{files.name} has no masked-LM head ({MASKED_LM_SCOPE}...).")
+        encoder = BertEncoder.from_checkpoint(checkpoint, **kwargs)
+        model = cls(encoder, dtype=kwargs.get("dtype"))
+        restore_variables(
+            masked_lm_head_variables(model.masked_lm_head), checkpoint, MASKED_LM_SCOPE
+        )
+        return model
 
     def fill_mask(
         self,
@@ -138,13 +156,19 @@ class BertMaskedLM(BertTask):
     ) -> list[list[list[tuple[str, float]]]]:
         """The `top_k` likeliest tokens, with their probabilities, at each mask token of every
         text (`[MASK]`, RoBERTa's `<mask>`; the first `max_masks` of a text), as the export's
-        `MaskedLMServing` computes them. Needs the preprocessor.
+        `MaskedLMServing` computes them (`keras_bert.decoding.mask_fillers`). Needs the
+        preprocessor.
         """
-        from keras_bert.export.signatures import MaskedLMServing
-
         preprocessor = self.require_preprocessor("fill_mask")
-        serving = MaskedLMServing(self, preprocessor, top_k=top_k, max_masks=max_masks)
-        outputs = in_batches(serving.serve_text, [texts], batch_size)
+        tokenizer = preprocessor.tokenizer
+        mask_id = tokenizer.token_to_id(mask_token_of(tokenizer))
+        buckets = length_buckets(preprocessor.seq_length)
+
+        def decode(text):
+            inputs = trim_to_bucket(preprocessor(text), buckets)
+            return mask_fillers(inputs, self, tokenizer, mask_id, top_k, max_masks)
+
+        outputs = in_batches(decode, [texts], batch_size)
         return [
             [
                 [

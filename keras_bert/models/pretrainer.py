@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 
@@ -20,6 +20,9 @@ from keras_bert.models.masked_lm import (
 )
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.task import BertTask, require_pooler
+
+if TYPE_CHECKING:
+    from keras_bert.checkpoints import CheckpointFiles
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +195,7 @@ class BertPretrainer(BertTask):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | Path,
+        path: str | Path | CheckpointFiles,
         dtype: str | None = None,
         vocabulary_file: str | Path | None = None,
         span_boundary_objective: bool = False,
@@ -212,16 +215,17 @@ class BertPretrainer(BertTask):
         """
         from keras_bert.checkpoints import (
             checkpoint_vocabulary_file,
-            load_checkpoint,
+            find_checkpoint,
             restore_encoder_weights,
         )
         from keras_bert.checkpoints.variables import restore_variables
         from keras_bert.checkpoints.vocabulary_transfer import transfer_vocabulary
         from keras_bert.text import load_vocabulary
 
-        checkpoint = load_checkpoint(path, revision)
+        files = find_checkpoint(path, revision)
+        checkpoint = files.read()
         if vocabulary_file is not None:
-            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(path, revision))
+            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(files))
             new_vocabulary = load_vocabulary(vocabulary_file)
             if new_vocabulary != old_vocabulary:
                 checkpoint = transfer_vocabulary(checkpoint, old_vocabulary, new_vocabulary)
@@ -233,7 +237,7 @@ class BertPretrainer(BertTask):
             if any(name.startswith(scope) for name in checkpoint.tensors):
                 restore_variables(variables, checkpoint, scope=scope)
             else:
-                logger.info("%s has no %s head: it starts from random weights.", path, scope)
+                logger.info("%s has no %s head: it starts from random weights.", files.name, scope)
         return model
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import keras
 
+from keras_bert.decoding.answers import question_context_packer, text_answers
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
@@ -19,7 +20,7 @@ class BertQuestionAnswerer(BertTask):
     Outputs `{"start_logits", "end_logits"}`, each `[batch, sequence]`, float32. Training labels
     are `{"start_positions", "end_positions"}` token indices; position 0 (`[CLS]`) means that the
     window holds no answer (SQuAD v2, and windows of long passages that miss the answer).
-    `keras_bert.models.span_decoding` turns logits into answer text.
+    `keras_bert.decoding.answers` turns logits into answer text.
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
@@ -59,15 +60,25 @@ class BertQuestionAnswerer(BertTask):
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> list[dict[str, Any]]:
         """The answer of every question in its context, decoded in the graph as the export
-        decodes it (`QuestionAnswererServing`: one window of the preprocessor's `seq_length`):
-        dicts of `text`, `start` and `end` (character offsets into the context, `[start, end)`;
-        -1 without an answer) and `score` (`p_start * p_end`). Needs the preprocessor.
+        decodes it (`keras_bert.decoding.answers.text_answers`: one window of the
+        preprocessor's `seq_length`): dicts of `text`, `start` and `end` (character offsets into
+        the context, `[start, end)`; -1 without an answer) and `score` (`p_start * p_end`).
+        Needs the preprocessor.
         """
-        from keras_bert.export.signatures import QuestionAnswererServing
-
         preprocessor = self.require_preprocessor("answer")
-        serving = QuestionAnswererServing(self, preprocessor, max_answer_length=max_answer_length)
-        outputs = in_batches(serving.serve_text, [questions, contexts], batch_size)
+        packer = question_context_packer(preprocessor)
+
+        def decode(question, context):
+            return text_answers(
+                question,
+                context,
+                preprocessor.tokenizer,
+                packer,
+                self,
+                max_answer_length=max_answer_length,
+            )
+
+        outputs = in_batches(decode, [questions, contexts], batch_size)
         return [
             {
                 "text": text.decode(),

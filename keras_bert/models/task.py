@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import keras
 import tensorflow as tf
@@ -13,12 +13,15 @@ from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
 
+if TYPE_CHECKING:
+    from keras_bert.checkpoints import CheckpointFiles
+
 
 def recipe_optimizer(total_steps: int | None = None) -> keras.optimizers.Optimizer:
-    """The fine-tuning recipe's optimizer (`keras_bert.finetuning.recipe.FINETUNING_RUN`), its
+    """The fine-tuning recipe's optimizer (`keras_bert.training.recipes.FINETUNING_RUN`), its
     warm-up and linear decay spread over `total_steps` (None: its peak rate throughout)."""
-    from keras_bert.finetuning.recipe import FINETUNING_RUN
     from keras_bert.training import create_optimizer
+    from keras_bert.training.recipes import FINETUNING_RUN
 
     if total_steps:
         return FINETUNING_RUN.create_optimizer(total_steps)
@@ -100,7 +103,7 @@ class BertTask(keras.Model):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | os.PathLike,
+        path: str | os.PathLike | CheckpointFiles,
         seq_length: int = 128,
         revision: str | None = None,
         **kwargs: Any,
@@ -109,24 +112,27 @@ class BertTask(keras.Model):
         preprocessor: a model that `fit`s, `evaluate`s and `predict`s raw text.
 
         Args:
-            path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`).
+            path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`),
+                found once for the encoder and the preprocessor.
             seq_length: length of the packed inputs.
             revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: the task's own arguments (`num_classes`, `label_names`, ...).
         """
-        from keras_bert.loading import load_preprocessor
+        from keras_bert.checkpoints import find_checkpoint
+        from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
-        model = cls.pretrained(path, revision, **kwargs)
-        model.preprocessor = load_preprocessor(path, seq_length=seq_length, revision=revision)
+        checkpoint = find_checkpoint(path, revision)
+        model = cls.pretrained(checkpoint, None, **kwargs)
+        model.preprocessor = checkpoint_preprocessor(checkpoint, seq_length)
         return model
 
     @classmethod
-    def pretrained(cls, path: str | os.PathLike, revision: str | None, **kwargs: Any) -> BertTask:
+    def pretrained(
+        cls, path: str | os.PathLike | CheckpointFiles, revision: str | None, **kwargs: Any
+    ) -> BertTask:
         """The task on the checkpoint's encoder, its head new (`from_checkpoint` without the
         preprocessor); tasks whose head a checkpoint holds read it too."""
-        from keras_bert.loading import load_encoder
-
-        return cls(load_encoder(path, revision=revision), **kwargs)
+        return cls(BertEncoder.from_checkpoint(path, revision=revision), **kwargs)
 
     def require_preprocessor(self, what: str) -> keras.layers.Layer:
         """The carried preprocessor; a `ConfigError` saying that `what` needs one if none."""

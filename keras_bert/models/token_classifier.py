@@ -7,13 +7,11 @@ from typing import Any
 
 import keras
 
+from keras_bert.data.token_classification import IGNORED_LABEL
+from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
-
-# Label id of positions that take no part in the loss: special tokens, padding and word pieces
-# after the first of each word.
-IGNORED_LABEL = -100
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -71,14 +69,17 @@ class BertTokenClassifier(BertTask):
         self, texts: Sequence[str], max_entities: int = 32, batch_size: int = DEFAULT_BATCH_SIZE
     ) -> list[list[dict[str, Any]]]:
         """The entities of every text, decoded in the graph as the export decodes them
-        (`TokenClassifierServing`): per text, in text order, dicts of `label`, `text`, `start`
-        and `end` (character offsets, `[start, end)`) and `score`. Needs the preprocessor.
+        (`keras_bert.decoding.entities.text_entities`): per text, in text order, dicts of
+        `label`, `text`, `start` and `end` (character offsets, `[start, end)`) and `score`.
+        Needs the preprocessor.
         """
-        from keras_bert.export.signatures import TokenClassifierServing
-
         preprocessor = self.require_preprocessor("predict_entities")
-        serving = TokenClassifierServing(self, preprocessor, max_entities=max_entities)
-        outputs = in_batches(serving.serve_text, [texts], batch_size)
+        tag_table = BioTagTable(self.label_names)
+
+        def decode(text):
+            return text_entities(text, preprocessor, self, tag_table, max_entities)
+
+        outputs = in_batches(decode, [texts], batch_size)
         return [
             [
                 {

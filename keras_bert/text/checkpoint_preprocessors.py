@@ -1,4 +1,4 @@
-"""The in-graph preprocessor of a checkpoint directory, chosen by its `model_type`.
+"""The in-graph preprocessor of a checkpoint, chosen by its `model_type`.
 
 The family's record (`keras_bert.families`) names its tokenizer, the files it reads and how it
 packs pairs:
@@ -14,34 +14,15 @@ Special tokens come from `tokenizer_config.json` when it names them, else the fa
 """
 
 import dataclasses
-import json
-from pathlib import Path
 from typing import Any
 
 import keras
 
+from keras_bert.checkpoints.location import CheckpointFiles
 from keras_bert.errors import CheckpointError, ConfigError
-from keras_bert.families import Family, family
 from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
-
-
-def read_model_type(directory: Path) -> str:
-    """The `model_type` of a checkpoint directory's `config.json` ("bert" for a Google one)."""
-    config_file = directory / "config.json"
-    if not config_file.is_file():
-        return "bert"  # Google's bert_config.json has no model_type
-    with open(config_file, encoding="utf-8") as file:
-        return json.load(file).get("model_type", "bert")
-
-
-def _tokenizer_config(directory: Path) -> dict[str, Any]:
-    config_file = directory / "tokenizer_config.json"
-    if not config_file.is_file():
-        return {}
-    with open(config_file, encoding="utf-8") as file:
-        return json.load(file)
 
 
 def _token_name(value: str | dict) -> str:
@@ -49,70 +30,76 @@ def _token_name(value: str | dict) -> str:
     return value["content"] if isinstance(value, dict) else value
 
 
-def _tokenizer_files(directory: Path, record: Family) -> list[Path]:
-    paths = [directory / name for name in record.tokenizer.files]
-    for path in paths:
-        if not path.is_file():
-            raise CheckpointError(
-                f"{directory} has no {path.name}: a {record.model_type} checkpoint's tokenizer "
-                "needs it."
-            )
-    return paths
-
-
-def _family_tokenizer(directory: Path, record: Family, tokenizer_config: dict) -> keras.Layer:
-    """The byte-pair or SentencePiece tokenizer layer of a family's checkpoint directory."""
-    files = _tokenizer_files(directory, record)
+def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
+    """The byte-pair or SentencePiece tokenizer layer of a family's checkpoint."""
+    record = checkpoint.family
+    files = checkpoint.tokenizer_files
     if record.tokenizer.kind == "byte_pair":
         return BytePairTokenizer(*files, name="tokenizer")
     albert_preprocessing = record.tokenizer.albert_preprocessing
     return SentencePieceTokenizer(
         *files,
         albert_preprocessing=albert_preprocessing,
-        lowercase=albert_preprocessing and tokenizer_config.get("do_lower_case", True),
+        lowercase=albert_preprocessing and checkpoint.tokenizer_config.get("do_lower_case", True),
         special_tokens=record.tokenizer.special_tokens,
         name="tokenizer",
     )
 
 
-def checkpoint_preprocessor(
-    directory: str | Path, seq_length: int = 128, **options: Any
+def _preprocessor(
+    checkpoint: CheckpointFiles, seq_length: int, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
-    """The preprocessor of a checkpoint directory of any supported family.
+    try:
+        record = checkpoint.family
+    except ConfigError as error:
+        raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
+    packing = dataclasses.asdict(record.packing)
+    for name in ("cls_token", "sep_token", "pad_token"):
+        if name in checkpoint.tokenizer_config:
+            packing[name] = _token_name(checkpoint.tokenizer_config[name])
+    if record.tokenizer.kind != "wordpiece":
+        try:
+            tokenizer = _family_tokenizer(checkpoint)
+        except (ValueError, FileNotFoundError) as error:
+            if isinstance(error, CheckpointError):
+                raise
+            raise CheckpointError(
+                f"{checkpoint.directory}: cannot read the tokenizer: {error}"
+            ) from None
+        return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+    (vocabulary_file,) = checkpoint.tokenizer_files
+    lowercase = checkpoint.tokenizer_config.get("do_lower_case")
+    return BertPreprocessor(
+        vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
+    )
+
+
+def checkpoint_preprocessor(
+    checkpoint: CheckpointFiles, seq_length: int = 128, **options: Any
+) -> BertPreprocessor | TextPreprocessor:
+    """The preprocessor of a checkpoint of any supported family (`keras_bert.load_preprocessor`
+    takes its path or Hub id).
 
     Args:
-        directory: a Hugging Face (or Google BERT) checkpoint directory.
+        checkpoint: the checkpoint's files (`keras_bert.checkpoints.find_checkpoint`).
         seq_length: length of the packed inputs.
         **options: further preprocessor arguments (`truncation`, `name`).
 
     Raises:
         ConfigError: the `model_type` has no family record.
-        CheckpointError: a tokenizer file is missing or unreadable.
+        CheckpointError: a tokenizer file is missing or unreadable; the message says how to take
+            the tokenizer of another checkpoint, for checkpoints published without their own.
 
     Example:
-    >>> preprocessor = checkpoint_preprocessor("../shared/reference/variants/albert", 8)
-    >>> preprocessor(["The cat sat."])["input_word_ids"].numpy().tolist()
+    >>> from keras_bert.checkpoints import find_checkpoint
+    >>> albert = find_checkpoint("../shared/reference/variants/albert", weights=False)
+    >>> checkpoint_preprocessor(albert, 8)(["The cat sat."])["input_word_ids"].numpy().tolist()
     [[2, 7, 419, 34, 973, 8, 3, 0]]
     """
-    directory = Path(directory)
     try:
-        record = family(read_model_type(directory))
-    except ConfigError as error:
-        raise ConfigError(f"{directory}: no preprocessor: {error}") from None
-    tokenizer_config = _tokenizer_config(directory)
-    packing = dataclasses.asdict(record.packing)
-    for name in ("cls_token", "sep_token", "pad_token"):
-        if name in tokenizer_config:
-            packing[name] = _token_name(tokenizer_config[name])
-    if record.tokenizer.kind == "wordpiece":
-        _tokenizer_files(directory, record)
-        return BertPreprocessor.from_checkpoint(
-            directory, seq_length=seq_length, **packing, **options
-        )
-    try:
-        tokenizer = _family_tokenizer(directory, record, tokenizer_config)
-    except (ValueError, FileNotFoundError) as error:
-        if isinstance(error, CheckpointError):
-            raise
-        raise CheckpointError(f"{directory}: cannot read the tokenizer: {error}") from None
-    return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+        return _preprocessor(checkpoint, seq_length, **options)
+    except (CheckpointError, FileNotFoundError) as error:
+        raise CheckpointError(
+            f"{error} If {checkpoint.name} was published without its tokenizer, take the one it "
+            "was trained with: load_preprocessor(..., vocabulary_from=<its directory or Hub id>)."
+        ) from None

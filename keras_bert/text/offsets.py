@@ -1,7 +1,10 @@
-"""Byte offsets of tokens laid end to end, and rounded to whole characters, as TensorFlow ops.
+"""Byte offsets of tokens laid end to end, rounded to whole characters, and turned into the
+text's spans and code point offsets, as TensorFlow ops.
 
 The tokenizers that cut a text into words and each word into pieces whose byte lengths they
-know (byte-level BPE, SentencePiece) get every piece's span from those lengths alone.
+know (byte-level BPE, SentencePiece) get every piece's span from those lengths alone. Answers
+(entities, answer spans) give their spans in code points, into the text after invalid UTF-8
+byte sequences are replaced by U+FFFD (`sanitize_utf8`).
 """
 
 import tensorflow as tf
@@ -62,3 +65,29 @@ def round_to_characters(
         tf.RaggedTensor.from_tensor(tf.gather(boundaries, index, batch_dims=1), row_lengths)
         for index in (below, above)
     )
+
+
+def sanitize_utf8(texts: tf.Tensor) -> tf.Tensor:
+    """`texts` with invalid UTF-8 replaced by U+FFFD, the text that offsets refer to.
+
+    Example:
+    >>> sanitize_utf8(tf.constant([b"caf\\xc3"])).numpy()[0].decode()
+    'caf\ufffd'
+    """
+    return tf.strings.unicode_transcode(texts, "UTF-8", "UTF-8", errors="replace")
+
+
+def char_offsets(texts: tf.Tensor, byte_offsets: tf.Tensor) -> tf.Tensor:
+    """Code point offsets (int32) of byte offsets into valid UTF-8 `texts` (same shape).
+
+    Example:
+    >>> char_offsets(tf.constant(["Zürich is"]), tf.constant([8])).numpy().tolist()
+    [7]
+    """
+    prefixes = tf.strings.substr(texts, tf.zeros_like(byte_offsets), byte_offsets, unit="BYTE")
+    return tf.strings.length(prefixes, unit="UTF8_CHAR")
+
+
+def byte_substrings(texts: tf.Tensor, starts: tf.Tensor, ends: tf.Tensor) -> tf.Tensor:
+    """The bytes `[start, end)` of each text."""
+    return tf.strings.substr(texts, starts, ends - starts, unit="BYTE")

@@ -1,16 +1,18 @@
 """Raw strings (or pairs of them) to packed inputs of BERT's family, in the graph:
 `TextPreprocessor` (any in-graph tokenizer) and `BertPreprocessor` (its WordPiece form)."""
 
-import json
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import keras
 import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
-from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
+
+if TYPE_CHECKING:
+    from keras_bert.checkpoints.location import CheckpointFiles
 
 
 def tokenize_and_pack(
@@ -146,7 +148,8 @@ class BertPreprocessor(TextPreprocessor):
 
     Args:
         vocabulary: path of a `vocab.txt`, or the list of tokens.
-        lowercase: uncased normalisation (uncased checkpoints).
+        lowercase: uncased normalisation (uncased checkpoints); None for the vocabulary's
+            casing (see `WordPieceTokenizer`).
         seq_length: length of the packed inputs, at least 3 (5 for pairs).
         truncation: "longest_first" (original BERT), "longest_first_hf" (Hugging Face),
             "round_robin" or "waterfall" (see `truncated_lengths`).
@@ -176,7 +179,7 @@ class BertPreprocessor(TextPreprocessor):
     def __init__(
         self,
         vocabulary: str | os.PathLike | Sequence[str],
-        lowercase: bool = True,
+        lowercase: bool | None = True,
         seq_length: int = 128,
         truncation: str = "longest_first",
         **kwargs,
@@ -187,7 +190,7 @@ class BertPreprocessor(TextPreprocessor):
     @classmethod
     def from_checkpoint(
         cls,
-        path: str | os.PathLike,
+        path: "str | os.PathLike | CheckpointFiles",
         seq_length: int = 128,
         revision: str | None = None,
         **kwargs,
@@ -200,25 +203,21 @@ class BertPreprocessor(TextPreprocessor):
         uppercase word pieces is cased and any other is uncased.
 
         Args:
-            path: the checkpoint directory or Hub id.
+            path: the checkpoint directory or Hub id, or its `CheckpointFiles`.
             seq_length: length of the packed inputs.
             revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: further `BertPreprocessor` arguments (`truncation`, special tokens,
                 `name`).
         """
-        from keras_bert.checkpoints.location import checkpoint_directory
+        from keras_bert.checkpoints.location import VOCABULARY_FILE, find_checkpoint
 
-        path = os.fspath(checkpoint_directory(path, revision))
-        vocabulary_path = os.path.join(path, "vocab.txt")
-        if not os.path.isfile(vocabulary_path):
-            raise FileNotFoundError(f"No vocab.txt in checkpoint directory {path!r}")
-        config_path = os.path.join(path, "tokenizer_config.json")
-        lowercase = None
-        if os.path.isfile(config_path):
-            with open(config_path, encoding="utf-8") as file:
-                lowercase = json.load(file).get("do_lower_case")
-        if lowercase is None:
-            lowercase = infer_lowercase(load_vocabulary(vocabulary_path))
+        checkpoint = find_checkpoint(path, revision, weights=False)
+        vocabulary_path = checkpoint.directory / VOCABULARY_FILE
+        if not vocabulary_path.is_file():
+            raise FileNotFoundError(
+                f"No vocab.txt in checkpoint directory {os.fspath(checkpoint.directory)!r}"
+            )
+        lowercase = checkpoint.tokenizer_config.get("do_lower_case")
         return cls(vocabulary_path, lowercase=lowercase, seq_length=seq_length, **kwargs)
 
     @property

@@ -10,7 +10,12 @@ import tensorflow_text as tf_text
 
 from keras_bert.text.normalization import split_words
 from keras_bert.text.special_tokens import UNK_TOKEN
-from keras_bert.text.vocabulary import check_vocabulary, load_vocabulary, save_vocabulary
+from keras_bert.text.vocabulary import (
+    check_vocabulary,
+    infer_lowercase,
+    load_vocabulary,
+    save_vocabulary,
+)
 
 # `tokenizers`' WordPiece maps a word of more than 100 characters (not bytes) to [UNK].
 MAX_CHARS_PER_WORD = 100
@@ -46,7 +51,8 @@ class WordPieceTokenizer(keras.layers.Layer):
 
     Args:
         vocabulary: path of a `vocab.txt`, or the list of tokens (the id is the index).
-        lowercase: uncased normalisation (NFD, strip accents, lowercase), as for uncased BERT.
+        lowercase: uncased normalisation (NFD, strip accents, lowercase), as for uncased BERT;
+            None for the vocabulary's casing: uncased unless it holds uppercase word pieces.
         **kwargs: `keras.layers.Layer` arguments (`name`, ...).
 
     Example:
@@ -64,7 +70,10 @@ class WordPieceTokenizer(keras.layers.Layer):
     """
 
     def __init__(
-        self, vocabulary: str | os.PathLike | Sequence[str], lowercase: bool = True, **kwargs
+        self,
+        vocabulary: str | os.PathLike | Sequence[str],
+        lowercase: bool | None = True,
+        **kwargs,
     ):
         super().__init__(**kwargs)
         if isinstance(vocabulary, (str, os.PathLike)):
@@ -78,7 +87,7 @@ class WordPieceTokenizer(keras.layers.Layer):
                 tempfile.mkdtemp(prefix="keras_bert_vocab_"), "vocab.txt"
             )
             save_vocabulary(self.vocabulary, vocabulary_path)
-        self.lowercase = lowercase
+        self.lowercase = infer_lowercase(self.vocabulary) if lowercase is None else lowercase
         self.vocabulary_asset = tf.saved_model.Asset(vocabulary_path)
         self._id_to_token_table = tf.lookup.StaticHashTable(
             tf.lookup.TextFileInitializer(

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 from safetensors.numpy import save
 
-from keras_bert import load_encoder, load_preprocessor
-from keras_bert.checkpoints import checkpoint_vocabulary_file, load_checkpoint
+from keras_bert import BertClassifier, BertMaskedLM, load_encoder, load_masked_lm, load_preprocessor
+from keras_bert.checkpoints import checkpoint_vocabulary_file, load_checkpoint, location
 from keras_bert.checkpoints.hub import resolve_checkpoint
+from keras_bert.data.classification import read_classification_file
 from keras_bert.errors import CheckpointError
+from keras_bert.finetuning.classification import finetune_classifier
+from keras_bert.finetuning.recipe import FinetuningConfig
 from pipelines import convert
 from pipelines.common import run_job
 from tests.checkpoints.conftest import use_hub
@@ -42,6 +45,49 @@ def test_a_preprocessor_downloads_no_weights(hub_env, fake_hub):
     assert preprocessor(["The cat"])["input_word_ids"].shape == (1, 8)
     downloaded = sorted(path.rsplit("/", 1)[1] for path in fake_hub.downloaded())
     assert downloaded == ["config.json", "merges.txt", "vocab.json"]
+
+
+@pytest.fixture
+def resolved(monkeypatch) -> list[str]:
+    """The checkpoints given to the resolver (path or Hub id → directory), call by call."""
+    calls = []
+    resolve = location.resolve_checkpoint
+
+    def counted(name_or_path, *args, **kwargs):
+        calls.append(str(name_or_path))
+        return resolve(name_or_path, *args, **kwargs)
+
+    monkeypatch.setattr(location, "resolve_checkpoint", counted)
+    return calls
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        lambda name: load_encoder(name),
+        lambda name: load_masked_lm(name),
+        lambda name: load_preprocessor(name),
+        lambda name: BertClassifier.from_checkpoint(name, num_classes=2, seq_length=8),
+        lambda name: BertMaskedLM.from_checkpoint(name, seq_length=8),
+    ],
+    ids=["load_encoder", "load_masked_lm", "load_preprocessor", "classifier", "masked_lm"],
+)
+def test_a_hub_id_is_resolved_once_per_load(hub_env, fake_hub, resolved, load):
+    load("roberta-base")
+
+    assert resolved == ["roberta-base"]
+    assert len([path for path in fake_hub.downloaded() if path.endswith("/config.json")]) == 1
+
+
+def test_a_finetuning_job_resolves_its_checkpoint_once(hub_env, resolved, tmp_path):
+    train = read_classification_file("../shared/data/sentiment/movie_snippets.dev.jsonl")
+    config = FinetuningConfig(
+        "bert-base-cased", str(tmp_path), seq_length=16, epochs=1, max_train_examples=8
+    )
+
+    finetune_classifier(config, train)
+
+    assert resolved == ["bert-base-cased"]
 
 
 def test_pytorch_model_bin_is_read_where_there_is_no_safetensors(hub_env, fake_hub):

@@ -20,8 +20,8 @@ from keras_bert.data.token_classification import (
     read_conll,
     tag_names_of,
 )
+from keras_bert.decoding.entities import bio_spans
 from keras_bert.errors import DataError
-from keras_bert.models.entity_decoding import bio_spans
 
 # Train and dev records of each task in ../shared (shared/README.md).
 GLUE_COUNTS = {

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from keras_bert.data.squad import QuestionExample, build_question_windows, read_squad
+from keras_bert.decoding.answers import decode_answers
 from keras_bert.errors import DataError
 from keras_bert.metrics import squad_scores
-from keras_bert.models.span_decoding import decode_answers
 from keras_bert.text import WordPieceTokenizer
 
 

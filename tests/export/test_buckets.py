@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert.decoding.buckets import bucket_length, trim_to_bucket
 from keras_bert.export import length_buckets
-from keras_bert.export.buckets import bucket_examples, bucket_length, trim_to_bucket
+from keras_bert.export.buckets import bucket_examples
 from keras_bert.export.warmup import read_warmup_requests
 from tests.export import builders
 from tests.export.builders import SEQ_LENGTH, TASKS

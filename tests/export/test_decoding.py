@@ -5,8 +5,8 @@ import itertools
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.export.decoding import BioTagTable, best_answer_spans, bio_entities
-from keras_bert.models.entity_decoding import bio_spans
+from keras_bert.decoding.answers import best_answer_spans
+from keras_bert.decoding.entities import BioTagTable, bio_entities, bio_spans
 
 TAGS = ["O", "B-a", "I-a", "B-b", "I-b"]
 

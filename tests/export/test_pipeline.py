@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.export.buckets import bucket_length
+from keras_bert.decoding.buckets import bucket_length
 from keras_bert.export.warmup import read_warmup_requests
 from tests.export.fresh_process import run_signatures
 

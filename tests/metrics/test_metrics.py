@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from keras_bert.decoding.entities import EntitySpan, bio_spans
 from keras_bert.metrics import (
     classification_scores,
     entity_scores,
@@ -8,7 +9,6 @@ from keras_bert.metrics import (
     squad_scores,
 )
 from keras_bert.metrics.squad import normalize_answer, token_f1
-from keras_bert.models.entity_decoding import EntitySpan, bio_spans
 
 
 def test_classification_scores_count_per_class():
