@@ -3,6 +3,7 @@ longest sequence. Fine-tuning's input pipelines share them."""
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 # Lengths within a bucket differ by less than this many tokens.
@@ -22,6 +23,24 @@ def trim_padding(features: dict[str, tf.Tensor], *rest):
     return ({name: tensor[:, :longest] for name, tensor in features.items()}, *rest)
 
 
+def bucket_boundaries(seq_length: int) -> list[int]:
+    """The lengths where one bucket ends and the next begins."""
+    return list(range(BUCKET_WIDTH, seq_length, BUCKET_WIDTH))
+
+
+def batch_count_by_length(lengths: np.ndarray, batch_size: int, seq_length: int) -> int:
+    """How many batches `batch_by_length` makes of elements of these lengths in one pass: each
+    bucket's batches are full but its last. More than `ceil(len / batch_size)`, so an epoch of
+    bucketed batches is longer than one of random batches.
+
+    Example:
+    >>> batch_count_by_length(np.array([3, 4, 5, 12, 13, 30]), batch_size=2, seq_length=32)
+    4
+    """
+    buckets = np.searchsorted(bucket_boundaries(seq_length), lengths, side="right")
+    return int(np.sum(-(-np.bincount(buckets) // batch_size)))
+
+
 def batch_by_length(
     dataset: tf.data.Dataset,
     length_of,
@@ -39,7 +58,7 @@ def batch_by_length(
         seq_length: the longest length (the last bucket holds it and anything longer).
         drop_remainder: drop each bucket's last, smaller batch (fixed shapes for TPUs).
     """
-    boundaries = list(range(BUCKET_WIDTH, seq_length, BUCKET_WIDTH))
+    boundaries = bucket_boundaries(seq_length)
     return dataset.bucket_by_sequence_length(
         length_of,
         bucket_boundaries=boundaries,

@@ -195,6 +195,7 @@ def classification_dataset(
     dynamic_padding: bool = True,
     drop_remainder: bool = False,
     length_bucketing: bool = False,
+    lengths: np.ndarray | None = None,
 ) -> tf.data.Dataset:
     """Batches of `(inputs, labels)`, tokenized and packed in the `tf.data` graph.
 
@@ -213,6 +214,7 @@ def classification_dataset(
         dynamic_padding: cut each batch to its longest sequence instead of `seq_length`.
         drop_remainder: drop a last, smaller batch (fixed shapes for TPUs).
         length_bucketing: batch texts of similar length together.
+        lengths: the examples' `packed_lengths`, if already computed (for bucketing).
     """
     if len(label_ids) != len(examples):
         raise DataError(f"{len(label_ids)} labels for {len(examples)} examples.")
@@ -222,7 +224,8 @@ def classification_dataset(
             dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     else:
-        lengths = packed_lengths(examples, preprocessor)
+        if lengths is None:
+            lengths = packed_lengths(examples, preprocessor)
         dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids, lengths))
         if shuffle:
             dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)

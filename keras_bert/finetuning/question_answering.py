@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from keras_bert.data.batching import batch_count_by_length
 from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.decoding.answers import Answer, decode_answers
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
@@ -65,9 +68,13 @@ def finetune_question_answerer(
 ) -> tuple[BertQuestionAnswerer, dict]:
     """Fine-tunes the checkpoint of `config` on SQuAD-style examples, evaluates EM/F1, saves.
 
-    `config.seq_length` is the window length (384 in the BERT paper). Writes
+    `config.seq_length` is the window length (384 in the BERT paper);
+    `config.max_train_examples` draws that many questions (under the run's seed). Writes
     `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
     """
+    if config.max_train_examples:
+        chosen = np.random.default_rng(config.run.seed).permutation(len(train))
+        train = [train[index] for index in chosen[: config.max_train_examples]]
     checkpoint = find_run_checkpoint(config)
     preprocessor = checkpoint_preprocessor(config, checkpoint)
     windows = build_question_windows(
@@ -85,12 +92,17 @@ def finetune_question_answerer(
         seed=config.run.seed,
         length_bucketing=config.length_bucketing,
     )
+    batches = None
+    if config.length_bucketing:
+        lengths = windows.inputs["input_mask"].sum(axis=1)
+        batches = batch_count_by_length(lengths, config.batch_size, config.seq_length)
     model, summary = fit_task_model(
         lambda encoder: BertQuestionAnswerer(encoder, preprocessor=preprocessor),
         config,
         train_dataset,
         len(windows),
         checkpoint,
+        batches_per_epoch=batches,
     )
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(

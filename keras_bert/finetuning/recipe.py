@@ -124,6 +124,7 @@ def fit_task_model(
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
     checkpoint: CheckpointFiles | None = None,
+    batches_per_epoch: int | None = None,
 ) -> tuple[keras.Model, dict]:
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
@@ -135,6 +136,8 @@ def fit_task_model(
         num_train_examples: examples per epoch, for the step count of the schedule.
         checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
             find it when the model is built.
+        batches_per_epoch: the batches of one pass over the examples where they are not
+            `ceil(num_train_examples / batch_size)` (batches by length: `batch_count_by_length`).
 
     Returns:
         The trained model and a summary: training time, sequences per second, final metrics.
@@ -144,6 +147,7 @@ def fit_task_model(
         config,
         train_dataset,
         num_train_examples,
+        batches_per_epoch,
     )
 
 
@@ -152,10 +156,11 @@ def fit_model(
     config: FinetuningConfig,
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
+    batches_per_epoch: int | None = None,
 ) -> tuple[keras.Model, dict]:
     """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
     takes no argument (e.g. a `Distiller` of a trained teacher)."""
-    steps_per_epoch = config.steps_per_epoch(num_train_examples)
+    steps_per_epoch = batches_per_epoch or config.steps_per_epoch(num_train_examples)
     total_steps = max(1, round(config.epochs * steps_per_epoch))
 
     def datasets(start_step: int):
@@ -175,9 +180,11 @@ def fit_model(
     summary = {
         "train_seconds": round(result.train_seconds, 1),
         "train_steps": total_steps,
+        # The examples this process trained on: a step holds `batch_size` of them on average
+        # only where every batch is full.
         "sequences_per_second": round(
             (total_steps - result.initial_epoch * steps_per_epoch)
-            * config.batch_size
+            * (num_train_examples / steps_per_epoch)
             / result.train_seconds,
             2,
         ),
