@@ -3,7 +3,8 @@
 `transformers.Trainer` needs `accelerate`, which the `peer` extra does not install; the loop
 below does what `Trainer.train` does with its defaults (transformers 5.23, one CPU process):
 `set_seed(seed)` again once the model is built (as `Trainer.__init__` does), a `DataLoader`
-over a `RandomSampler` (a new order every epoch, drawn from torch's global generator), the
+over a `RandomSampler` (a new order every epoch, drawn from torch's global generator; under
+`Trainer`, accelerate's `SeedableRandomSampler` draws other orders of the same kind), the
 whole last batch kept, AdamW (`adamw_torch_fused`, betas 0.9/0.999, eps 1e-8; weight decay
 not on biases and LayerNorm weights), a linear schedule to 0 after `warmup_steps`, gradients
 clipped at norm 1.0, `ceil(epochs * batches per epoch)` steps. What `Trainer` adds around
