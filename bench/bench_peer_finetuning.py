@@ -1,35 +1,72 @@
-"""Fine-tuning quality and speed: keras_bert vs Hugging Face PyTorch, same data, budget, seeds.
+"""Fine-tuning quality and speed: keras_bert vs Hugging Face PyTorch on the same checkpoint.
 
 Both sides fine-tune the real MiniLM-L6 checkpoint (Hugging Face loads it from the same local
-directory, offline) with the BERT recipe: AdamW 5e-5, weight decay 0.01 except biases and
-LayerNorm, 10% linear warm-up then linear decay to 0, gradient clipping at norm 1.0, dropout
-0.1, each batch padded to its longest sequence (keras_bert's sentence classification batches
-texts of similar length, its default `length_bucketing`). Token classification labels the first word
-piece of each word (-100 elsewhere) and predicts a word's tag from its first piece. Both sides'
-predictions are scored with `keras_bert.metrics`. Every run is its own subprocess; torch uses
-2 threads. Needs the optional extra `peer` (torch, transformers).
+directory, offline) on the same examples, read by keras_bert's readers, and both sides'
+predictions are scored by `keras_bert.metrics`. Every run is its own subprocess; torch uses 2
+threads. Needs the optional extra `peer` (torch, transformers).
+
+The field's benchmarks (GLUE's `cola sst2 mrpc stsb rte`, and `qnli mnli qqp wnli` where
+`--glue-dir` holds them, or `glue` for all it holds; `conll2003`: eng.train, scored on
+eng.testa; `squad`: the shared SQuAD v1.1 split) run each side as its users run it:
+
+- keras_bert: our jobs with their defaults, given only the data (`pipelines.glue`,
+  `pipelines.finetune_ner`, `pipelines.finetune_qa`, each with `--seed`);
+- Hugging Face: its example scripts run_glue, run_ner and run_qa with their READMEs' settings
+  and `Trainer`'s defaults (`bench.peer_tasks`; run_glue pads every sequence to 128, its
+  default, or to each batch's longest with `--peer-glue-padding longest`).
+
+    python -m bench.bench_peer_finetuning --tasks cola,mrpc,stsb,rte --seeds 0,1,2 \\
+        --results runs/peer_benchmarks.jsonl
+    python -m bench.bench_peer_finetuning --tasks sst2,conll2003,squad \\
+        --results runs/peer_benchmarks.jsonl
+    python -m bench.bench_peer_finetuning --results runs/peer_benchmarks.jsonl --table-only
+
+With `--results`, each finished run is appended to the file as a JSON line, runs already in it
+are not run again (a long comparison can be run task by task, or resumed), and the table is
+printed from everything in the file. Within a task the sides alternate (seed 0: keras_bert
+first, seed 1: Hugging Face first, ...) so that both meet the same load on the machine.
+
+`wnut16` (entity F1 on `wnut16.dev.jsonl`) and `sentiment` (accuracy on
+`movie_snippets.dev.jsonl`) run both sides with one recipe, BERT's (AdamW 5e-5, weight decay
+0.01 except biases and LayerNorm, 10% linear warm-up then linear decay, clipping at 1.0,
+dropout 0.1, batches padded to their longest; keras_bert's classification batches texts of
+similar length), with `--epochs`, `--seq-length` and `--batch-size`:
 
     python -m bench.bench_peer_finetuning --tasks wnut16 --seeds 0,1,2 --epochs 5 \\
         --seq-length 128
 
-Tasks: `wnut16` (entity F1 on `wnut16.dev.jsonl`) and `sentiment` (accuracy on
-`movie_snippets.dev.jsonl`). Sequences/s count the sequences trained (epochs x examples) over
-the seconds of the training loop (model loading and evaluation excluded); the CPU seconds of
-each whole run (loading, training, evaluation) are less disturbed by other jobs.
+Sequences/s are the sequences trained (examples, or QA windows, x epochs) over the seconds of
+the training loop (model loading and evaluation excluded); keras_bert's are what its job
+reports (steps x batch size). The CPU seconds of each whole run (loading, training,
+evaluation) are less disturbed by other jobs.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
+
+from bench.peer_tasks import ner_features, word_tags
+from bench.peer_trainer import (
+    TORCH_THREADS,
+    TrainerRecipe,
+    hugging_face_optimizer,
+    hugging_face_step,
+    predict_like_trainer,
+)
 
 DATA = {
     "wnut16": ("../shared/data/ner/wnut16.train.jsonl", "../shared/data/ner/wnut16.dev.jsonl"),
@@ -38,8 +75,53 @@ DATA = {
         "../shared/data/sentiment/movie_snippets.dev.jsonl",
     ),
 }
+BENCHMARKS = Path("../shared/data/benchmarks")
+GLUE_DIR = BENCHMARKS / "glue"
+CONLL2003 = (BENCHMARKS / "conll2003/eng.train", BENCHMARKS / "conll2003/eng.testa")
+SQUAD = (BENCHMARKS / "squad/squad-v1.1-train.json", BENCHMARKS / "squad/squad-v1.1-dev.json")
 SIDES = ("keras_bert", "hugging_face")
-TORCH_THREADS = 2
+# wnut16's and sentiment's epochs unless `--epochs` says otherwise.
+RECIPE_EPOCHS = 5
+
+
+def is_glue(task: str) -> bool:
+    from keras_bert.data.glue import GLUE_TASKS
+
+    return task in GLUE_TASKS and GLUE_TASKS[task].labelled_by is None
+
+
+def headline_metrics(task: str) -> list[tuple[str, str, float]]:
+    """The (result name, metric, scale to percent) pairs a task is reported by: a GLUE task's
+    metrics (MNLI's mismatched accuracy too), entity F1, SQuAD's exact match and F1."""
+    if task in DATA:
+        return [(task, "f1" if task == "wnut16" else "accuracy", 100.0)]
+    if task == "conll2003":
+        return [(task, "f1", 100.0)]
+    if task == "squad":
+        return [(task, "exact_match", 1.0), (task, "f1", 1.0)]
+    from keras_bert.data.glue import glue_task
+
+    metrics = [(task, metric, 100.0) for metric in glue_task(task).metrics]
+    return metrics + ([("mnli_mismatched", "accuracy", 100.0)] if task == "mnli" else [])
+
+
+def sample_indices(count: int, sample_size: int | None, seed: int) -> np.ndarray:
+    """The examples a run trains on: `sample_size` drawn at random under `seed` as keras_bert's
+    `max_train_examples` draws them (`ClassificationExamples.sample`), or all of them."""
+    if not sample_size:
+        return np.arange(count)
+    return np.random.default_rng(seed).permutation(count)[:sample_size]
+
+
+def sampled(examples, args: argparse.Namespace):
+    """`ClassificationExamples` or `TaggedSentences` to train on: `--max-train-examples` of
+    them drawn under the seed as keras_bert's jobs draw them, else all."""
+    if not args.max_train_examples:
+        return examples
+    return examples.sample(args.max_train_examples, seed=args.seed)
+
+
+# --- wnut16 and sentiment: one recipe on both sides -----------------------------------------
 
 
 def read_task(task: str):
@@ -54,7 +136,7 @@ def read_task(task: str):
     return train, evaluation, label_names
 
 
-def run_keras_bert(task: str, args: argparse.Namespace) -> dict:
+def run_keras_bert_recipe(task: str, args: argparse.Namespace) -> dict:
     """Trains and evaluates with the fine-tuning recipes that the pipelines call."""
     from keras_bert.finetuning.classification import finetune_classifier
     from keras_bert.finetuning.recipe import FinetuningConfig
@@ -62,20 +144,26 @@ def run_keras_bert(task: str, args: argparse.Namespace) -> dict:
     from pipelines.common import default_checkpoint
 
     train, evaluation, label_names = read_task(task)
-    config = FinetuningConfig(
-        checkpoint=default_checkpoint(),
-        output_dir=tempfile.mkdtemp(prefix=f"peer_{task}_"),
-        seq_length=args.seq_length,
-        batch_size=args.batch_size,
-        epochs=args.epochs,
-        run={"seed": args.seed},
-        max_train_examples=args.max_train_examples,
-    )
-    if task == "wnut16":
-        _, summary = finetune_token_classifier(config, train, evaluation, tag_names=label_names)
-    else:
-        _, summary = finetune_classifier(config, train, evaluation, label_names=label_names)
-    return {"train_seconds": summary["train_seconds"], "evaluation": summary["evaluation"]}
+    with tempfile.TemporaryDirectory(prefix=f"peer_{task}_") as output_dir:
+        config = FinetuningConfig(
+            checkpoint=default_checkpoint(),
+            output_dir=output_dir,
+            seq_length=args.seq_length,
+            batch_size=args.batch_size,
+            epochs=args.epochs or RECIPE_EPOCHS,
+            run={"seed": args.seed},
+            max_train_examples=args.max_train_examples,
+        )
+        if task == "wnut16":
+            _, summary = finetune_token_classifier(config, train, evaluation, tag_names=label_names)
+        else:
+            _, summary = finetune_classifier(config, train, evaluation, label_names=label_names)
+    sequences = config.epochs * min(len(train), args.max_train_examples or len(train))
+    return {
+        "train_seconds": summary["train_seconds"],
+        "train_sequences": sequences,
+        "evaluation": {task: summary["evaluation"]},
+    }
 
 
 def hugging_face_batches(encoded: list[dict], batch_size: int, seed: int, epochs: int):
@@ -113,85 +201,27 @@ def encode_for_hugging_face(task: str, tokenizer, examples, label_names, seq_len
             {**{name: encoded[name][index] for name in encoded}, "labels": label_names.index(label)}
             for index, label in enumerate(examples.labels)
         ]
-    encoded = tokenizer(
-        examples.words, is_split_into_words=True, truncation=True, max_length=seq_length
-    )
-    features = []
-    for index, tags in enumerate(examples.tags):
-        labels, previous_word = [], None
-        for word in encoded.word_ids(index):
-            first_piece = word is not None and word != previous_word
-            labels.append(label_names.index(tags[word]) if first_piece else -100)
-            previous_word = word
-        features.append({**{name: encoded[name][index] for name in encoded}, "labels": labels})
-    return features
-
-
-def hugging_face_optimizer(model, total_steps: int):
-    """AdamW 5e-5 with weight decay 0.01 (not biases and LayerNorm), 10% linear warm-up then
-    linear decay to 0: Hugging Face's fine-tuning recipe, as (optimizer, schedule)."""
-    import torch
-    import transformers
-
-    no_decay = ("bias", "LayerNorm.weight")
-    parameters = list(model.named_parameters())
-    groups = [
-        {"params": [p for n, p in parameters if not any(s in n for s in no_decay)]},
-        {"params": [p for n, p in parameters if any(s in n for s in no_decay)], "weight_decay": 0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=5e-5, weight_decay=0.01)
-    schedule = transformers.get_linear_schedule_with_warmup(
-        optimizer, round(0.1 * total_steps), total_steps
-    )
-    return optimizer, schedule
-
-
-def hugging_face_step(model, batch: dict, optimizer, schedule) -> float:
-    """One training step (clipping at norm 1.0); returns the batch's loss."""
-    import torch
-
-    loss = model(**batch).loss
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-    optimizer.step()
-    schedule.step()
-    optimizer.zero_grad()
-    return loss.item()
+    return ner_features(tokenizer, examples, label_names, seq_length)
 
 
 def hugging_face_scores(task: str, model, tokenizer, evaluation, label_names, seq_length) -> dict:
     """The model's evaluation scores from `keras_bert.metrics` (word tags from first pieces)."""
-    import torch
-
     from keras_bert.metrics import classification_scores, entity_scores
 
-    model.eval()
     eval_features = encode_for_hugging_face(task, tokenizer, evaluation, label_names, seq_length)
-    predictions = []
-    with torch.no_grad():
-        for start in range(0, len(eval_features), 64):
-            batch = pad_batch(eval_features[start : start + 64])
-            labels = batch.pop("labels")
-            logits = model(**batch).logits.argmax(-1)
-            if task == "sentiment":
-                predictions.extend(logits.tolist())
-                continue
-            for sentence_ids, sentence_labels in zip(logits, labels, strict=True):
-                predictions.append(sentence_ids[sentence_labels != -100].tolist())
+    (logits,) = predict_like_trainer(model, eval_features, pad_batch, batch_size=64)
+    predictions = [row for batch in logits for row in batch.argmax(-1)]
     if task == "sentiment":
         labels = [label_names.index(label) for label in evaluation.labels]
         return classification_scores(
             np.asarray(labels), np.asarray(predictions), num_classes=len(label_names)
         )
-    # Words cut off by truncation have no piece: they count as "O", as in keras_bert.
-    predicted_tags = [
-        [label_names[i] for i in ids] + ["O"] * (len(words) - len(ids))
-        for ids, words in zip(predictions, evaluation.words, strict=True)
-    ]
-    return entity_scores(evaluation.tags, predicted_tags)
+    return entity_scores(
+        evaluation.tags, word_tags(predictions, eval_features, label_names, evaluation)
+    )
 
 
-def run_hugging_face(task: str, args: argparse.Namespace) -> dict:
+def run_hugging_face_recipe(task: str, args: argparse.Namespace) -> dict:
     """The same recipe written as a Hugging Face user writes it (BertFor...; torch AdamW)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     import torch
@@ -202,8 +232,7 @@ def run_hugging_face(task: str, args: argparse.Namespace) -> dict:
     torch.set_num_threads(TORCH_THREADS)
     transformers.set_seed(args.seed)
     train, evaluation, label_names = read_task(task)
-    if args.max_train_examples:
-        train = train.sample(args.max_train_examples, seed=args.seed)
+    train = sampled(train, args)
     model_class = (
         transformers.BertForTokenClassification
         if task == "wnut16"
@@ -212,114 +241,436 @@ def run_hugging_face(task: str, args: argparse.Namespace) -> dict:
     model = model_class.from_pretrained(default_checkpoint(), num_labels=len(label_names))
     tokenizer = transformers.BertTokenizerFast.from_pretrained(default_checkpoint())
     train_features = encode_for_hugging_face(task, tokenizer, train, label_names, args.seq_length)
-    steps = args.epochs * -(-len(train_features) // args.batch_size)
+    epochs = args.epochs or RECIPE_EPOCHS
+    steps = epochs * -(-len(train_features) // args.batch_size)
     optimizer, schedule = hugging_face_optimizer(model, steps)
 
     model.train()
     started = time.perf_counter()
-    for batch in hugging_face_batches(train_features, args.batch_size, args.seed, args.epochs):
+    for batch in hugging_face_batches(train_features, args.batch_size, args.seed, epochs):
         hugging_face_step(model, batch, optimizer, schedule)
     seconds = time.perf_counter() - started
     scores = hugging_face_scores(task, model, tokenizer, evaluation, label_names, args.seq_length)
-    return {"train_seconds": round(seconds, 1), "evaluation": scores}
+    return {
+        "train_seconds": round(seconds, 1),
+        "train_sequences": epochs * len(train_features),
+        "evaluation": {task: scores},
+    }
 
 
-RUNNERS = {"keras_bert": run_keras_bert, "hugging_face": run_hugging_face}
+# --- the field's benchmarks: each side as its users run it ----------------------------------
+
+
+def squad_file(examples, path: Path) -> Path:
+    """Writes questions as a SQuAD v1.1 JSON file (a paragraph per question)."""
+    paragraphs = [
+        {
+            "context": example.context,
+            "qas": [
+                {
+                    "id": example.id,
+                    "question": example.question,
+                    "answers": [
+                        {"text": text, "answer_start": start}
+                        for text, start in zip(example.answers, example.answer_starts, strict=True)
+                    ],
+                }
+            ],
+        }
+        for example in examples
+    ]
+    data = {"version": "1.1", "data": [{"title": "sample", "paragraphs": paragraphs}]}
+    path.write_text(json.dumps(data), "utf-8")
+    return path
+
+
+def sampled_squad_training(args: argparse.Namespace) -> list:
+    """The SQuAD training questions of a run (`--max-train-examples` of them, drawn under the
+    seed, else all)."""
+    from keras_bert.data.squad import read_squad
+
+    train = read_squad(SQUAD[0])
+    return [train[i] for i in sample_indices(len(train), args.max_train_examples, args.seed)]
+
+
+def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
+    """Our job for the task with its defaults: only the data, the output directory and the
+    seed (and `--max-train-examples` when given)."""
+    with tempfile.TemporaryDirectory(prefix=f"peer_{task}_") as output_dir:
+        flags = ["--output-dir", output_dir, "--seed", str(args.seed)]
+        for flag, value in (
+            ("--epochs", args.epochs),
+            ("--max-train-examples", args.max_train_examples),
+        ):
+            flags += [flag, str(value)] if value else []
+        if is_glue(task):
+            from pipelines import glue
+
+            report = glue.main(["--data-dir", str(args.glue_dir), "--tasks", task, *flags])
+            run = report["runs"][task]
+            names = [name for name, _, _ in headline_metrics(task)]
+            evaluation = {name: report["tasks"][name] for name in dict.fromkeys(names)}
+        elif task == "conll2003":
+            from pipelines import finetune_ner
+
+            data = ["--train", str(CONLL2003[0]), "--eval", str(CONLL2003[1])]
+            run = finetune_ner.main([*data, *flags])
+            evaluation = {task: run["evaluation"]}
+        else:
+            from pipelines import finetune_qa
+
+            # finetune_qa does not sample `--max-train-examples`: it gets the sample as a file.
+            train = SQUAD[0]
+            if args.max_train_examples:
+                train = squad_file(sampled_squad_training(args), Path(output_dir) / "train.json")
+            run = finetune_qa.main(["--train", str(train), "--eval", str(SQUAD[1]), *flags])
+            evaluation = {task: run["evaluation"]}
+    return {
+        "train_seconds": run["train_seconds"],
+        "train_sequences": round(run["sequences_per_second"] * run["train_seconds"]),
+        "evaluation": evaluation,
+    }
+
+
+def peer_recipe(recipe: TrainerRecipe, args: argparse.Namespace) -> TrainerRecipe:
+    """An example script's `TrainerRecipe`, with `--epochs` when given."""
+    return dataclasses.replace(recipe, epochs=args.epochs) if args.epochs else recipe
+
+
+def run_hugging_face_example(task: str, args: argparse.Namespace) -> dict:
+    """Hugging Face's example script for the task (`bench.peer_tasks`)."""
+    from bench import peer_tasks
+
+    if is_glue(task):
+        from keras_bert.data.glue import glue_task, read_glue_split
+
+        glue = glue_task(task)
+        train = sampled(read_glue_split(args.glue_dir, glue, "train").examples, args)
+        evaluations = [read_glue_split(args.glue_dir, glue, s) for s in glue.evaluation_splits]
+        padded = args.peer_glue_padding == "max_length"
+        recipe = peer_recipe(peer_tasks.RUN_GLUE, args)
+        run = peer_tasks.run_glue(glue, train, evaluations, args.seed, padded, recipe)
+        evaluation = {
+            "mnli_mismatched" if split.endswith("mismatched") else task: scores
+            for split, scores in run.evaluation.items()
+        }
+    elif task == "conll2003":
+        from keras_bert.data.token_classification import read_conll
+
+        train, testa = (read_conll(path) for path in CONLL2003)
+        label_list = peer_tasks.ner_label_list(train)
+        recipe = peer_recipe(peer_tasks.RUN_NER, args)
+        run = peer_tasks.run_ner(sampled(train, args), testa, label_list, args.seed, recipe)
+        evaluation = {task: run.evaluation}
+    else:
+        from keras_bert.data.squad import read_squad
+
+        recipe = peer_recipe(peer_tasks.RUN_QA, args)
+        train, dev = sampled_squad_training(args), read_squad(SQUAD[1])
+        run = peer_tasks.run_qa(train, dev, args.seed, recipe)
+        evaluation = {task: run.evaluation}
+    return {
+        "train_seconds": round(run.train_seconds, 1),
+        "train_sequences": run.train_sequences,
+        "epoch_losses": run.epoch_losses,
+        "evaluation": evaluation,
+    }
+
+
+def run_side(side: str, task: str, args: argparse.Namespace) -> dict:
+    if task in DATA:
+        runner = run_keras_bert_recipe if side == "keras_bert" else run_hugging_face_recipe
+    else:
+        runner = run_keras_bert_job if side == "keras_bert" else run_hugging_face_example
+    return runner(task, args)
+
+
+def versions(side: str) -> dict[str, str]:
+    """The libraries a side's run used (its modules are imported by then)."""
+    import importlib.metadata
+
+    names = ("tensorflow", "keras") if side == "keras_bert" else ("torch", "transformers")
+    return {name: importlib.metadata.version(name) for name in names}
+
+
+def one_run(args: argparse.Namespace) -> None:
+    """A child process: one side on one task and seed; writes its result as JSON."""
+    started = time.process_time()
+    result = run_side(args.one_run, args.tasks[0], args)
+    # CPU time is what other jobs sharing the cores disturb least.
+    result["run_cpu_seconds"] = round(time.process_time() - started, 1)
+    result["versions"] = versions(args.one_run)
+    Path(args.one_run_output).write_text(json.dumps(result, default=float), "utf-8")
+
+
+# --- runs, their records, the table ---------------------------------------------------------
+
+
+def run_settings(task: str, side: str, args: argparse.Namespace) -> dict:
+    """What a run depends on besides task, side and seed: the record's identity in a results
+    file (a run with the same is not run again)."""
+    settings = {"max_train_examples": args.max_train_examples}
+    if task in DATA:
+        epochs = args.epochs or RECIPE_EPOCHS
+        settings.update(epochs=epochs, seq_length=args.seq_length, batch_size=args.batch_size)
+    elif args.epochs:
+        settings["epochs"] = args.epochs
+    if side == "hugging_face" and is_glue(task):
+        settings["glue_padding"] = args.peer_glue_padding
+    return settings
+
+
+def child_flags(args: argparse.Namespace) -> list[str]:
+    flags = [
+        *("--seq-length", str(args.seq_length), "--batch-size", str(args.batch_size)),
+        *("--glue-dir", str(args.glue_dir)),
+        *("--peer-glue-padding", args.peer_glue_padding),
+    ]
+    for flag, value in (
+        ("--epochs", args.epochs),
+        ("--max-train-examples", args.max_train_examples),
+    ):
+        flags += [flag, str(value)] if value else []
+    return flags
 
 
 def run_in_subprocess(side: str, task: str, seed: int, args: argparse.Namespace) -> dict:
-    """One run in a fresh process (no shared thread pools or caches), as JSON."""
-    command = [
-        sys.executable,
-        "-m",
-        "bench.bench_peer_finetuning",
-        "--one-run",
-        side,
-        "--tasks",
-        task,
-        "--seeds",
-        str(seed),
-        "--epochs",
-        str(args.epochs),
-        "--seq-length",
-        str(args.seq_length),
-        "--batch-size",
-        str(args.batch_size),
-    ]
-    if args.max_train_examples:
-        command += ["--max-train-examples", str(args.max_train_examples)]
-    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    """One run in a fresh process (no shared thread pools or caches); its output goes to this
+    process's stderr, its result comes back as JSON."""
+    with tempfile.TemporaryDirectory(prefix="peer_run_") as directory:
+        output = Path(directory) / "result.json"
+        command = [
+            *(sys.executable, "-m", "bench.bench_peer_finetuning"),
+            *("--one-run", side, "--tasks", task, "--seeds", str(seed)),
+            *("--one-run-output", str(output), *child_flags(args)),
+        ]
+        environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        subprocess.run(command, check=True, stdout=sys.stderr, env=environment)
+        return json.loads(output.read_text("utf-8"))
 
 
-def score_of(task: str, evaluation: dict) -> float:
-    return evaluation["f1"] if task == "wnut16" else evaluation["accuracy"]
+def read_records(path: Path | None) -> list[dict]:
+    if path is None or not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def print_table(results: list[dict], args: argparse.Namespace) -> None:
-    print(
-        f"\nbudget: {args.epochs} epochs, seq {args.seq_length}, batch {args.batch_size}, "
-        f"train examples {args.max_train_examples or 'all'}"
+def git_revision() -> str:
+    completed = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
     )
+    return completed.stdout.strip() or "unknown"
+
+
+def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:
+    """Runs every task, seed and side not already in the results file; returns this
+    invocation's records (appended to the file as they finish)."""
+    from keras_bert.export.cpu import cpu_summary
+
+    done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in read_records(args.results)]
+    context = {"cpu": cpu_summary(), "command": command, "revision": git_revision()}
+    records = []
+    for task in args.tasks:
+        for number, seed in enumerate(seeds):
+            # Alternate which side goes first, so that both meet the same load over the seeds.
+            for side in args.sides if number % 2 == 0 else args.sides[::-1]:
+                settings = run_settings(task, side, args)
+                if (task, side, seed, settings) in done:
+                    print(f"{task} {side} seed {seed}: in {args.results} already", flush=True)
+                    continue
+                result = run_in_subprocess(side, task, seed, args)
+                record = {"task": task, "side": side, "seed": seed, "settings": settings}
+                record.update(result, **context)
+                record["sequences_per_second"] = round(
+                    record["train_sequences"] / record["train_seconds"], 2
+                )
+                record["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+                print(json.dumps(record), flush=True)
+                records.append(record)
+                if args.results:
+                    args.results.parent.mkdir(parents=True, exist_ok=True)
+                    with args.results.open("a", encoding="utf-8") as file:
+                        file.write(json.dumps(record) + "\n")
+    return records
+
+
+def settings_label(settings: dict) -> str:
+    """The settings of a table row as a few words ("all examples, glue padding max_length")."""
+    count = settings["max_train_examples"]
+    parts = [f"{count} examples" if count else "all examples"]
+    parts += [
+        f"{name.replace('_', ' ')} {value}"
+        for name, value in settings.items()
+        if name != "max_train_examples"
+    ]
+    return ", ".join(parts)
+
+
+def headline_scores(record: dict) -> list[float]:
+    """The record's headline metrics, in percent."""
+    return [
+        scale * record["evaluation"][name][metric]
+        for name, metric, scale in headline_metrics(record["task"])
+    ]
+
+
+def grouped(records: Sequence[dict]) -> dict[tuple[str, str, str], list[dict]]:
+    """Records by (task, side, settings label), in the order they first appear."""
+    groups: dict[tuple[str, str, str], list[dict]] = {}
+    for record in records:
+        key = (record["task"], record["side"], settings_label(record["settings"]))
+        groups.setdefault(key, []).append(record)
+    return groups
+
+
+def format_scores(values: Sequence[float]) -> str:
+    return " / ".join(f"{value:.2f}" for value in values)
+
+
+def mean_scores(runs: Sequence[dict]) -> list[float]:
+    return [statistics.mean(values) for values in zip(*map(headline_scores, runs), strict=True)]
+
+
+def glue_average_rows(groups: dict) -> list[str]:
+    """The GLUE average of each side and settings: the mean over the GLUE tasks it ran of each
+    task's score (its metrics averaged over seeds, then over metrics), as `glue_average`."""
+    from keras_bert.metrics.glue import glue_average
+
+    by_side: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    for (task, side, label), runs in groups.items():
+        if not is_glue(task):
+            continue
+        scores = by_side.setdefault((side, label), {})
+        for name, metric, _ in headline_metrics(task):
+            values = [run["evaluation"][name][metric] for run in runs]
+            scores.setdefault(name, {})[metric] = statistics.mean(values)
+    return [
+        f"| GLUE average ({', '.join(scores)}) | {side} | {label} | | | "
+        f"{100 * glue_average(scores):.2f} | | | |"
+        for (side, label), scores in by_side.items()
+    ]
+
+
+def print_table(records: Sequence[dict]) -> None:
+    """The per-task, per-side table (metrics in percent), the GLUE averages, and how
+    keras_bert compares with Hugging Face on each task."""
+    if not records:
+        print("no runs to show")
+        return
+    for name in ("cpu", "command"):
+        for value in dict.fromkeys(record[name] for record in records):
+            print(f"{name}: {value}")
     print(
-        "| task | side | metric | per seed | mean | train s | sequences/s "
+        "\n| task | side | settings | metrics | per seed | mean | train s | sequences/s "
         "| CPU s of the whole run |"
     )
-    print("|---|---|---|---|---:|---:|---:|---:|")
-    for task in args.tasks:
-        for side in args.sides:
-            runs = [r for r in results if r["task"] == task and r["side"] == side]
-            if not runs:
-                continue
-            scores = [score_of(task, r["evaluation"]) for r in runs]
-            per_seed = ", ".join(f"{r['seed']}: {s:.4f}" for r, s in zip(runs, scores, strict=True))
-            metric = "entity F1" if task == "wnut16" else "accuracy"
-            seconds = statistics.mean(r["train_seconds"] for r in runs)
-            throughput = statistics.mean(r["sequences_per_second"] for r in runs)
-            cpu_seconds = statistics.mean(r["run_cpu_seconds"] for r in runs)
-            print(
-                f"| {task} | {side} | {metric} | {per_seed} | {statistics.mean(scores):.4f} "
-                f"| {seconds:.0f} | {throughput:.1f} | {cpu_seconds:.0f} |"
+    print("|---|---|---|---|---|---:|---:|---:|---:|")
+    groups = grouped(records)
+    for (task, side, label), runs in groups.items():
+        metrics = " / ".join(metric for _, metric, _ in headline_metrics(task))
+        per_seed = ", ".join(
+            f"{run['seed']}: {format_scores(headline_scores(run))}" for run in runs
+        )
+        print(
+            f"| {task} | {side} | {label} | {metrics} | {per_seed} "
+            f"| {format_scores(mean_scores(runs))} "
+            f"| {statistics.mean(run['train_seconds'] for run in runs):.0f} "
+            f"| {statistics.mean(run['sequences_per_second'] for run in runs):.1f} "
+            f"| {statistics.mean(run['run_cpu_seconds'] for run in runs):.0f} |"
+        )
+    for row in glue_average_rows(groups):
+        print(row)
+    print("\n| task | keras_bert | Hugging Face | keras_bert − HF (points) | throughput ratio |")
+    print("|---|---|---|---|---:|")
+    for (task, side, label), runs in groups.items():
+        if side != "keras_bert":
+            continue
+        for (peer_task, peer_side, peer_label), peer_runs in groups.items():
+            same_examples = (
+                peer_runs[0]["settings"]["max_train_examples"]
+                == runs[0]["settings"]["max_train_examples"]
             )
+            if (peer_task, peer_side) != (task, "hugging_face") or not same_examples:
+                continue
+            difference = np.subtract(mean_scores(runs), mean_scores(peer_runs))
+            ratio = statistics.mean(r["sequences_per_second"] for r in runs) / statistics.mean(
+                r["sequences_per_second"] for r in peer_runs
+            )
+            print(
+                f"| {task} | {label} ({len(runs)} seeds) | {peer_label} ({len(peer_runs)} seeds) "
+                f"| {' / '.join(f'{d:+.2f}' for d in difference)} | {ratio:.2f}x |"
+            )
+
+
+def parse_tasks(tasks: str, glue_dir: Path) -> list[str]:
+    """The `--tasks` list: names, with `glue` standing for every GLUE task `glue_dir` holds."""
+    names = []
+    for name in tasks.split(","):
+        if name == "glue":
+            from keras_bert.data.glue import available_glue_tasks
+
+            names += [task.name for task in available_glue_tasks(glue_dir)]
+        elif name:
+            names.append(name)
+    return list(dict.fromkeys(names))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default="wnut16,sentiment")
+    parser.add_argument(
+        "--tasks",
+        default="wnut16,sentiment",
+        help="comma-separated: GLUE tasks (tfds spelling) or glue, conll2003, squad, "
+        "wnut16, sentiment",
+    )
     parser.add_argument("--sides", default=",".join(SIDES))
     parser.add_argument("--seeds", default="0")
-    parser.add_argument("--epochs", type=int, default=5)
-    parser.add_argument("--seq-length", type=int, default=128)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-train-examples", type=int)
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        help=f"wnut16 and sentiment: default {RECIPE_EPOCHS}; the benchmarks: each side's "
+        "recipe unless given (quick runs)",
+    )
+    parser.add_argument("--seq-length", type=int, default=128, help="wnut16 and sentiment only")
+    parser.add_argument("--batch-size", type=int, default=32, help="wnut16 and sentiment only")
+    parser.add_argument("--max-train-examples", type=int, help="train on N drawn at random")
+    parser.add_argument("--glue-dir", type=Path, default=GLUE_DIR)
+    parser.add_argument(
+        "--peer-glue-padding",
+        choices=("max_length", "longest"),
+        default="max_length",
+        help="run_glue's padding: to 128 (its default) or each batch's longest",
+    )
+    parser.add_argument("--results", type=Path, help="JSON lines of the runs: appended, resumed")
+    parser.add_argument(
+        "--table-only", action="store_true", help="print the table of --results, run nothing"
+    )
     parser.add_argument("--one-run", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--one-run-output", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    args.tasks, args.sides = args.tasks.split(","), args.sides.split(",")
+    # TensorFlow (keras_bert's readers and metrics import it, on both sides) without its C++
+    # log lines; imported before a run's CPU clock starts.
+    import pipelines  # noqa: F401
+
+    args.sides = args.sides.split(",")
     seeds = [int(seed) for seed in args.seeds.split(",")]
     if args.one_run:
-        args.seed = seeds[0]
-        started = time.process_time()
-        result = RUNNERS[args.one_run](args.tasks[0], args)
-        # CPU time is what other jobs sharing the cores disturb least.
-        result["run_cpu_seconds"] = round(time.process_time() - started, 1)
-        print(json.dumps(result))
+        args.tasks, args.seed = [args.tasks], seeds[0]
+        one_run(args)
         return
-    results = []
-    for task in args.tasks:
-        train, _, _ = read_task(task)
-        sequences = args.epochs * min(len(train), args.max_train_examples or len(train))
-        for seed in seeds:
-            for side in args.sides:
-                result = run_in_subprocess(side, task, seed, args)
-                result.update(
-                    task=task,
-                    side=side,
-                    seed=seed,
-                    sequences_per_second=sequences / result["train_seconds"],
-                )
-                print(json.dumps(result), flush=True)
-                results.append(result)
-    print_table(results, args)
+    if args.table_only:
+        if args.results is None:
+            parser.error("--table-only needs --results")
+        print_table(read_records(args.results))
+        return
+    args.tasks = parse_tasks(args.tasks, args.glue_dir)
+    unknown = [task for task in args.tasks if not (task in DATA or task in ("conll2003", "squad"))]
+    unknown = [task for task in unknown if not is_glue(task)]
+    if unknown or not set(args.sides) <= set(SIDES):
+        parser.error(f"unknown tasks or sides: {unknown or args.sides}")
+    command = shlex.join(["python", "-m", "bench.bench_peer_finetuning", *sys.argv[1:]])
+    records = run_all(args, seeds, command)
+    print_table(read_records(args.results) if args.results else records)
 
 
 if __name__ == "__main__":

@@ -21,14 +21,12 @@ import os
 import numpy as np
 
 from bench.bench_peer_finetuning import (
-    TORCH_THREADS,
     encode_for_hugging_face,
     hugging_face_batches,
-    hugging_face_optimizer,
     hugging_face_scores,
-    hugging_face_step,
     read_task,
 )
+from bench.peer_trainer import TORCH_THREADS, hugging_face_optimizer, hugging_face_step
 
 HEAD_DRAWS = ("hugging_face", "keras", "normal:SEED", "truncated:SEED")
 
