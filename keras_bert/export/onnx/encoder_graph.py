@@ -40,6 +40,8 @@ from keras_bert.layers.relative_positions import relative_embedding_rows
 # Graph inputs, as the SavedModel's `serving_ids` names them.
 WORD_IDS, MASK, TYPE_IDS = "input_word_ids", "input_mask", "input_type_ids"
 BATCH, SEQUENCE = "batch", "sequence"
+# Names DeBERTa's relative-term matmuls (a constant 3-D operand, which int8 leaves alone).
+RELATIVE_TERM_PREFIX = "relative_"
 
 
 def weight(variable) -> np.ndarray:
@@ -111,7 +113,7 @@ class EncoderGraph:
         """`value @ kernel + bias` of a Keras dense layer (no activation)."""
         builder = self.builder
         product = builder.op(
-            "MatMul", value, builder.constant(f"{name}/kernel", weight(layer.kernel))
+            "MatMul", value, builder.constant(f"{name}/kernel", weight(layer.kernel)), name=name
         )
         if layer.bias is None:
             return product
@@ -209,6 +211,7 @@ class EncoderGraph:
                 builder.constant(
                     f"{name}/attention_output/kernel", weight(attention.output_dense.kernel)
                 ),
+                name=f"{name}/attention_output",
             ),
             hidden,
             block.attention_layer_norm,
@@ -220,6 +223,7 @@ class EncoderGraph:
             "MatMul",
             hidden,
             builder.constant(f"{name}/intermediate/kernel", weight(intermediate.kernel)),
+            name=f"{name}/intermediate",
         )
         bias = builder.constant(f"{name}/intermediate/bias", weight(intermediate.bias))
         activation = block.hidden_activation
@@ -231,7 +235,10 @@ class EncoderGraph:
             activated = builder.op("Relu", builder.op("Add", product, bias))
         output = block.output_dense
         product = builder.op(
-            "MatMul", activated, builder.constant(f"{name}/output/kernel", weight(output.kernel))
+            "MatMul",
+            activated,
+            builder.constant(f"{name}/output/kernel", weight(output.kernel)),
+            name=f"{name}/output",
         )
         return self._skip_layer_norm(
             product, hidden, block.output_layer_norm, output.bias, f"{name}/output"
@@ -268,6 +275,7 @@ class EncoderGraph:
             MASK,
             num_heads=attention.num_heads,
             mask_filter_value=-10000.0,
+            name=f"{name}/attention",
         )
 
     # DeBERTa ------------------------------------------------------------------------------
@@ -343,6 +351,7 @@ class EncoderGraph:
                     f"{name}/attention/qkv_kernel",
                     np.concatenate([weight(p.kernel) for p in projections], 1),
                 ),
+                name=f"{name}/attention/qkv",
             ),
             builder.constant(
                 f"{name}/attention/qkv_bias", np.concatenate([weight(p.bias) for p in projections])
@@ -371,6 +380,7 @@ class EncoderGraph:
                 "MatMul",
                 self._split_heads(content),
                 builder.constant(f"{name}/attention/{term}_rows", rows),
+                name=f"{name}/{RELATIVE_TERM_PREFIX}{term}",
             )
             # [batch, heads, query, key]: the scores' shape with the sequence as last axis.
             pair_shape = builder.op("Shape", scores, start=0, end=3)

@@ -217,6 +217,7 @@ def _masked_lm(
             "MatMul",
             transformed,
             builder.constant("masked_lm/decoder", np.ascontiguousarray(table.T)),
+            name="masked_lm/decoder",
         ),
         builder.constant("masked_lm/output_bias", weight(head.output_bias)),
     )
