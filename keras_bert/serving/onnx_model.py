@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +107,16 @@ class OnnxModel:
             providers=["CPUExecutionProvider"],
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
+        self._removed_chars: dict[str, bool] = {}
+
+    def _removed_by_normalizer(self, char: str) -> bool:
+        """Whether the tokenizer's normalizer deletes `char` (control characters, U+FFFD),
+        which keras_bert's words keep in their span."""
+        if char not in self._removed_chars:
+            normalizer = self.tokenizer.normalizer
+            removed = normalizer is not None and not normalizer.normalize_str(char).strip()
+            self._removed_chars[char] = removed and not char.isspace()
+        return self._removed_chars[char]
 
     @property
     def label_names(self) -> list[str]:
@@ -170,6 +180,8 @@ class OnnxModel:
     ) -> dict[str, np.ndarray]:
         """The task's answers for a batch of texts or pairs (see the class)."""
         first, second = _split_pairs(inputs, second)
+        if not first and second is None and self.task == "question_answerer":
+            second = []
         if self.task == "question_answerer":
             if second is None:
                 raise ValueError("A question answerer takes (question, context) pairs.")
@@ -260,7 +272,7 @@ class OnnxModel:
         for row, (text, encoding) in enumerate(zip(texts, encodings, strict=True)):
             logits = outputs["logits"][row]
             tags, scores = logits.argmax(-1), softmax(logits).max(-1)
-            words = _words(text, encoding, self.seq_length - 2)
+            words = _words(text, encoding, self.seq_length - 2, self._removed_by_normalizer)
             found = bio_entities(
                 [tags[piece + 1] for piece, _, _ in words],
                 [scores[piece + 1] for piece, _, _ in words],
@@ -345,9 +357,13 @@ def _trimmed_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tupl
     return trimmed
 
 
-def _words(text: str, encoding, kept_pieces: int) -> list[tuple[int, int, int]]:
+def _words(
+    text: str, encoding, kept_pieces: int, removed: Callable[[str], bool]
+) -> list[tuple[int, int, int]]:
     """(first piece, start, end) of each word of `encoding` (the pre-tokenizer's words) whose
-    first piece is among the first `kept_pieces` and whose span holds text."""
+    first piece is among the first `kept_pieces` and whose span holds text. A word's span
+    takes in the characters next to it that the normalizer removed (`removed`), as keras_bert
+    cuts words from the raw text before normalizing them."""
     offsets = _trimmed_offsets(text, encoding.offsets)
     words: dict[int, list[int]] = {}
     for piece, word in enumerate(encoding.word_ids):
@@ -358,8 +374,13 @@ def _words(text: str, encoding, kept_pieces: int) -> list[tuple[int, int, int]]:
             words[word] = [piece, start, end]
         else:
             words[word][2] = max(words[word][2], end)
-    return [
-        (piece, start, end)
-        for piece, start, end in words.values()
-        if piece < kept_pieces and end > start
-    ]
+    spans = []
+    for word, (piece, start, end) in words.items():
+        if piece >= kept_pieces or end <= start:
+            continue
+        while word >= 0 and start > 0 and removed(text[start - 1]):
+            start -= 1
+        while word >= 0 and end < len(text) and removed(text[end]):
+            end += 1
+        spans.append((piece, start, end))
+    return spans

@@ -32,7 +32,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.export.buckets import trim_to_bucket
 from keras_bert.export.layout import write_version
 from keras_bert.export.onnx.encoder_graph import input_names
-from keras_bert.export.onnx.quantization import Int8Agreement, quantize_int8
+from keras_bert.export.onnx.quantization import quantize_int8
 from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph, task_of
 from keras_bert.export.onnx.tokenizer_json import check_tokenizer, hf_tokenizer
 from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE, session_options
@@ -211,10 +211,21 @@ def prepare_onnx(
     tokenizer = hf_tokenizer(module.preprocessor)
     agreement = check_tokenizer(tokenizer, module.preprocessor, requests_texts(requests))
     checks["tokenizer_texts_identical"] = agreement.identical
-    if precision == "int8":
-        model, int8_agreement = quantize_int8(model, list(packed_batches(module, requests)))
-        checks["int8"] = dataclasses.asdict(int8_agreement)
-    return OnnxExport(model, tokenizer, metadata(module, model, precision) | {"checks": checks})
+    export = OnnxExport(model, tokenizer, metadata(module, model, "float32") | {"checks": checks})
+    return export if precision == "float32" else int8_export(export, module, agreement_requests)
+
+
+def int8_export(
+    export: OnnxExport, module, agreement_requests: Sequence[Mapping[str, list]] = ()
+) -> OnnxExport:
+    """The int8 form of a float32 `OnnxExport` (`quantize_int8`), checked on the module's
+    example request and `agreement_requests`."""
+    requests = [module.example_inputs(), *agreement_requests]
+    model, agreement = quantize_int8(export.model, list(packed_batches(module, requests)))
+    checks = export.metadata["checks"] | {"int8": dataclasses.asdict(agreement)}
+    return OnnxExport(
+        model, export.tokenizer, export.metadata | {"precision": "int8", "checks": checks}
+    )
 
 
 def export_onnx(
@@ -234,6 +245,3 @@ def export_onnx(
     """
     export = prepare_onnx(module, precision, agreement_requests)
     return write_version(Path(base_dir) / name, export.write, version)
-
-
-__all__ = ["Int8Agreement", "OnnxExport", "OnnxParityError", "export_onnx", "prepare_onnx"]
