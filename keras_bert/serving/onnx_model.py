@@ -108,6 +108,12 @@ class OnnxModel:
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
         self._removed_chars: dict[str, bool] = {}
+        # Special tokens written in the text ("[MASK]") are words of their own, never widened.
+        self.special_ids = {
+            index
+            for index, token in self.tokenizer.get_added_tokens_decoder().items()
+            if token.special
+        }
 
     def _removed_by_normalizer(self, char: str) -> bool:
         """Whether the tokenizer's normalizer deletes `char` (control characters, U+FFFD),
@@ -272,7 +278,9 @@ class OnnxModel:
         for row, (text, encoding) in enumerate(zip(texts, encodings, strict=True)):
             logits = outputs["logits"][row]
             tags, scores = logits.argmax(-1), softmax(logits).max(-1)
-            words = _words(text, encoding, self.seq_length - 2, self._removed_by_normalizer)
+            words = _words(
+                text, encoding, self.seq_length - 2, self._removed_by_normalizer, self.special_ids
+            )
             found = bio_entities(
                 [tags[piece + 1] for piece, _, _ in words],
                 [scores[piece + 1] for piece, _, _ in words],
@@ -358,7 +366,11 @@ def _trimmed_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tupl
 
 
 def _words(
-    text: str, encoding, kept_pieces: int, removed: Callable[[str], bool]
+    text: str,
+    encoding,
+    kept_pieces: int,
+    removed: Callable[[str], bool],
+    special_ids: set[int],
 ) -> list[tuple[int, int, int]]:
     """(first piece, start, end) of each word of `encoding` (the pre-tokenizer's words) whose
     first piece is among the first `kept_pieces` and whose span holds text. A word's span
@@ -366,8 +378,8 @@ def _words(
     cuts words from the raw text before normalizing them."""
     offsets = _trimmed_offsets(text, encoding.offsets)
     words: dict[int, list[int]] = {}
-    for piece, word in enumerate(encoding.word_ids):
-        if word is None:
+    for piece, (word, token_id) in enumerate(zip(encoding.word_ids, encoding.ids, strict=True)):
+        if word is None or token_id in special_ids:
             word = -1 - piece  # a special token written in the text: a word of its own
         start, end = offsets[piece]
         if word not in words:
