@@ -55,7 +55,7 @@ class GraphBuilder:
     def output(self, value: str, name: str, element_type: int, shape: Sequence[int | str]):
         """Declares `value` as the graph output `name` (through an Identity if named otherwise)."""
         if value != name:
-            self.nodes.append(helper.make_node("Identity", [value], [self.unique(name)]))
+            self.nodes.append(helper.make_node("Identity", [value], [name], name=self.unique(name)))
         self.outputs.append(helper.make_tensor_value_info(name, element_type, shape))
 
     def constant(self, name: str, array: np.ndarray) -> str:
@@ -86,7 +86,8 @@ class GraphBuilder:
     ) -> str | list[str]:
         """Adds a node; returns its output name (a list of them if `outputs > 1`)."""
         base = self.unique(name or op_type.lower())
-        names = [base] if outputs == 1 else [f"{base}:{index}" for index in range(outputs)]
+        # "node:index": never the plain name of a graph input, output or initializer.
+        names = [f"{base}:{index}" for index in range(outputs)]
         self.nodes.append(
             helper.make_node(op_type, list(inputs), names, name=base, domain=domain, **attributes)
         )
