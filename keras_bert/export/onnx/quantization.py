@@ -62,9 +62,9 @@ def has_vnni() -> bool:
 
 
 def exclusion_groups(model: onnx.ModelProto) -> list[list[str]]:
-    """Groups of quantizable nodes to leave in float32, in the order tried: the nodes outside
-    the blocks (head, pooler, embedding projection), then each block's feed-forward output
-    projection, last block first."""
+    """Groups of quantizable nodes to leave in float32, in the order tried: each block's
+    feed-forward output projection, last block first, then the nodes outside the blocks (head,
+    pooler, embedding projection)."""
     quantizable = [
         node.name
         for node in model.graph.node
@@ -73,7 +73,7 @@ def exclusion_groups(model: onnx.ModelProto) -> list[list[str]]:
     in_blocks = [name for name in quantizable if name.startswith(("block_", "group_"))]
     outside = [name for name in quantizable if name not in in_blocks]
     feed_forward_outputs = [name for name in in_blocks if name.endswith("/output")]
-    return [outside] + [[name] for name in reversed(feed_forward_outputs)]
+    return [[name] for name in reversed(feed_forward_outputs)] + [outside]
 
 
 def _session(model: onnx.ModelProto):
@@ -143,6 +143,8 @@ def quantize_int8(
                 reduce_range=reduce_range,
                 weight_type=QuantType.QInt8,
                 nodes_to_exclude=excluded,
+                # ONNX's shape inference types no output of a com.microsoft node.
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
             )
             quantized = onnx.load(str(path))
             labels, agreement, difference = label_agreement(
