@@ -71,7 +71,7 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
         "token classifier": keras_bert.BertTokenClassifier(encoder, ["O", "B-x", "I-x"]),
         "question answerer": keras_bert.BertQuestionAnswerer(encoder),
     }
-    for name, model in models.items():
+    for model in models.values():
         outputs, _ = _run(model, feeds)
         expected = model(feeds)
         expected = expected if isinstance(expected, dict) else {"logits": expected}
@@ -82,7 +82,8 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     masked_lm = keras_bert.load_masked_lm(checkpoint)
     mask_id = preprocessor.tokenizer.token_to_id(mask_token_of(preprocessor.tokenizer))
     outputs, _ = _run(masked_lm, feeds, MaskedLMOptions(mask_id, top_k=3, max_masks=2))
-    expected = keras_bert.export.MaskedLMServing(masked_lm, preprocessor, 3, 2).serve_ids(feeds)
+    serving = keras_bert.export.MaskedLMServing(masked_lm, preprocessor, 3, 2)  # kept alive
+    expected = serving.serve_ids(feeds)
     assert outputs["num_masks"].tolist() == [0, 0, 0, 1]
     np.testing.assert_array_equal(outputs["top_ids"], expected["top_ids"])
     np.testing.assert_allclose(
