@@ -77,8 +77,8 @@ def bio_entities(
     entity only right after `B-x` or `I-x`; otherwise it starts one.
 
     Example:
-    >>> bio_entities([1, 2, 0, 2], [0.9, 0.7, 1.0, 0.5], ["O", "B-x", "I-x"])
-    [(0, 1, 'x', 0.8), (3, 3, 'x', 0.5)]
+    >>> bio_entities([1, 2, 0, 2], [0.75, 0.25, 1.0, 0.5], ["O", "B-x", "I-x"])
+    [(0, 1, 'x', 0.5), (3, 3, 'x', 0.5)]
     """
     parsed = [parse_bio_tag(tag_names[tag]) for tag in word_tags]
     entities: list[list] = []
