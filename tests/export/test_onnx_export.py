@@ -198,3 +198,18 @@ def test_int8_classifier_keeps_labels(serving_modules, data_dir):
     int8 = export.metadata["checks"]["int8"]
     assert int8["label_agreement"] >= 0.99 and int8["per_channel"]
     assert export.metadata["precision"] == "int8"
+
+
+@pytest.mark.slow
+def test_auto_precision_times_float32_and_int8(serving_modules, data_dir):
+    from keras_bert.export.onnx import choose_onnx_precision
+
+    lines = (data_dir / "sentiment" / "movie_snippets.dev.jsonl").read_text().splitlines()
+    texts = [json.loads(line)["text"] for line in lines[:32]]
+    export, timings = choose_onnx_precision(
+        serving_modules["classifier"], [{"text": texts}], rounds=1, batch1_requests=4
+    )
+    assert [timing.precision for timing in timings] == ["float32", "int8"]
+    passed = [timing for timing in timings if timing.refused is None]
+    fastest = min(passed, key=lambda timing: timing.ms_per_sentence)
+    assert export.metadata["precision"] == fastest.precision
