@@ -18,6 +18,7 @@ REPOSITORY_ROOT = Path(__file__).resolve().parent
 # Session fixtures that take tens of seconds to build, and the worker group of their readers.
 _EXPENSIVE_SESSION_FIXTURES = {
     "exported_base": "exports",
+    "onnx_exported_base": "exports",
     "serving_modules": "exports",
     "wikipedia_documents": "wikipedia_documents",
 }

@@ -31,7 +31,15 @@ its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-
     python -m bench.bench_serving --classifier runs/sentiment/model.keras \\
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
         [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only] \\
-        [--variants "classifier strings, buckets" "classifier strings, buckets + XLA" ...]
+        [--variants "classifier strings, buckets" "classifier strings, buckets + XLA" ...] \
+        [--peer-python .venv-peer/bin/python] [--no-our-onnx]
+
+Our ONNX paths (`OUR_ONNX`): the same classifier exported by `keras_bert.export.onnx` (float32,
+and int8 where its labels agree with float32's on the dev sentences), strings in and labels out
+through `keras_bert.serving.OnnxModel` (`tokenizers` + ONNX Runtime, 2 intra-op threads, as the
+peer), in the strings table, with their ratios to the peer's path of the same precision
+(`print_onnx_goals`). `--peer-python` runs the peer's exports with another venv's Python (one
+with the `peer` extra), so that this one stays what CI installs.
 """
 
 from __future__ import annotations
@@ -201,12 +209,12 @@ def export_onnx(path: str) -> None:
     )
 
 
-def export_onnx_model(work_dir: Path) -> Path:
+def export_onnx_model(work_dir: Path, python: str = sys.executable) -> Path:
     """The ONNX file of the MiniLM encoder, written by `export_onnx` in a subprocess."""
     path = work_dir / "minilm.onnx"
     subprocess.run(
         [
-            sys.executable,
+            python,
             "-c",
             f"from bench.bench_serving import export_onnx; export_onnx({str(path)!r})",
         ],
@@ -485,6 +493,17 @@ def main() -> None:
     )
     parser.add_argument("--onnx-timings", help=argparse.SUPPRESS)  # the own process's output
     parser.add_argument("--onnx-model", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--peer-python",
+        default=sys.executable,
+        help="the Python of a venv with the `peer` extra (torch, transformers), which writes "
+        "the peer's ONNX files in a subprocess (default: this one)",
+    )
+    parser.add_argument(
+        "--no-our-onnx",
+        action="store_true",
+        help="leave out our ONNX exports (keras_bert.export.onnx, served by OnnxModel)",
+    )
     args = parser.parse_args()
     if args.onnx_timings:
         write_onnx_timings(args)
@@ -508,13 +527,24 @@ def main() -> None:
             for variant in signature_variants(name, module, export_dir, inputs)
         ]
         timing = not args.accuracy_only
-        onnx_model = export_onnx_model(Path(work_dir)) if timing and not args.no_onnx else None
+        onnx_model = (
+            export_onnx_model(Path(work_dir), args.peer_python)
+            if timing and not args.no_onnx
+            else None
+        )
         shared_onnx = (
             onnx_variants(onnx_model) if onnx_model and args.onnx_process == "shared" else []
         )
         peer = {}  # name: sentences -> labels
         if classifier is not None and not args.no_onnx:
-            peer = peer_classifiers(classifier, Path(work_dir), texts)
+            peer = peer_classifiers(classifier, Path(work_dir), texts, args.peer_python)
+        ours_onnx = {}  # name: OnnxModel
+        if classifier is not None and not args.no_our_onnx:
+            ours_onnx = our_onnx_models(exported, Path(work_dir), texts)
+        variants += [
+            Variant(name, "sentences", lambda batch, model=model: lambda: model.predict(batch))
+            for name, model in ours_onnx.items()
+        ]
         peer_string_variants = [
             Variant(name, "sentences", lambda batch, classify=classify: lambda: classify(batch))
             for name, classify in peer.items()
@@ -542,6 +572,12 @@ def main() -> None:
                 agreements[name] = json.loads((export_dir / AGREEMENT_FILE).read_text())
                 labels[name] = labels_on(export_dir, texts)
             labels |= {name: labels_in_batches(classify, texts) for name, classify in peer.items()}
+            labels |= {
+                name: labels_in_batches(
+                    lambda batch, m=model: list(m.predict(batch)["label"]), texts
+                )
+                for name, model in ours_onnx.items()
+            }
 
     print(
         f"MiniLM-L6 (H384), seq {SEQ_LENGTH}, {cpu_summary()}, TF {tf.__version__}, "
@@ -582,6 +618,7 @@ def print_timings(
     print_table(results, strings + [(name, "sentences") for name in peer])
     if peer:
         print_goal_ratios(results, strings, list(peer))
+        print_onnx_goals(results)
     onnx = onnx_keys() if onnx_model else []
     print(f"\n{SEQ_LENGTH} ids (last round's measure)\n")
     print_table(results, [key for key in ours if key not in strings] + onnx)
@@ -633,18 +670,68 @@ def print_goal_ratios(results: dict, ours: list[tuple[str, str]], peer: list[str
         print(f"| {key[0]} | {p50[key] / p50_peer:.2f} | {throughput[key] / throughput_peer:.2f} |")
 
 
-def peer_classifiers(classifier, work_dir: Path, texts: list[str]) -> dict:
+def peer_classifiers(
+    classifier, work_dir: Path, texts: list[str], python: str = sys.executable
+) -> dict:
     """`PEER_STRINGS`' paths on `classifier`: {name: sentences -> labels} (`bench.peer_onnx`)."""
     preprocessor = BertPreprocessor.from_checkpoint(default_checkpoint(), seq_length=SEQ_LENGTH)
     packed = preprocessor(tf.constant(texts[:8]))
     checkpoint = default_checkpoint()
-    models = write_peer_models(classifier, packed, work_dir, checkpoint)
+    models = write_peer_models(classifier, packed, work_dir, checkpoint, python)
     tokenizer = peer_tokenizer(checkpoint, SEQ_LENGTH)
     label_names = classifier.label_names or [str(i) for i in range(classifier.num_classes)]
     return {
         name: peer_classify(tokenizer, peer_session(path, ONNX_THREADS), label_names)
         for name, path in zip(PEER_STRINGS, models, strict=True)
     }
+
+
+# Our ONNX paths: `pipelines.export --format onnx` of the same classifier (float32, and int8
+# where its labels agree), served by `OnnxModel` with the peer's threads.
+OUR_ONNX = {
+    "float32": f"our ONNX float32, OnnxModel ({ONNX_THREADS} threads)",
+    "int8": f"our ONNX int8, OnnxModel ({ONNX_THREADS} threads)",
+}
+
+
+def our_onnx_models(exported: dict, work_dir: Path, texts: list[str]) -> dict:
+    """`OUR_ONNX`'s exports of the float32 classifier export's module, checked on the dev
+    sentences ({name: OnnxModel}); prints the int8 check, or why int8 was refused."""
+    from keras_bert.export.onnx import int8_export, prepare_onnx
+    from keras_bert.export.precision import PrecisionAgreementError
+    from keras_bert.serving import OnnxModel
+
+    module = exported["classifier strings, buckets"][0]
+    requests = [{"text": texts}]
+    exports = {"float32": prepare_onnx(module, "float32", requests)}
+    try:
+        exports["int8"] = int8_export(exports["float32"], module, requests)
+        print(f"our ONNX int8, export-time check: {exports['int8'].metadata['checks']['int8']}")
+    except PrecisionAgreementError as error:
+        print(f"our ONNX int8 refused: {error}")
+    models = {}
+    for precision, export in exports.items():
+        directory = work_dir / f"onnx_{precision}"
+        directory.mkdir()
+        export.write(directory)
+        models[OUR_ONNX[precision]] = OnnxModel(directory, intra_op_threads=ONNX_THREADS)
+    return models
+
+
+def print_onnx_goals(results: dict) -> None:
+    """The issue's ONNX goals: each of our ONNX paths against the peer's path of its precision
+    (batch-1 p50 ratio ≤ 1.0, batch-32 throughput ratio ≥ 1.0)."""
+    print(
+        "\n| our ONNX path | peer's path | batch-1 p50 ratio (≤ 1.0) | throughput ratio (≥ 1.0) |"
+    )
+    print("|---|---|---:|---:|")
+    for ours, peer in zip(OUR_ONNX.values(), PEER_STRINGS, strict=True):
+        ours_key, peer_key = variant_key(ours, "sentences"), variant_key(peer, "sentences")
+        if ours_key not in results[1] or peer_key not in results[1]:
+            continue
+        p50 = np.median(results[1][ours_key]) / np.median(results[1][peer_key])
+        throughput = np.median(results[32][peer_key]) / np.median(results[32][ours_key])
+        print(f"| {ours} | {peer} | {p50:.2f} | {throughput:.2f} |")
 
 
 if __name__ == "__main__":

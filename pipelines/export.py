@@ -13,9 +13,14 @@
     .venv/bin/python -m pipelines.export --task encoder --name minilm   # the checkpoint as is
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
+    .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
+        --name sentiment --format onnx [--precision int8|auto --agreement-data dev.jsonl]
 
 Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` and
-`batching_parameters.txt`, and prints the command that serves them.
+`batching_parameters.txt`, and prints the command that serves them. `--format onnx` writes
+`model.onnx`, `tokenizer.json` and `keras_bert.json` there instead (`keras_bert.export.onnx`;
+served by `keras_bert.serving.OnnxModel`, ONNX Runtime or Triton), `--format both` beside the
+SavedModel.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ KERAS_HUB_TASK_MODELS = {
 }
 DEFAULT_SEQ_LENGTH = 128
 AUTO_PRECISION = "auto"
+FORMATS = ("savedmodel", "onnx", "both")
 
 
 @dataclasses.dataclass
@@ -83,7 +89,10 @@ class ExportJob:
             bucket adds warm-up requests, and an XLA program per shape.
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
             bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
-            `--precision auto` times them too.
+            `--precision auto` times them too. ONNX exports also check there that
+            tokenizer.json gives keras_bert's ids and that outputs equal the Keras model's.
+        format: "savedmodel" (TF Serving), "onnx" (ONNX Runtime: float32 or int8, or "auto"
+            between the two) or "both" in one version directory.
     """
 
     task: str
@@ -107,8 +116,13 @@ class ExportJob:
     feed_forward_shards: int = 1
     buckets: tuple[int, ...] | None = None
     agreement_data: str | None = None
+    format: str = "savedmodel"
 
     def __post_init__(self):
+        if self.format not in FORMATS:
+            raise ConfigError(f"Unknown --format {self.format!r}; expected one of {FORMATS}.")
+        if self.format != "savedmodel" and self.precision not in ("float32", "int8", "auto"):
+            raise ConfigError(f"ONNX exports are float32, int8 or auto, not {self.precision}.")
         if self.task not in TASKS:
             raise ConfigError(f"Unknown --task {self.task!r}; expected one of {', '.join(TASKS)}.")
         if self.model and self.keras_hub_model:
@@ -207,6 +221,22 @@ def chosen_precision(make_module, float32_module, requests: list[dict[str, list[
     return chosen
 
 
+def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[str]]]):
+    """The job's checked `OnnxExport` (`keras_bert.export.onnx`); with `--precision auto` the
+    faster of float32 and int8 here, after printing what was measured on this CPU."""
+    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
+
+    if job.precision != AUTO_PRECISION:
+        return prepare_onnx(float32_module, job.precision, requests)
+    export, timings = choose_onnx_precision(float32_module, requests)
+    print(f"--format onnx --precision auto on {cpu_summary()}:")
+    for timing in timings:
+        print(f"  {timing.describe()}")
+    print(f"chose {export.metadata['precision']}")
+    return export
+
+
 def export(job: ExportJob) -> Path:
     """Exports the job's model with its preprocessor and rewrites the server config."""
     from keras_bert.export import export_for_serving, serving_module, write_server_config
@@ -231,6 +261,14 @@ def export(job: ExportJob) -> Path:
         **options,
     )
     requests = agreement_requests(float32_module, job.agreement_data)
+    onnx_files = onnx_export(job, float32_module, requests) if job.format != "savedmodel" else None
+    if job.format == "onnx":
+        from keras_bert.export.layout import write_version
+
+        export_dir = write_version(Path(job.base_dir) / job.name, onnx_files.write, job.version)
+        print(f"exported {export_dir} (ONNX, {onnx_files.metadata['precision']})")
+        print(f"serve with:\n  keras_bert.serving.OnnxModel({str(export_dir)!r})")
+        return export_dir
     precision = job.precision
     if precision == AUTO_PRECISION:
         precision = chosen_precision(make_module, float32_module, requests)
@@ -243,6 +281,7 @@ def export(job: ExportJob) -> Path:
         check_ops=job.check_ops,
         float32_module=float32_module,
         agreement_requests=requests,
+        write_extra=onnx_files.write if onnx_files else None,
     )
     config_path, batching_path = write_server_config(job.base_dir, job.serving_base_path)
     print(f"exported {export_dir}")

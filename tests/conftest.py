@@ -93,3 +93,11 @@ def exported_base(minilm_dir: Path) -> Path:
     from tests.export import builders
 
     return builders.exported_base(str(minilm_dir / "vocab.txt"))
+
+
+@pytest.fixture(scope="session")
+def onnx_exported_base(minilm_dir: Path) -> Path:
+    """A base directory holding an ONNX export of every task model."""
+    from tests.export import builders
+
+    return builders.onnx_exported_base(str(minilm_dir / "vocab.txt"))

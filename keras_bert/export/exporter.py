@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import tensorflow as tf
@@ -29,6 +29,7 @@ def export_for_serving(
     float32_module=None,
     agreement_requests: Sequence[Mapping[str, list]] = (),
     tolerance: AgreementTolerance | None = None,
+    write_extra: Callable[[Path], None] | None = None,
 ) -> Path:
     """Exports a serving module (`keras_bert.export.signatures`) as `<base_dir>/<name>/<version>`.
 
@@ -52,6 +53,8 @@ def export_for_serving(
         float32_module: for a bfloat16 or int8 `module`, the same serving module in float32.
         agreement_requests: more `serving_default` requests (dicts of lists of strings, e.g.
             held-out sentences) for the agreement check.
+        write_extra: writes more files into the version directory before it is renamed into
+            place (the ONNX export of `pipelines.export --format both`).
         tolerance: what the agreement check allows (`PrecisionAgreementError`); default: the
             precision's (`keras_bert.export.precision.TOLERANCES`).
 
@@ -85,6 +88,8 @@ def export_for_serving(
             [warmup_log(name, DEFAULT_SIGNATURE, request) for request in requests]
             + [warmup_log(name, IDS_SIGNATURE, ids) for ids in packed],
         )
+        if write_extra is not None:
+            write_extra(export_dir)
         if agreement is not None:
             (export_dir / AGREEMENT_FILE).write_text(
                 json.dumps({"precision": precision, **dataclasses.asdict(agreement)}, indent=1)

@@ -1,4 +1,5 @@
-"""Clients of TensorFlow Serving for keras_bert exports: REST (urllib) and gRPC."""
+"""Clients of TensorFlow Serving for keras_bert exports (REST via urllib, gRPC), and
+`OnnxModel`, which serves an ONNX export with ONNX Runtime and `tokenizers` (no TensorFlow)."""
 
 from keras_bert.serving.client import (
     GrpcClient,
@@ -7,5 +8,13 @@ from keras_bert.serving.client import (
     columnar_request,
     row_request,
 )
+from keras_bert.serving.onnx_model import OnnxModel
 
-__all__ = ["GrpcClient", "RestClient", "ServingError", "columnar_request", "row_request"]
+__all__ = [
+    "GrpcClient",
+    "OnnxModel",
+    "RestClient",
+    "ServingError",
+    "columnar_request",
+    "row_request",
+]

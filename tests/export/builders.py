@@ -67,3 +67,14 @@ def exported_base(vocabulary_path: str) -> Path:
         export_for_serving(module, base_dir, name)
     write_server_config(base_dir)
     return base_dir
+
+
+@functools.cache
+def onnx_exported_base(vocabulary_path: str) -> Path:
+    """A base directory with version 1 of every task as an ONNX export (float32)."""
+    from keras_bert.export.onnx import export_onnx
+
+    base_dir = Path(tempfile.mkdtemp(prefix="keras_bert_onnx_")) / "saved_models"
+    for name, module in serving_modules(vocabulary_path).items():
+        export_onnx(module, base_dir, name)
+    return base_dir

@@ -1,0 +1,247 @@
+"""`export_onnx`: a serving module's model → a checked ONNX export for ONNX Runtime.
+
+The version directory (`<base>/<name>/<version>/`, written atomically and never overwritten, as
+for SavedModels: `keras_bert.export.layout`) holds:
+
+- `model.onnx`: the task graph (`task_graph`: ids in, the `serving_ids` outputs), float32, or
+  int8 (`--precision int8`: `quantize_int8`);
+- `tokenizer.json`: the preprocessor's tokenizer for `tokenizers` (`hf_tokenizer`);
+- `keras_bert.json`: the task, family, labels, sequence length, packing, options and the meaning
+  of each output, and what the export checked.
+
+Before anything is written the export checks, on the module's example request and
+`agreement_requests`: float32 outputs equal the Keras model's (`serving_ids` on the same ids)
+within `PARITY_TOLERANCE` (per-position outputs at real tokens), `tokenizer.json` gives the
+preprocessor's ids on every text, and an int8 model's labels agree with float32's
+(`keras_bert.export.onnx.quantization`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import tensorflow as tf
+
+from keras_bert.errors import ConfigError
+from keras_bert.export.buckets import trim_to_bucket
+from keras_bert.export.layout import write_version
+from keras_bert.export.onnx.encoder_graph import input_names
+from keras_bert.export.onnx.quantization import quantize_int8
+from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph, task_of
+from keras_bert.export.onnx.tokenizer_json import check_tokenizer, hf_tokenizer
+from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE, session_options
+
+ONNX_PRECISIONS = ("float32", "int8")
+# Largest |difference| between the ONNX model's float32 outputs and the Keras model's.
+PARITY_TOLERANCE = 1e-4
+# What each output holds, for keras_bert.json.
+OUTPUT_MEANINGS = {
+    "logits": "float32 class logits [batch, classes] (token classifier: [batch, sequence, tags])",
+    "start_logits": "float32 answer-start logits [batch, sequence]",
+    "end_logits": "float32 answer-end logits [batch, sequence]",
+    "sequence_output": "float32 last layer [batch, sequence, hidden]",
+    "cls_embedding": "float32 last layer at the first token [batch, hidden]",
+    "mean_embedding": "float32 last layer averaged over the real tokens [batch, hidden]",
+    "pooled_output": "float32 BERT's pooler (tanh dense) on the first token [batch, hidden]",
+    "top_ids": "int32 token ids [batch, max_masks, top_k], most probable first (padding -1)",
+    "top_probabilities": "float32 their probabilities (padding 0)",
+    "num_masks": "int32 masks read per row [batch] (the first max_masks mask tokens)",
+}
+
+
+class OnnxParityError(ValueError):
+    """The ONNX model's outputs differ from the Keras model's beyond `PARITY_TOLERANCE`."""
+
+
+def requests_texts(requests: Sequence[Mapping[str, list]]) -> list[str]:
+    """Every string of `serving_default` requests."""
+    return [
+        text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+        for request in requests
+        for texts in request.values()
+        for text in texts
+    ]
+
+
+def masked_lm_options(module) -> MaskedLMOptions | None:
+    if task_of(module.model) != "masked_lm":
+        return None
+    return MaskedLMOptions(module.mask_id, module.top_k, module.max_masks)
+
+
+def packed_batches(module, requests: Sequence[Mapping[str, list]], batch_size: int = 64):
+    """The requests packed as `serving_default` packs them, cut to their longest row."""
+    longest = tuple(range(1, module.preprocessor.seq_length + 1))
+    for request in requests:
+        rows = len(next(iter(request.values())))
+        for start in range(0, rows, batch_size):
+            texts = [tf.constant(values[start : start + batch_size]) for values in request.values()]
+            yield {
+                name: tensor.numpy()
+                for name, tensor in trim_to_bucket(module.pack_texts(*texts), longest).items()
+            }
+
+
+def check_parity(session, module, requests: Sequence[Mapping[str, list]]) -> float:
+    """The largest |ONNX - Keras| over the outputs (per-position ones at real tokens) on the
+    requests; `OnnxParityError` beyond `PARITY_TOLERANCE` or where top ids differ."""
+    feeds_names = [graph_input.name for graph_input in session.get_inputs()]
+    largest = 0.0
+    for packed in packed_batches(module, requests):
+        names = [output.name for output in session.get_outputs()]
+        ours = dict(
+            zip(
+                names, session.run(names, {name: packed[name] for name in feeds_names}), strict=True
+            )
+        )
+        reference = {name: np.asarray(value) for name, value in module.serve_ids(packed).items()}
+        real = packed["input_mask"].astype(bool)
+        for name, value in ours.items():
+            expected = reference[name]
+            if name in ("top_ids", "num_masks"):
+                if not np.array_equal(value, expected):
+                    raise OnnxParityError(f"ONNX {name} differ from the Keras model's.")
+                continue
+            if value.ndim >= 2 and value.shape[:2] == real.shape:
+                value, expected = value[real], expected[real]
+            largest = max(largest, float(np.abs(value - expected).max(initial=0.0)))
+    if largest > PARITY_TOLERANCE:
+        raise OnnxParityError(
+            f"The ONNX model's outputs differ from the Keras model's by {largest:.2e} (at most "
+            f"{PARITY_TOLERANCE} allowed)."
+        )
+    return largest
+
+
+def metadata(module, model: onnx.ModelProto, precision: str) -> dict:
+    """`keras_bert.json`: what a client needs to tokenize, pack and read the outputs."""
+    task = task_of(module.model)
+    preprocessor = module.preprocessor
+    packer = preprocessor.packer
+    encoder = module.model if task == "encoder" else module.model.encoder
+    config = encoder.bert_config
+    outputs = [output.name for output in model.graph.output]
+    info = {
+        "format": "keras_bert onnx export",
+        "task": task,
+        "family": config.model_type,
+        "precision": precision,
+        "seq_length": preprocessor.seq_length,
+        "hidden_size": config.hidden_size,
+        "inputs": input_names(config),
+        "outputs": {name: OUTPUT_MEANINGS[name] for name in outputs},
+        "packing": {
+            "cls_id": packer.cls_id,
+            "sep_id": packer.sep_id,
+            "pad_id": packer.pad_id,
+            "pair_separators": packer.pair_separators,
+            "second_type_id": packer.second_type_id,
+            "truncation": packer.truncation,
+        },
+    }
+    if task == "classifier":
+        info |= {
+            "num_classes": module.num_classes,
+            "label_names": [name.decode() for name in module.label_names.numpy()],
+            "text_pairs": module.text_pairs,
+        }
+    elif task == "token_classifier":
+        info |= {"label_names": list(module.model.label_names), "max_entities": module.max_entities}
+    elif task == "question_answerer":
+        info |= {
+            "max_question_length": module.max_question_length,
+            "max_answer_length": module.max_answer_length,
+        }
+    elif task == "masked_lm":
+        info |= {
+            "mask_token": module.mask_token,
+            "top_k": module.top_k,
+            "max_masks": module.max_masks,
+        }
+    return info
+
+
+@dataclasses.dataclass
+class OnnxExport:
+    """What `prepare_onnx` made and checked: the model, tokenizer, metadata and checks."""
+
+    model: onnx.ModelProto
+    tokenizer: object
+    metadata: dict
+
+    def write(self, directory: Path) -> None:
+        """Writes the three files into `directory`."""
+        onnx.save_model(self.model, str(directory / ONNX_FILE))
+        self.tokenizer.save(str(directory / TOKENIZER_FILE))
+        (directory / METADATA_FILE).write_text(
+            json.dumps(self.metadata, indent=1, ensure_ascii=False)
+        )
+
+
+def prepare_onnx(
+    module, precision: str = "float32", agreement_requests: Sequence[Mapping[str, list]] = ()
+) -> OnnxExport:
+    """The checked ONNX export of a float32 serving module (see the module docstring).
+
+    Args:
+        module: a float32 serving module (`serving_module(model, preprocessor, ...)`): its
+            model, preprocessor and options (labels, `max_entities`, `top_k`, ...).
+        precision: "float32" or "int8".
+        agreement_requests: `serving_default` requests (dicts of lists of strings) for the
+            checks, e.g. held-out sentences; int8 needs some with labels to compare.
+    """
+    import onnxruntime
+
+    if precision not in ONNX_PRECISIONS:
+        raise ConfigError(f"ONNX precision must be one of {ONNX_PRECISIONS}, got {precision!r}.")
+    if getattr(module, "precision", "float32") != "float32":
+        raise ConfigError("An ONNX export starts from the float32 serving module.")
+    requests = [module.example_inputs(), *agreement_requests]
+    model = task_graph(module.model, masked_lm_options(module))
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
+    )
+    checks = {"parity_max_difference": check_parity(session, module, requests)}
+    tokenizer = hf_tokenizer(module.preprocessor)
+    agreement = check_tokenizer(tokenizer, module.preprocessor, requests_texts(requests))
+    checks["tokenizer_texts_identical"] = agreement.identical
+    export = OnnxExport(model, tokenizer, metadata(module, model, "float32") | {"checks": checks})
+    return export if precision == "float32" else int8_export(export, module, agreement_requests)
+
+
+def int8_export(
+    export: OnnxExport, module, agreement_requests: Sequence[Mapping[str, list]] = ()
+) -> OnnxExport:
+    """The int8 form of a float32 `OnnxExport` (`quantize_int8`), checked on the module's
+    example request and `agreement_requests`."""
+    requests = [module.example_inputs(), *agreement_requests]
+    model, agreement = quantize_int8(export.model, list(packed_batches(module, requests)))
+    checks = export.metadata["checks"] | {"int8": dataclasses.asdict(agreement)}
+    return OnnxExport(
+        model, export.tokenizer, export.metadata | {"precision": "int8", "checks": checks}
+    )
+
+
+def export_onnx(
+    module,
+    base_dir: str | os.PathLike,
+    name: str,
+    version: int | None = None,
+    precision: str = "float32",
+    agreement_requests: Sequence[Mapping[str, list]] = (),
+) -> Path:
+    """`prepare_onnx`, written as `<base_dir>/<name>/<version>` (the next free version if
+    None; an existing one is never overwritten). Returns the version directory.
+
+    Example (the tiny model of `keras_bert.export.onnx`'s tests, in a temporary directory):
+
+        export_onnx(serving_module(classifier, preprocessor), "saved_models", "sentiment")
+    """
+    export = prepare_onnx(module, precision, agreement_requests)
+    return write_version(Path(base_dir) / name, export.write, version)

@@ -1,0 +1,108 @@
+"""`GraphBuilder`: an ONNX graph written node by node, with weights as named initializers."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+# The standard operator set the graphs use: LayerNormalization is standard from 17 on, and 17
+# is what ONNX Runtime, Triton's ONNX Runtime backend and OpenVINO all read.
+ONNX_OPSET = 17
+# ONNX Runtime's contributed operators (Attention, SkipLayerNormalization, BiasGelu, ...).
+MICROSOFT_DOMAIN = "com.microsoft"
+ELEMENT_TYPES = {
+    np.dtype("float32"): TensorProto.FLOAT,
+    np.dtype("int32"): TensorProto.INT32,
+    np.dtype("int64"): TensorProto.INT64,
+    np.dtype("bool"): TensorProto.BOOL,
+}
+
+
+class GraphBuilder:
+    """Collects nodes and initializers, naming every value uniquely, and makes the model.
+
+    Example:
+    >>> builder = GraphBuilder()
+    >>> x = builder.input("x", TensorProto.FLOAT, ["batch", 2])
+    >>> y = builder.op("Add", x, builder.constant("one", np.ones(2, np.float32)))
+    >>> builder.output(y, "y", TensorProto.FLOAT, ["batch", 2])
+    >>> model = builder.model()
+    >>> [node.op_type for node in model.graph.node], model.graph.output[0].name
+    (['Add', 'Identity'], 'y')
+    """
+
+    def __init__(self):
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self._used = Counter()
+        self._constants: dict[tuple, str] = {}
+
+    def unique(self, name: str) -> str:
+        """`name`, or `name_2`, `name_3`, ... if taken."""
+        self._used[name] += 1
+        return name if self._used[name] == 1 else f"{name}_{self._used[name]}"
+
+    def input(self, name: str, element_type: int, shape: Sequence[int | str]) -> str:
+        self.inputs.append(helper.make_tensor_value_info(self.unique(name), element_type, shape))
+        return name
+
+    def output(self, value: str, name: str, element_type: int, shape: Sequence[int | str]):
+        """Declares `value` as the graph output `name` (through an Identity if named otherwise)."""
+        if value != name:
+            self.nodes.append(helper.make_node("Identity", [value], [name], name=self.unique(name)))
+        self.outputs.append(helper.make_tensor_value_info(name, element_type, shape))
+
+    def constant(self, name: str, array: np.ndarray) -> str:
+        """An initializer holding `array` (float64 becomes float32); small constants of equal
+        value are shared."""
+        array = np.asarray(array)
+        if array.dtype == np.float64:
+            array = array.astype(np.float32)
+        key = None
+        if array.size <= 16:
+            key = (array.dtype.str, array.shape, array.tobytes())
+            if key in self._constants:
+                return self._constants[key]
+        unique = self.unique(name)
+        self.initializers.append(numpy_helper.from_array(np.array(array, order="C"), unique))
+        if key is not None:
+            self._constants[key] = unique
+        return unique
+
+    def op(
+        self,
+        op_type: str,
+        *inputs: str,
+        outputs: int = 1,
+        domain: str = "",
+        name: str | None = None,
+        **attributes,
+    ) -> str | list[str]:
+        """Adds a node; returns its output name (a list of them if `outputs > 1`)."""
+        base = self.unique(name or op_type.lower())
+        # "node:index": never the plain name of a graph input, output or initializer.
+        names = [f"{base}:{index}" for index in range(outputs)]
+        self.nodes.append(
+            helper.make_node(op_type, list(inputs), names, name=base, domain=domain, **attributes)
+        )
+        return names[0] if outputs == 1 else names
+
+    def contrib(self, op_type: str, *inputs: str, **attributes) -> str | list[str]:
+        """A node of ONNX Runtime's `com.microsoft` domain."""
+        return self.op(op_type, *inputs, domain=MICROSOFT_DOMAIN, **attributes)
+
+    def model(self, name: str = "keras_bert") -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes, name, self.inputs, self.outputs, initializer=self.initializers
+        )
+        opsets = [helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(MICROSOFT_DOMAIN, 1)]
+        model = helper.make_model(graph, opset_imports=opsets, producer_name="keras_bert")
+        # ONNX Runtime 1.16+ reads IR version 9; newer onnx writes 10+ by default.
+        model.ir_version = 9
+        return model

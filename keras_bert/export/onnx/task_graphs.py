@@ -1,0 +1,247 @@
+"""Task models as ONNX graphs: the encoder (`EncoderGraph`) and each task's head, with the
+outputs of the SavedModel's `serving_ids` signature (`keras_bert.export.signatures`).
+
+| task | outputs |
+|---|---|
+| classifier | `logits` `[batch, classes]` (a regressor's `[batch, 1]`) |
+| token classifier | `logits` `[batch, sequence, tags]` |
+| question answerer | `start_logits`, `end_logits` `[batch, sequence]` |
+| encoder | `sequence_output`, `cls_embedding`, `mean_embedding`, `pooled_output` (with a pooler) |
+| masked LM | `top_ids`, `top_probabilities` `[batch, max_masks, top_k]`, `num_masks` `[batch]` |
+
+Floats are float32, ids int32. The masked LM reads the first `max_masks` mask tokens of
+`input_word_ids`, as `MaskedLMServing` does (padding slots: id -1, probability 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import onnx
+from onnx import TensorProto
+
+from keras_bert.errors import ConfigError
+from keras_bert.export.onnx.encoder_graph import (
+    BATCH,
+    SEQUENCE,
+    WORD_IDS,
+    EncoderGraph,
+    weight,
+)
+from keras_bert.export.onnx.graph_builder import GraphBuilder
+from keras_bert.families import family
+
+TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
+
+
+@dataclasses.dataclass(frozen=True)
+class MaskedLMOptions:
+    """What the masked LM's graph returns: `top_k` tokens at each of `max_masks` masks of
+    `mask_id`."""
+
+    mask_id: int
+    top_k: int = 5
+    max_masks: int = 4
+
+
+def task_of(model) -> str:
+    """The task name (`TASKS`) of a keras_bert model."""
+    from keras_bert.models import (
+        BertClassifier,
+        BertEncoder,
+        BertMaskedLM,
+        BertQuestionAnswerer,
+        BertTokenClassifier,
+    )
+    from keras_bert.models.pretrainer import BertPretrainer
+
+    for model_class, task in (
+        (BertClassifier, "classifier"),
+        (BertTokenClassifier, "token_classifier"),
+        (BertQuestionAnswerer, "question_answerer"),
+        (BertEncoder, "encoder"),
+        (BertPretrainer, "masked_lm"),
+        (BertMaskedLM, "masked_lm"),
+    ):
+        if isinstance(model, model_class):
+            return task
+    raise TypeError(f"No ONNX graph for a {type(model).__name__}.")
+
+
+def task_graph(model, masked_lm: MaskedLMOptions | None = None) -> onnx.ModelProto:
+    """The ONNX model of a keras_bert task model (see the module for its outputs).
+
+    Args:
+        model: a float32 `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`,
+            `BertEncoder`, `BertMaskedLM` or `BertPretrainer`.
+        masked_lm: the masked LM's options (required for one).
+    """
+    task = task_of(model)
+    encoder = model if task == "encoder" else model.encoder
+    graph = EncoderGraph(encoder)
+    builder = GraphBuilder()
+    encoded = graph.write(builder)
+    sequence = encoded["sequence_output"]
+    float_outputs: dict[str, tuple[str, list]] = {}
+    int_outputs: dict[str, tuple[str, list]] = {}
+    if task == "classifier":
+        float_outputs["logits"] = (
+            _classifier_logits(graph, model, encoded),
+            [BATCH, model.num_classes],
+        )
+    elif task == "token_classifier":
+        logits = graph.dense(sequence, model.get_layer("token_logits"), "token_logits")
+        float_outputs["logits"] = (logits, [BATCH, SEQUENCE, len(model.label_names)])
+    elif task == "question_answerer":
+        span_logits = graph.dense(sequence, model.get_layer("span_logits"), "span_logits")
+        start, end = builder.op("Split", span_logits, axis=-1, outputs=2)
+        squeeze_axis = builder.constant("minus_one", np.array([-1]))
+        float_outputs["start_logits"] = (
+            builder.op("Squeeze", start, squeeze_axis),
+            [BATCH, SEQUENCE],
+        )
+        float_outputs["end_logits"] = (builder.op("Squeeze", end, squeeze_axis), [BATCH, SEQUENCE])
+    elif task == "encoder":
+        hidden = encoder.bert_config.hidden_size
+        float_outputs["sequence_output"] = (sequence, [BATCH, SEQUENCE, hidden])
+        float_outputs["cls_embedding"] = (_first_token(builder, sequence), [BATCH, hidden])
+        float_outputs["mean_embedding"] = (_mean_over_mask(graph, sequence), [BATCH, hidden])
+        if "pooled_output" in encoded:
+            float_outputs["pooled_output"] = (encoded["pooled_output"], [BATCH, hidden])
+    else:
+        if masked_lm is None:
+            raise ConfigError("A masked LM's ONNX graph needs its MaskedLMOptions (the mask id).")
+        outputs = _masked_lm(graph, model.masked_lm_head, sequence, masked_lm)
+        shape = [BATCH, masked_lm.max_masks, masked_lm.top_k]
+        int_outputs["top_ids"] = (outputs["top_ids"], shape)
+        float_outputs["top_probabilities"] = (outputs["top_probabilities"], shape)
+        int_outputs["num_masks"] = (outputs["num_masks"], [BATCH])
+    for name, (value, shape) in float_outputs.items():
+        builder.output(value, name, TensorProto.FLOAT, shape)
+    for name, (value, shape) in int_outputs.items():
+        builder.output(value, name, TensorProto.INT32, shape)
+    return builder.model(name=f"keras_bert_{task}")
+
+
+def _first_token(builder: GraphBuilder, sequence: str) -> str:
+    return builder.op("Gather", sequence, builder.constant("zero", np.array(0)), axis=1)
+
+
+def _mean_over_mask(graph: EncoderGraph, sequence: str) -> str:
+    """The mean of the sequence over its real tokens (at least one counted), in float32."""
+    builder = graph.builder
+    mask = graph._real_tokens()
+    axis = builder.constant("one_axis", np.array([1]))
+    total = builder.op("ReduceSum", builder.op("Mul", sequence, mask), axis, keepdims=0)
+    count = builder.op("ReduceSum", mask, axis, keepdims=0)
+    count = builder.op("Max", count, builder.constant("one_float", np.array(1.0, np.float32)))
+    return builder.op("Div", total, count)
+
+
+def _classifier_logits(graph: EncoderGraph, model, encoded: dict[str, str]) -> str:
+    """The family's head (`BertClassifier`): the pooler, the first token through its own dense
+    layer, or the mean over the mask; then the logits layer (dropout is inactive)."""
+    builder = graph.builder
+    sequence = encoded["sequence_output"]
+    if model.pooling == "mean":
+        features = _mean_over_mask(graph, sequence)
+    elif model.uses_pooled_output:
+        features = encoded["pooled_output"]
+    else:
+        activation = family(model.encoder.bert_config.model_type).classifier_head.activation
+        dense = graph.dense(
+            _first_token(builder, sequence), model.get_layer("pre_classifier"), "pre_classifier"
+        )
+        features = graph.activation(dense, activation)
+    return graph.dense(features, model.get_layer("logits"), "logits")
+
+
+def _masked_lm(
+    graph: EncoderGraph, head, sequence: str, options: MaskedLMOptions
+) -> dict[str, str]:
+    """The top tokens at the first `max_masks` mask ids of each row (`MaskedLMServing`)."""
+    builder = graph.builder
+    int32 = TensorProto.INT32
+    is_mask = builder.op(
+        "Cast",
+        builder.op(
+            "Equal", WORD_IDS, builder.constant("mask_id", np.array(options.mask_id, np.int32))
+        ),
+        to=int32,
+    )
+    # The k-th mask of a row is where the running count of masks reaches k (and is a mask).
+    counted = builder.op(
+        "Mul", builder.op("CumSum", is_mask, builder.constant("one", np.array(1))), is_mask
+    )
+    slots = builder.constant("mask_slots", np.arange(1, options.max_masks + 1, dtype=np.int32))
+    slot_matches = builder.op(
+        "Cast",
+        builder.op(
+            "Equal",
+            builder.op("Unsqueeze", counted, builder.constant("minus_one", np.array([-1]))),
+            slots,
+        ),
+        to=TensorProto.FLOAT,
+    )  # [batch, sequence, max_masks]
+    positions = builder.op("ArgMax", slot_matches, axis=1, keepdims=0)  # [batch, max_masks]
+    is_real = builder.op(
+        "Greater",
+        builder.op("ReduceMax", slot_matches, axes=[1], keepdims=0),
+        builder.constant("zero_float", np.array(0.0, np.float32)),
+    )
+    num_masks = builder.op(
+        "Cast",
+        builder.op(
+            "ReduceSum",
+            builder.op("Cast", is_real, to=int32),
+            builder.constant("one_axis", np.array([1])),
+            keepdims=0,
+        ),
+        to=int32,
+    )
+    gathered = builder.op(
+        "GatherND",
+        sequence,
+        builder.op("Unsqueeze", positions, builder.constant("minus_one", np.array([-1]))),
+        batch_dims=1,
+    )
+    transformed = graph.activation(
+        graph.dense(gathered, head.dense, "masked_lm/dense"), head.hidden_activation
+    )
+    transformed = graph.layer_norm(transformed, head.layer_norm, "masked_lm/layer_norm")
+    table = weight(head.token_embedding.embeddings)
+    logits = builder.op(
+        "Add",
+        builder.op(
+            "MatMul",
+            transformed,
+            builder.constant("masked_lm/decoder", np.ascontiguousarray(table.T)),
+            name="masked_lm/decoder",
+        ),
+        builder.constant("masked_lm/output_bias", weight(head.output_bias)),
+    )
+    probabilities = builder.op("Softmax", logits, axis=-1)
+    top_probabilities, top_ids = builder.op(
+        "TopK",
+        probabilities,
+        builder.constant("top_k", np.array([options.top_k])),
+        axis=-1,
+        outputs=2,
+    )
+    real = builder.op("Unsqueeze", is_real, builder.constant("minus_one", np.array([-1])))
+    return {
+        "top_ids": builder.op(
+            "Where",
+            real,
+            builder.op("Cast", top_ids, to=int32),
+            builder.constant("minus_one_int32", np.array(-1, np.int32)),
+        ),
+        "top_probabilities": builder.op(
+            "Where",
+            real,
+            top_probabilities,
+            builder.constant("zero_float", np.array(0.0, np.float32)),
+        ),
+        "num_masks": num_masks,
+    }

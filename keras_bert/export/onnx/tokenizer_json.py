@@ -1,0 +1,260 @@
+"""`tokenizer.json` for an ONNX export: keras_bert's tokenizer in Hugging Face `tokenizers`'
+format, so that a client (ours, `keras_bert.serving.OnnxModel`, or any other) tokenizes in
+Rust with the ids the model was trained on.
+
+Each family's tokenizer maps to `tokenizers`' parts:
+
+- WordPiece: `BertNormalizer` + `BertPreTokenizer` + `WordPiece` (100 characters a word at most),
+  as keras_bert's `WordPieceTokenizer` follows them.
+- byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges.
+- SentencePiece (unigram): the model's own normalization rules (`Precompiled`, its
+  `precompiled_charsmap`, the same table `sentencepiece` applies: transformers 5's
+  DeBERTa-v2 tokenizer uses NFC instead, and differs on NFKC text), extra whitespace removed,
+  `Metaspace` and `Unigram` with the model's scores; for ALBERT first google-research/albert's
+  preprocessing (`` and '' to ", NFKD, combining marks removed, lower case).
+
+Special tokens written in the text ("[MASK]", "<mask>") are single tokens, as in keras_bert.
+The post-processor adds the family's special tokens and the truncation cuts to the sequence
+length (for pairs `tokenizers` cuts as `longest_first_hf`; keras_bert's runtime packs the ids
+itself with the export's own truncation). `tokenizer_agreement` compares the ids with
+keras_bert's; the export refuses a tokenizer that differs on any text it checks. Not covered:
+ALBERT vocabularies with "9," pieces, which google-research's Python re-splits after
+segmentation (the check refuses them where a text has one).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import tensorflow as tf
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+from tokenizers.processors import TemplateProcessing
+
+from keras_bert.errors import ConfigError
+from keras_bert.text import python_unicode_tables
+from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.normalization import char_class
+from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from keras_bert.text.special_tokens import SPECIAL_TOKENS, UNK_TOKEN
+from keras_bert.text.wordpiece_tokenizer import MAX_CHARS_PER_WORD, WordPieceTokenizer
+
+WORD_BOUNDARY = "\u2581"
+# What Python's `str.split()` splits on (ALBERT's preprocessing collapses it to one space):
+# `\s` in `tokenizers`' regex lacks \x1c-\x1f.
+PYTHON_WHITESPACE = f"[{char_class(python_unicode_tables.WHITESPACE_CHARS)}]+"
+
+
+class TokenizerAgreementError(ValueError):
+    """The `tokenizers` form of a tokenizer gives other ids than keras_bert's on some text."""
+
+
+def hf_tokenizer(preprocessor) -> Tokenizer:
+    """The `tokenizers.Tokenizer` of a keras_bert preprocessor (its tokenizer and packing).
+
+    Example:
+    >>> from keras_bert.text import BertPreprocessor
+    >>> preprocessor = BertPreprocessor(
+    ...     ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cat", "sat", "."], seq_length=8)
+    >>> hf_tokenizer(preprocessor).encode("The [MASK] sat.").ids
+    [2, 5, 4, 7, 8, 3]
+    """
+    layer = preprocessor.tokenizer
+    if isinstance(layer, WordPieceTokenizer):
+        tokenizer = _wordpiece(layer)
+        special = [token for token in SPECIAL_TOKENS if token in set(layer.vocabulary)]
+    elif isinstance(layer, BytePairTokenizer):
+        tokenizer = _byte_pair(layer)
+        special = layer.special_tokens
+    elif isinstance(layer, SentencePieceTokenizer):
+        tokenizer = _sentencepiece(layer)
+        special = layer.special_tokens
+    else:
+        raise ConfigError(f"No tokenizer.json for a {type(layer).__name__}.")
+    tokenizer.add_special_tokens(
+        [AddedToken(token, special=True, normalized=False) for token in special]
+    )
+    packer = preprocessor.packer
+    cls, sep = preprocessor.cls_token, preprocessor.sep_token
+    separators = " ".join([f"{sep}:0"] * packer.pair_separators)
+    second = packer.second_type_id
+    tokenizer.post_processor = TemplateProcessing(
+        single=f"{cls}:0 $A:0 {sep}:0",
+        pair=f"{cls}:0 $A:0 {separators} $B:{second} {sep}:{second}",
+        special_tokens=[(cls, packer.cls_id), (sep, packer.sep_id)],
+    )
+    tokenizer.enable_truncation(preprocessor.seq_length)
+    return tokenizer
+
+
+def _wordpiece(layer: WordPieceTokenizer) -> Tokenizer:
+    vocabulary = {token: index for index, token in enumerate(layer.vocabulary)}
+    tokenizer = Tokenizer(
+        models.WordPiece(
+            vocabulary, unk_token=UNK_TOKEN, max_input_chars_per_word=MAX_CHARS_PER_WORD
+        )
+    )
+    tokenizer.normalizer = normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=layer.lowercase
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.decoder = decoders.WordPiece()
+    return tokenizer
+
+
+def _byte_pair(layer: BytePairTokenizer) -> Tokenizer:
+    merges = [tuple(line.split(" ")) for line in layer.merges]
+    tokenizer = Tokenizer(models.BPE(layer.vocabulary, merges, fuse_unk=False))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def _sentencepiece(layer: SentencePieceTokenizer) -> Tokenizer:
+    model = read_sentencepiece_proto(layer.proto)
+    pieces = model.pieces
+    tokenizer = Tokenizer(
+        models.Unigram([(piece, score) for piece, score, _ in pieces], model.unk_id, False)
+    )
+    steps = []
+    if layer.albert_preprocessing:
+        steps += [
+            normalizers.Replace(Regex(PYTHON_WHITESPACE), " "),
+            normalizers.Strip(),
+            normalizers.Replace("``", '"'),
+            normalizers.Replace("''", '"'),
+            normalizers.NFKD(),
+            normalizers.StripAccents(),
+        ]
+        if layer.lowercase:
+            steps.append(normalizers.Lowercase())
+    if model.precompiled_charsmap:
+        steps.append(normalizers.Precompiled(model.precompiled_charsmap))
+    if model.remove_extra_whitespaces:
+        steps += [normalizers.Replace(Regex(" {2,}"), " "), normalizers.Strip()]
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    scheme = "always" if model.add_dummy_prefix else "never"
+    tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement=WORD_BOUNDARY, prepend_scheme=scheme
+    )
+    tokenizer.decoder = decoders.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme=scheme)
+    return tokenizer
+
+
+@dataclasses.dataclass(frozen=True)
+class SentencePieceProto:
+    """What `tokenizer.json` needs of a SentencePiece model: `(piece, score, type)` per id,
+    the unknown piece's id and the normalizer's settings."""
+
+    pieces: list[tuple[str, float, int]]
+    unk_id: int
+    precompiled_charsmap: bytes
+    add_dummy_prefix: bool
+    remove_extra_whitespaces: bool
+
+
+def _protobuf_fields(data: bytes):
+    """(field number, wire type, value) of a serialized protobuf message, in order."""
+    position = 0
+    while position < len(data):
+        key, position = _varint(data, position)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, position = _varint(data, position)
+        elif wire_type == 1:
+            value, position = data[position : position + 8], position + 8
+        elif wire_type == 2:
+            length, position = _varint(data, position)
+            value, position = data[position : position + length], position + length
+        elif wire_type == 5:
+            value, position = data[position : position + 4], position + 4
+        else:
+            raise ConfigError(f"Unreadable SentencePiece model (protobuf wire type {wire_type}).")
+        yield number, wire_type, value
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return value, position
+
+
+# sentencepiece_model.proto: ModelProto.pieces = 1, .normalizer_spec = 3; SentencePiece.piece
+# = 1, .score = 2, .type = 3 (2: UNKNOWN); NormalizerSpec.precompiled_charsmap = 2,
+# .add_dummy_prefix = 3, .remove_extra_whitespaces = 4 (both default true).
+_UNKNOWN_TYPE = 2
+
+
+def read_sentencepiece_proto(proto: bytes) -> SentencePieceProto:
+    """The pieces and normalizer settings of a serialized SentencePiece `ModelProto`, read from
+    the protobuf wire format (the `sentencepiece` package's generated module needs a newer
+    protobuf runtime than TensorFlow's)."""
+    pieces, charsmap, settings = [], b"", {3: True, 4: True}
+    for number, _, value in _protobuf_fields(proto):
+        if number == 1:
+            piece, score, kind = "", 0.0, 1
+            for field, _, field_value in _protobuf_fields(value):
+                if field == 1:
+                    piece = field_value.decode("utf-8")
+                elif field == 2:
+                    score = float(np.frombuffer(field_value, "<f4")[0])
+                elif field == 3:
+                    kind = field_value
+            pieces.append((piece, score, kind))
+        elif number == 3:
+            for field, _, field_value in _protobuf_fields(value):
+                if field == 2:
+                    charsmap = field_value
+                elif field in settings:
+                    settings[field] = bool(field_value)
+    unknown = [index for index, (_, _, kind) in enumerate(pieces) if kind == _UNKNOWN_TYPE]
+    return SentencePieceProto(
+        pieces, unknown[0] if unknown else 0, charsmap, settings[3], settings[4]
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizerAgreement:
+    """Texts compared, how many got identical ids, and the first that did not (or None)."""
+
+    texts: int
+    identical: int
+    first_difference: str | None = None
+
+
+def tokenizer_agreement(
+    tokenizer: Tokenizer, preprocessor, texts: Sequence[str], batch_size: int = 256
+) -> TokenizerAgreement:
+    """Compares `tokenizer`'s ids (no special tokens, no truncation) with keras_bert's on
+    `texts`."""
+    tokenizer = Tokenizer.from_str(tokenizer.to_str())
+    tokenizer.no_truncation()
+    identical, first = 0, None
+    for start in range(0, len(texts), batch_size):
+        batch = list(texts[start : start + batch_size])
+        ours = preprocessor.tokenizer(tf.constant(batch)).to_list()
+        theirs = tokenizer.encode_batch(batch, add_special_tokens=False)
+        for text, our_ids, encoding in zip(batch, ours, theirs, strict=True):
+            if our_ids == encoding.ids:
+                identical += 1
+            elif first is None:
+                first = text
+    return TokenizerAgreement(len(texts), identical, first)
+
+
+def check_tokenizer(tokenizer: Tokenizer, preprocessor, texts: Sequence[str]) -> TokenizerAgreement:
+    """`tokenizer_agreement`, raising `TokenizerAgreementError` unless every text agrees."""
+    agreement = tokenizer_agreement(tokenizer, preprocessor, texts)
+    if agreement.identical != agreement.texts:
+        raise TokenizerAgreementError(
+            f"tokenizer.json gives other ids than keras_bert's tokenizer on "
+            f"{agreement.texts - agreement.identical} of {agreement.texts} texts, e.g. "
+            f"{agreement.first_difference!r}; export with --format savedmodel."
+        )
+    return agreement
