@@ -1,5 +1,5 @@
 """Task decoding in NumPy for `OnnxModel`: the same answers as the SavedModel's signatures
-compute in the graph (`keras_bert.export.signatures` and `keras_bert.export.decoding`), from
+compute in the graph (`keras_bert.decoding`), from
 the ONNX model's outputs and the tokenizer's character offsets.
 
 Nothing here imports TensorFlow.
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-# As `keras_bert.export.decoding.MASKED_LOGIT`: stands in for -inf in masked logits.
+# As `keras_bert.decoding.answers.MASKED_LOGIT`: stands in for -inf in masked logits.
 MASKED_LOGIT = -1e9
 
 
@@ -38,7 +38,7 @@ def best_answer_span(
 ) -> tuple[int, int, float]:
     """One row's context span maximising `p_start * p_end` (softmaxes over the context
     positions), at most `max_answer_length` tokens long, as
-    `keras_bert.export.decoding.best_answer_spans`: `(first, last, score)`, score 0 without
+    `keras_bert.decoding.answers.best_answer_spans`: `(first, last, score)`, score 0 without
     context; ties go to the earliest start, then the earliest end.
 
     Example:
@@ -73,7 +73,7 @@ def bio_entities(
     word_tags: Sequence[int], word_scores: Sequence[float], tag_names: Sequence[str]
 ) -> list[tuple[int, int, str, float]]:
     """The entities of one text's words (first word, last word, type, mean score), read as the
-    CoNLL script reads BIO tags (`keras_bert.export.decoding.bio_entities`): `I-x` continues an
+    CoNLL script reads BIO tags (`keras_bert.decoding.entities.bio_entities`): `I-x` continues an
     entity only right after `B-x` or `I-x`; otherwise it starts one.
 
     Example:

@@ -16,8 +16,8 @@ import pytest
 import tensorflow as tf
 
 import keras_bert
+from keras_bert.decoding.mask_fillers import mask_token_of
 from keras_bert.export.onnx import MaskedLMOptions, hf_tokenizer, task_graph, tokenizer_agreement
-from keras_bert.export.signatures import mask_token_of
 from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS

@@ -28,8 +28,8 @@ import numpy as np
 import onnx
 import tensorflow as tf
 
+from keras_bert.decoding.buckets import trim_to_bucket
 from keras_bert.errors import ConfigError
-from keras_bert.export.buckets import trim_to_bucket
 from keras_bert.export.layout import write_version
 from keras_bert.export.onnx.encoder_graph import input_names
 from keras_bert.export.onnx.quantization import quantize_int8
