@@ -115,6 +115,24 @@ def test_tokenizer_json_ids_equal_ours(family, reference_dir, minilm_dir, data_d
     assert agreement.identical == agreement.texts, agreement.first_difference
 
 
+# Texts of shared/data with two segmentations of equal score (see tokenizer_json.py).
+SCORE_TIE_TEXTS = ["Mmmm", "---------------------", "Duluth 5.06 up .02 --- --- -- --"]
+
+
+@pytest.mark.xfail(
+    raises=AssertionError,
+    strict=True,
+    reason="sentencepiece breaks score ties by float32 sums along the text, tokenizers' Unigram "
+    "by float64 sums word by word, and tokenizer.json has no setting for it",
+)
+@pytest.mark.parametrize("family", ("albert", "deberta_v3"))
+def test_tokenizer_json_breaks_score_ties_as_sentencepiece(family, reference_dir):
+    preprocessor = keras_bert.load_preprocessor(reference_dir / "variants" / family)
+    tokenizer = hf_tokenizer(preprocessor)
+    agreement = tokenizer_agreement(tokenizer, preprocessor, SCORE_TIE_TEXTS)
+    assert agreement.identical == agreement.texts, agreement.first_difference
+
+
 def _savedmodel_outputs(module, task, texts):
     if task == "question_answerer":
         return module.serve_text(tf.constant(texts), tf.constant(texts))

@@ -56,6 +56,11 @@ TRICKY_TEXTS = [
     "   leading, inner   and trailing   ",
     "it's 'sup? They'll've \n\n\t x",
     "path.... and ......",
+    # Segmentations of equal score, chosen by the float32 rounding of sentencepiece's running
+    # sum (ALBERT splits "---" two ways in the third).
+    "Mmmm",
+    "---------------------",
+    "Duluth 5.06 up .02 --- --- -- --",
     "Ｆｕｌｌｗｉｄｔｈ ﬁne ①② ℌ",
     "Σίσυφος ΑΣ İstanbul straße Ǆ",
     "a\x00b \x00",

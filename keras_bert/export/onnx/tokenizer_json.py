@@ -17,9 +17,20 @@ Special tokens written in the text ("[MASK]", "<mask>") are single tokens, as in
 The post-processor adds the family's special tokens and the truncation cuts to the sequence
 length (for pairs `tokenizers` cuts as `longest_first_hf`; keras_bert's runtime packs the ids
 itself with the export's own truncation). `tokenizer_agreement` compares the ids with
-keras_bert's; the export refuses a tokenizer that differs on any text it checks. Not covered:
-ALBERT vocabularies with "9," pieces, which google-research's Python re-splits after
-segmentation (the check refuses them where a text has one).
+keras_bert's; the export refuses a tokenizer that differs on any text it checks.
+
+Not expressible in `tokenizers`' format:
+
+- ALBERT vocabularies with "9," pieces, which google-research's Python re-splits after
+  segmentation (the check refuses them where a text has one).
+- How `sentencepiece` (and keras_bert, which follows it) chooses between segmentations of equal
+  score: it sums a path's piece scores in float32 along the whole text, so the rounding of the
+  running sum decides, and one word can be split two ways in one text (ALBERT, "Duluth 5.06 up
+  .02 --- --- -- --": "-" "--", then "--" "-"). `tokenizers`' `Unigram` sums in float64 word
+  by word and keeps the first path found (DeBERTa-v3, "Mmmm": "▁M" "m" "mm", `sentencepiece`
+  "▁M" "mm" "m"). Of the 187,178 texts of shared/data, 12 differ so for ALBERT and 10 for
+  DeBERTa-v3: all ties (the same pieces in another order) but one, whose two paths' scores
+  differ by less than float32's rounding of the running sum.
 """
 
 from __future__ import annotations
