@@ -81,14 +81,10 @@ def _masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return exp / exp.sum(axis=-1, keepdims=True)
 
 
-def predictions(outputs: Mapping[str, tf.Tensor], input_mask: tf.Tensor) -> list:
-    """`(labels, probabilities)` pairs of `serving_ids` outputs, one per predicted label.
-
-    Classifier `logits` `[batch, classes]`: a class per row. Token classifier `logits`
-    `[batch, sequence, tags]`: a tag per real token. Question answering `start_logits` and
-    `end_logits` `[batch, sequence]`: a position per row (softmax over real tokens). Masked LM
-    `top_ids`/`top_probabilities`: the top filler of each mask. An encoder has no labels.
-    """
+def label_logits(outputs: Mapping[str, tf.Tensor], input_mask: tf.Tensor) -> list:
+    """`(logits, real classes)` of each `serving_ids` output whose labels are its argmax, both
+    `[rows, classes]`: classifier `logits` (every class), token classifier `logits` (a row per
+    real token), question answering `start_logits` and `end_logits` (the real positions)."""
     mask = np.asarray(input_mask).astype(bool)
     pairs = []
     for name in ("logits", "start_logits", "end_logits"):
@@ -97,11 +93,21 @@ def predictions(outputs: Mapping[str, tf.Tensor], input_mask: tf.Tensor) -> list
         logits = np.asarray(outputs[name], np.float64)
         if logits.ndim == 3:  # tokens: keep the real ones
             logits = logits[mask]
-            probabilities = _masked_softmax(logits, np.ones_like(logits, bool))
-        elif name == "logits":
-            probabilities = _masked_softmax(logits, np.ones_like(logits, bool))
-        else:
-            probabilities = _masked_softmax(logits, mask)
+        pairs.append((logits, mask if name != "logits" else np.ones_like(logits, bool)))
+    return pairs
+
+
+def predictions(outputs: Mapping[str, tf.Tensor], input_mask: tf.Tensor) -> list:
+    """`(labels, probabilities)` pairs of `serving_ids` outputs, one per predicted label.
+
+    Classifier `logits` `[batch, classes]`: a class per row. Token classifier `logits`
+    `[batch, sequence, tags]`: a tag per real token. Question answering `start_logits` and
+    `end_logits` `[batch, sequence]`: a position per row (softmax over real tokens). Masked LM
+    `top_ids`/`top_probabilities`: the top filler of each mask. An encoder has no labels.
+    """
+    pairs = []
+    for logits, classes in label_logits(outputs, input_mask):
+        probabilities = _masked_softmax(logits, classes)
         pairs.append((probabilities.argmax(-1), probabilities))
     if "top_ids" in outputs:
         ids = np.asarray(outputs["top_ids"])[..., 0]

@@ -199,10 +199,11 @@ def test_runtime_imports_no_tensorflow(onnx_exported_base):
 
 @pytest.mark.slow
 def test_int8_classifier_keeps_labels(serving_modules, data_dir):
-    """int8 on real sentences: quantized matmuls and attention, labels checked against float32
-    (a random tiny model's labels are near ties, so the check may fall back to float32 nodes;
-    what it returns agrees on at least 99%)."""
+    """int8 on real sentences: quantized matmuls and attention, labels and logits checked
+    against float32 (a random tiny model's labels are near ties, so the check may leave nodes in
+    float32; what it returns meets both bounds)."""
     from keras_bert.export.onnx import prepare_onnx
+    from keras_bert.export.onnx.quantization import MAX_RELATIVE_ERROR, MIN_LABEL_AGREEMENT
     from keras_bert.export.precision import PrecisionAgreementError
 
     lines = (data_dir / "sentiment" / "movie_snippets.dev.jsonl").read_text().splitlines()
@@ -212,9 +213,10 @@ def test_int8_classifier_keeps_labels(serving_modules, data_dir):
     except PrecisionAgreementError as error:
         pytest.skip(f"no int8 configuration agrees on this random model: {error}")
     counts = Counter(node.op_type for node in export.model.graph.node)
-    assert counts["QAttention"] + counts["DynamicQuantizeMatMul"] + counts["MatMulInteger"] > 0
     int8 = export.metadata["checks"]["int8"]
-    assert int8["label_agreement"] >= 0.99 and int8["per_channel"]
+    assert int8["int8_nodes"] == counts["QAttention"] + counts["MatMulInteger"] > 0
+    assert int8["label_agreement"] >= MIN_LABEL_AGREEMENT and int8["per_channel"]
+    assert int8["relative_error"] <= MAX_RELATIVE_ERROR
     assert export.metadata["precision"] == "int8"
 
 
