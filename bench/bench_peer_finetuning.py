@@ -293,6 +293,12 @@ def sampled_squad_training(args: argparse.Namespace) -> list:
     return [train[i] for i in sample_indices(len(train), args.max_train_examples, args.seed)]
 
 
+def job_config(output_dir: Path) -> dict:
+    """The settings a finished job trained with (its `config.json`), without the paths."""
+    config = json.loads((output_dir / "config.json").read_text("utf-8"))
+    return {key: value for key, value in config.items() if key not in ("output_dir", "checkpoint")}
+
+
 def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
     """Our job for the task with its defaults: only the data, the output directory and the
     seed (and `--max-train-examples` when given)."""
@@ -310,12 +316,14 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
             run = report["runs"][task]
             names = [name for name, _, _ in headline_metrics(task)]
             evaluation = {name: report["tasks"][name] for name in dict.fromkeys(names)}
+            config = job_config(Path(output_dir) / task)
         elif task == "conll2003":
             from pipelines import finetune_ner
 
             data = ["--train", str(CONLL2003[0]), "--eval", str(CONLL2003[1])]
             run = finetune_ner.main([*data, *flags])
             evaluation = {task: run["evaluation"]}
+            config = job_config(Path(output_dir))
         else:
             from pipelines import finetune_qa
 
@@ -325,7 +333,9 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
                 train = squad_file(sampled_squad_training(args), Path(output_dir) / "train.json")
             run = finetune_qa.main(["--train", str(train), "--eval", str(SQUAD[1]), *flags])
             evaluation = {task: run["evaluation"]}
+            config = job_config(Path(output_dir))
     return {
+        "config": config,
         "train_seconds": run["train_seconds"],
         "train_sequences": round(run["sequences_per_second"] * run["train_seconds"]),
         "evaluation": evaluation,
@@ -615,7 +625,9 @@ def parse_tasks(tasks: str, glue_dir: Path) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def main(argv: list[str] | None = None) -> None:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line; `parse_args(["--tasks", "rte"])` is also a run's settings for
+    `run_in_subprocess`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--tasks",
@@ -647,6 +659,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--one-run", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--one-run-output", help=argparse.SUPPRESS)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = build_parser()
     args = parser.parse_args(argv)
     # TensorFlow (keras_bert's readers and metrics import it, on both sides) without its C++
     # log lines; imported before a run's CPU clock starts.

@@ -1,0 +1,266 @@
+"""The field's benchmarks, as a campaign that outlives a session: our jobs' defaults on GLUE,
+CoNLL-2003 and SQuAD, seed by seed, each run appended to a results file in the repository.
+
+    python -m bench.field_benchmarks run                 # every run of the grid not yet recorded
+    python -m bench.field_benchmarks run --tasks rte,mrpc --seeds 0
+    python -m bench.field_benchmarks table               # the table, from the results file
+    python -m bench.field_benchmarks table --write BENCHMARKS.md
+
+The grid (`GRID`): RTE, MRPC, STS-B and CoLA with seeds 0, 1 and 2; SST-2, CoNLL-2003
+(`eng.testa`) and the SQuAD dev split of `../shared/data/benchmarks` with seed 0, each with
+only the data given to `pipelines.glue`, `pipelines.finetune_ner` or `pipelines.finetune_qa`,
+in a fresh process (`bench.bench_peer_finetuning`'s one-run child). A run is recorded as one
+JSON line of `bench/results/field_benchmarks.jsonl`: task, seed, the recipe it ran under
+(`keras_bert.training.recipes`), the job's whole resolved configuration, every metric,
+training seconds and sequences/s, the commit, the CPU and its features, the load average.
+A run whose task, seed and recipe are recorded is not run again; a changed recipe runs anew.
+Stopping the command loses at most the run in flight.
+
+`table` sets each task's mean and spread beside Hugging Face's (`peer_anchors.json`: the example
+scripts' recipes on the same weights, 3 seeds, measured once on a GPU) and, with `--write`,
+replaces the text between `<!-- field_benchmarks -->` and `<!-- /field_benchmarks -->` in the
+given file: BENCHMARKS.md's tables are generated, not edited.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.bench_peer_finetuning import (
+    BENCHMARKS,
+    build_parser,
+    git_revision,
+    headline_metrics,
+    is_glue,
+    read_records,
+    run_in_subprocess,
+)
+
+RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
+ANCHORS = BENCHMARKS / "peer_anchors.json"
+# The campaign in the order it is worth running: a whole seed of the four small GLUE tasks at a
+# time, then the long single-seed runs.
+GRID: dict[str, tuple[int, ...]] = {
+    "rte": (0, 1, 2),
+    "mrpc": (0, 1, 2),
+    "stsb": (0, 1, 2),
+    "cola": (0, 1, 2),
+    "conll2003": (0,),
+    "squad": (0,),
+    "sst2": (0,),
+}
+MARKERS = ("<!-- field_benchmarks -->", "<!-- /field_benchmarks -->")
+TASK_NAMES = {
+    "rte": "RTE (accuracy)",
+    "mrpc": "MRPC (F1 / accuracy)",
+    "stsb": "STS-B (Pearson / Spearman)",
+    "cola": "CoLA (Matthews)",
+    "sst2": "SST-2 (accuracy)",
+    "conll2003": "CoNLL-2003 `eng.testa` (entity F1)",
+    "squad": "SQuAD dev split (exact match / F1)",
+}
+
+
+def job_recipe(task: str) -> dict:
+    """The recipe our job runs a task with by default: a record's identity besides its seed."""
+    from keras_bert.training import recipes
+
+    if is_glue(task):
+        return recipes.glue_recipe(task)
+    return {"conll2003": recipes.NER_RECIPE, "squad": recipes.QA_RECIPE}[task]
+
+
+def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[str, int]]:
+    """(task, seed) in the campaign's order: seed by seed, then task by task."""
+    wanted = [(task, seed) for task in tasks for seed in (seeds or GRID[task])]
+    return sorted(wanted, key=lambda run: (run[1], list(GRID).index(run[0])))
+
+
+def record_of(task: str, seed: int, result: dict) -> dict:
+    """The results line of a finished run."""
+    from keras_bert.export.cpu import cpu_summary
+
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    ).stdout.strip()
+    return {
+        "task": task,
+        "seed": seed,
+        "recipe": job_recipe(task),
+        **result,
+        "sequences_per_second": round(result["train_sequences"] / result["train_seconds"], 2),
+        "revision": git_revision() + ("+changes" if dirty else ""),
+        "cpu": cpu_summary(),
+        # Above the 2 cores' 2.0, something else shared them: a time, not a speed.
+        "load_average_15min": round(os.getloadavg()[2], 2),
+        "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def run_campaign(tasks: Sequence[str], seeds: Sequence[int] | None, results: Path) -> None:
+    """Runs every (task, seed) not yet in `results` under today's recipe, appending each."""
+    done = [(r["task"], r["seed"], r["recipe"]) for r in read_records(results)]
+    todo = [
+        (task, seed)
+        for task, seed in grid_runs(tasks, seeds)
+        if (task, seed, job_recipe(task)) not in done
+    ]
+    print(f"{len(todo)} runs to go, appended to {results} as they finish", flush=True)
+    for number, (task, seed) in enumerate(todo, start=1):
+        print(f"[{number}/{len(todo)}] {task}, seed {seed}", flush=True)
+        args = build_parser().parse_args(["--tasks", task, "--sides", "keras_bert"])
+        result = run_in_subprocess("keras_bert", task, seed, args)
+        record = record_of(task, seed, result)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        with results.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")
+        scores = " / ".join(f"{value:.2f}" for value in headline_scores(record))
+        print(f"[{number}/{len(todo)}] {task}, seed {seed}: {scores}", flush=True)
+
+
+# --- the table ------------------------------------------------------------------------------
+
+
+def headline_scores(record: dict) -> list[float]:
+    """A record's headline metrics in points (GLUE's fractions times 100)."""
+    return [
+        scale * record["evaluation"][name][metric]
+        for name, metric, scale in headline_metrics(record["task"])
+    ]
+
+
+def anchor_scores(task: str, anchors: dict) -> list[list[float]]:
+    """Hugging Face's headline metrics per seed, in points, in `headline_metrics`' order."""
+    if task == "conll2003":
+        return [[value] for value in anchors["conll2003_eng_testa_f1"]]
+    if task == "squad":
+        squad = anchors["squad_v1.1_dev_split"]
+        return [list(pair) for pair in zip(squad["exact_match"], squad["f1"], strict=True)]
+    metrics = anchors["glue_dev"][task]
+    columns = [metrics[metric] for _, metric, _ in headline_metrics(task)]
+    return [[100 * value for value in seed] for seed in zip(*columns, strict=True)]
+
+
+def task_score(scores: Sequence[float]) -> float:
+    """One number a task is compared by: the mean of its metrics (GLUE's rule)."""
+    return statistics.mean(scores)
+
+
+def summary_cell(per_seed: Sequence[Sequence[float]]) -> str:
+    """ "mean (lowest-highest)" of the task score over seeds; the metrics' means beside it."""
+    scores = [task_score(seed) for seed in per_seed]
+    means = [statistics.mean(column) for column in zip(*per_seed, strict=True)]
+    spread = f" ({min(scores):.2f}-{max(scores):.2f})" if len(scores) > 1 else ""
+    metrics = f" = {' / '.join(f'{m:.2f}' for m in means)}" if len(means) > 1 else ""
+    return f"**{statistics.mean(scores):.2f}**{spread}{metrics}"
+
+
+def latest_records(records: Sequence[dict]) -> dict[str, list[dict]]:
+    """Each task's records under its current recipe, one per seed (the last recorded)."""
+    by_task: dict[str, dict[int, dict]] = {}
+    for record in records:
+        if record["task"] in GRID and record["recipe"] == job_recipe(record["task"]):
+            by_task.setdefault(record["task"], {})[record["seed"]] = record
+    return {task: [by_seed[seed] for seed in sorted(by_seed)] for task, by_seed in by_task.items()}
+
+
+def quality_table(records: Sequence[dict], anchors: dict) -> str:
+    """Markdown: per task our seeds, mean and spread against the anchors', and the GLUE
+    average of the tasks both sides have."""
+    runs = latest_records(records)
+    lines = [
+        "| task (metrics) | keras_bert per seed | keras_bert mean (range) | "
+        "Hugging Face mean (range) | difference | sequences/s |",
+        "|---|---|---|---|---:|---:|",
+    ]
+    ours, theirs = {}, {}
+    for task in GRID:
+        peer = anchor_scores(task, anchors)
+        if task not in runs:
+            lines.append(f"| {TASK_NAMES[task]} | not run | | {summary_cell(peer)} | | |")
+            continue
+        per_seed = [headline_scores(record) for record in runs[task]]
+        ours[task] = statistics.mean(map(task_score, per_seed))
+        theirs[task] = statistics.mean(map(task_score, peer))
+        seeds = ", ".join(
+            f"{r['seed']}: {' / '.join(f'{v:.2f}' for v in s)}"
+            for r, s in zip(runs[task], per_seed, strict=True)
+        )
+        speed = statistics.median(record["sequences_per_second"] for record in runs[task])
+        lines.append(
+            f"| {TASK_NAMES[task]} | {seeds} | {summary_cell(per_seed)} | {summary_cell(peer)} "
+            f"| {ours[task] - theirs[task]:+.2f} | {speed:.1f} |"
+        )
+    glue = [task for task in ours if is_glue(task) and len(runs[task]) == len(GRID[task])]
+    if glue:
+        average, peer_average = (statistics.mean(side[t] for t in glue) for side in (ours, theirs))
+        lines.append(
+            f"| GLUE average ({', '.join(glue)}; all seeds) | | **{average:.2f}** "
+            f"| {peer_average:.2f} | {average - peer_average:+.2f} | |"
+        )
+    return "\n".join(lines)
+
+
+def provenance(records: Sequence[dict]) -> str:
+    """The CPUs, commits and loads the table's runs come from."""
+    current = [record for runs in latest_records(records).values() for record in runs]
+    cpus = ", ".join(dict.fromkeys(record["cpu"] for record in current))
+    revisions = ", ".join(dict.fromkeys(record["revision"] for record in current))
+    shared = sum(record["load_average_15min"] > 2.5 for record in current)
+    return (
+        f"{len(current)} runs of `{RESULTS.relative_to(RESULTS.parents[2])}`; CPU: {cpus}; "
+        f"commits: {revisions}; {shared} ran beside other work (their times are not speeds)."
+    )
+
+
+def table(results: Path) -> str:
+    records = read_records(results)
+    anchors = json.loads(ANCHORS.read_text("utf-8"))
+    return f"{quality_table(records, anchors)}\n\n{provenance(records)}"
+
+
+def write_between_markers(path: Path, text: str) -> None:
+    """Replaces what lies between `MARKERS` in `path` with `text`."""
+    document = path.read_text("utf-8")
+    start, end = (document.find(marker) for marker in MARKERS)
+    if start < 0 or end < start:
+        raise SystemExit(f"{path}: no {MARKERS[0]} ... {MARKERS[1]} to write between.")
+    head = document[: start + len(MARKERS[0])]
+    path.write_text(f"{head}\n{text}\n{document[end:]}", "utf-8")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("run", "table"))
+    parser.add_argument("--tasks", default=",".join(GRID), help="comma-separated, of the grid")
+    parser.add_argument("--seeds", help="comma-separated; default: the grid's for each task")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--write", type=Path, help="table: the file to write it into")
+    args = parser.parse_args(argv)
+    if args.command == "table":
+        text = table(args.results)
+        if args.write:
+            write_between_markers(args.write, text)
+        print(text)
+        return
+    tasks = [task for task in args.tasks.split(",") if task]
+    unknown = [task for task in tasks if task not in GRID]
+    if unknown:
+        parser.error(f"tasks not in the grid: {', '.join(unknown)} (the grid: {', '.join(GRID)})")
+    seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else None
+    # TensorFlow's C++ log lines off, before anything imports it.
+    import pipelines  # noqa: F401
+
+    run_campaign(tasks, seeds, args.results)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
