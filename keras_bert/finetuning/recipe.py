@@ -39,6 +39,9 @@ class FinetuningConfig:
         length_bucketing: batch training texts of similar length (less padding, faster).
         classifier_pooling: what a sentence classifier reads, "first_token" (each family's
             own head) or "mean" (the mean of the sequence output; see `BertClassifier`).
+        document_context: token classification: read each sentence with the text of its
+            document around it (`tagging_windows`, the BERT paper's CoNLL-2003 setting) where
+            the data marks documents (CoNLL's `-DOCSTART-`); each sentence alone otherwise.
         embedding_rms: rescale the checkpoint's embedding tables to this root mean square
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
             e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
@@ -62,6 +65,7 @@ class FinetuningConfig:
     max_train_examples: int | None = None
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
+    document_context: bool = True
     embedding_rms: float | None = None
     revision: str | None = None
     run: RunSettings = FINETUNING_RUN
