@@ -146,17 +146,15 @@ def document_windows(
         for run in _scored_runs(bounds, scored, run_budget, budget):
             start, end = _with_context(run, len(pieces), budget)
             window = pieces[start:end]
-            in_run = [run[0] <= start + i < run[1] for i in range(len(window))]
-            scoring = [inside and piece.starts is not None for piece, inside in zip(window, in_run)]
+            scoring = [
+                piece.starts is not None and run[0] <= position < run[1]
+                for position, piece in enumerate(window, start=start)
+            ]
+            pairs = list(zip(window, scoring, strict=True))
             windows.word_ids.append([cls_id, *(piece.piece_id for piece in window), sep_id])
-            windows.labels.append(
-                [
-                    IGNORED_LABEL,
-                    *(p.tag_id if s else IGNORED_LABEL for p, s in zip(window, scoring)),
-                    IGNORED_LABEL,
-                ]
-            )
-            windows.scored_words.append([p.starts for p, s in zip(window, scoring) if s])
+            labels = [piece.tag_id if is_scored else IGNORED_LABEL for piece, is_scored in pairs]
+            windows.labels.append([IGNORED_LABEL, *labels, IGNORED_LABEL])
+            windows.scored_words.append([piece.starts for piece, is_scored in pairs if is_scored])
     return windows
 
 

@@ -20,12 +20,12 @@ from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.finetuning.recipe import FinetuningConfig, checkpoint_encoder
-from keras_bert.metrics import entity_scores
 from keras_bert.finetuning.token_classification import (
     finetune_token_classifier,
     predict_tags_in_context,
     tag_log_priors,
 )
+from keras_bert.metrics import entity_scores
 from keras_bert.models import BertClassifier
 
 pytestmark = pytest.mark.slow
