@@ -149,13 +149,16 @@ def test_length_bucketing_keeps_every_example_once(data_dir, minilm_dir):
     expected_ids = preprocessor(examples.texts)["input_word_ids"].numpy()
 
     def batches(length_bucketing):
-        return list(
-            classification_dataset(
-                examples, preprocessor, labels, 16, shuffle=True, length_bucketing=length_bucketing
-            )
+        dataset = classification_dataset(
+            examples, preprocessor, labels, 16, shuffle=True, length_bucketing=length_bucketing
         )
+        batches = list(dataset)
+        # An epoch is every bucket's batches, and the dataset says how many (`fit` counts them).
+        assert int(dataset.cardinality()) == len(batches)
+        return batches
 
     random_batches, bucketed = batches(False), batches(True)
+    assert len(bucketed) > len(random_batches) == 13
     assert sorted(np.concatenate([b.numpy() for _, b in bucketed])) == list(range(200))
     padded_tokens = lambda batches: sum(x["input_mask"].numpy().size for x, _ in batches)  # noqa: E731
     assert padded_tokens(bucketed) < 0.8 * padded_tokens(random_batches)
