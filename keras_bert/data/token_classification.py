@@ -260,9 +260,14 @@ def token_classification_dataset(
         lengths = tf.cast(tf.minimum(piece_ids.row_lengths(), budget) + 2, tf.int32)
 
         def pack(values: tf.RaggedTensor, first, last, padding) -> tf.Tensor:
-            edge = tf.fill([tf.shape(lengths)[0], 1], first)
-            packed = tf.concat([edge, values[:, :budget], tf.fill(tf.shape(edge), last)], axis=1)
-            return packed.to_tensor(default_value=padding)  # as long as the longest row
+            # In dense ops, as long as the longest row: a ragged concat would transpose the
+            # rows' int64 lengths, which oneDNN builds of TensorFlow log as an error.
+            packed = tf.pad(
+                values[:, :budget].to_tensor(padding), [[0, 0], [1, 1]], constant_values=padding
+            )
+            positions = tf.range(tf.shape(packed)[1])
+            packed = tf.where(positions == 0, first, packed)
+            return tf.where(positions == lengths[:, tf.newaxis] - 1, last, packed)
 
         word_ids = pack(piece_ids, cls_id, sep_id, pad_id)
         inputs = {

@@ -7,11 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import keras
+import tensorflow as tf
 
+from keras_bert.data.classification import ClassificationExamples, classification_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense, require_pooler
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE
 
 POOLINGS = ("first_token", "mean")
 
@@ -53,6 +56,13 @@ class BertClassifier(BertTask):
     With `pooling="mean"` every family reads the mean of the sequence output over the tokens
     of the input mask instead (dropout → dense), as Sentence-BERT and MiniLM's sentence models
     pool: the head then sees every token, whatever the first token learned to attend to.
+
+    `fit` on texts held in memory (a list, or a pair of lists, with a label each) trains on
+    the batches `pipelines.finetune_classifier` trains on (`classification_dataset` with
+    `length_bucketing`): texts of similar length together, each batch cut to its longest text,
+    shuffled under Keras' global seed, and an epoch is every bucket's batches (a few more than
+    `len(texts) / batch_size`; the recipe's schedule spans them all). With `sample_weight`, or
+    a `tf.data.Dataset`, the batches are the ones given.
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
@@ -135,6 +145,21 @@ class BertClassifier(BertTask):
     @property
     def is_regression(self) -> bool:
         return self.num_classes == 1
+
+    def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
+        if isinstance(x, tf.data.Dataset) or y is None or sample_weight is not None:
+            return super()._fit_inputs(x, y, sample_weight, batch_size, shuffle)
+        texts, *pairs = x if isinstance(x, tuple) else (x,)
+        batches = classification_dataset(
+            ClassificationExamples(texts, None, *pairs),
+            self.require_preprocessor("text input"),
+            y,
+            batch_size or DEFAULT_BATCH_SIZE,
+            shuffle=shuffle,
+            seed=None,
+            length_bucketing=True,
+        )
+        return batches, None, None, None
 
     def default_loss(self):
         if self.is_regression:

@@ -77,8 +77,9 @@ class BertTask(keras.Model):
     A task carries its `preprocessor` (as keras-hub's tasks do; `from_checkpoint` gives it the
     checkpoint's): `fit`, `evaluate` and `predict` then take raw texts, pairs of them and
     `tf.data` datasets of strings (see `keras_bert.models.text_inputs`), tokenized in the input
-    pipeline, not in the model's graph. Packed ids work with or without one. It is saved and
-    reloaded with the model (`.keras`), and exported with it (`keras_bert.export`).
+    pipeline, not in the model's graph (`BertClassifier.fit` batches texts by length, as the
+    fine-tuning jobs do). Packed ids work with or without one. It is saved and reloaded with
+    the model (`.keras`), and exported with it (`keras_bert.export`).
     """
 
     # Whether the head reads `pooled_output`. Heads on the sequence output leave the pooler out
@@ -151,6 +152,10 @@ class BertTask(keras.Model):
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
 
+    def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
+        """`_model_inputs` of the texts `fit` trains on; a task batches them its own way."""
+        return self._model_inputs(x, y, sample_weight, batch_size, shuffle)
+
     def fit(
         self,
         x=None,
@@ -172,7 +177,7 @@ class BertTask(keras.Model):
             validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
             shuffle = shuffle and not isinstance(x, tf.data.Dataset)
-            x, y, sample_weight, batch_size = self._model_inputs(
+            x, y, sample_weight, batch_size = self._fit_inputs(
                 x, y, sample_weight, batch_size, shuffle
             )
             shuffle = False
