@@ -33,6 +33,9 @@ AXES = {
     "seq_lengths": "--seq-length",
     "warmup_fractions": "--warmup-fraction",
     "poolings": "--classifier-pooling",
+    "document_contexts": "--document-context",
+    "doc_strides": "--doc-stride",
+    "max_train_examples": "--max-train-examples",
 }
 
 

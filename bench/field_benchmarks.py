@@ -75,7 +75,9 @@ def job_recipe(task: str) -> dict:
 
     if is_glue(task):
         return recipes.glue_recipe(task)
-    return {"conll2003": recipes.NER_RECIPE, "squad": recipes.QA_RECIPE}[task]
+    if task == "squad":
+        return {**recipes.QA_RECIPE, "windows": recipes.QA_WINDOWS}
+    return recipes.NER_RECIPE
 
 
 def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[str, int]]:
