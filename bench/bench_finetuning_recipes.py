@@ -22,7 +22,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from keras_bert.export.cpu import cpu_summary
+from keras_bert.cpu import cpu_summary
 
 BENCHMARKS = Path("../shared/data/benchmarks")
 # The flag each grid axis sets on the job's command line.
@@ -63,7 +63,8 @@ def job_command(task: str, output_dir: Path, glue_dir: Path) -> list[str]:
 
 
 def run_scores(task: str, output_dir: Path) -> dict | None:
-    """A finished run's dev scores (metric by name) and speed; None if it has not finished."""
+    """A finished run's dev scores (metric by name), speed and precision; None if it has not
+    finished."""
     if task in ("conll2003", "squad"):
         path = output_dir / "metrics.json"
         if not path.is_file():
@@ -84,6 +85,8 @@ def run_scores(task: str, output_dir: Path) -> dict | None:
         "scores": scores,
         "train_seconds": summary["train_seconds"],
         "sequences_per_second": summary["sequences_per_second"],
+        # The policy trained in, and with `--precision auto` what decided it.
+        "precision": summary.get("precision"),
     }
 
 

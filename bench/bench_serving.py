@@ -68,9 +68,9 @@ from bench.peer_onnx import (
     write_peer_models,
 )
 from keras_bert import BertEncoder
+from keras_bert.cpu import cpu_summary
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.export.buckets import bucket_examples, cycled_words
-from keras_bert.export.cpu import cpu_summary
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint

@@ -90,7 +90,7 @@ def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[s
 
 def record_of(task: str, seed: int, result: dict) -> dict:
     """The results line of a finished run."""
-    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.cpu import cpu_summary
 
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True

@@ -208,8 +208,8 @@ def trained_model(job: ExportJob):
 def chosen_precision(make_module, float32_module, requests: list[dict[str, list[str]]]) -> str:
     """`--precision auto`: the precision `choose_precision` picks on the warm-up and
     `--agreement-data` requests, after printing what it measured on this CPU."""
+    from keras_bert.cpu import cpu_summary
     from keras_bert.export.buckets import bucket_examples
-    from keras_bert.export.cpu import cpu_summary
     from keras_bert.export.precision_choice import choose_precision
 
     timed = [float32_module.example_inputs(), *bucket_examples(float32_module), *requests]
@@ -224,7 +224,7 @@ def chosen_precision(make_module, float32_module, requests: list[dict[str, list[
 def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[str]]]):
     """The job's checked `OnnxExport` (`keras_bert.export.onnx`); with `--precision auto` the
     faster of float32 and int8 here, after printing what was measured on this CPU."""
-    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.cpu import cpu_summary
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
 
     if job.precision != AUTO_PRECISION:

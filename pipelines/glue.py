@@ -227,6 +227,8 @@ def main(argv: list[str] | None = None) -> dict:
         runs[task.name] = {
             key: summary[key] for key in ("train_seconds", "sequences_per_second", "train_examples")
         }
+        # What the run trained in (None from runs whose summary predates the record).
+        runs[task.name]["precision"] = summary.get("precision")
         elapsed = time.perf_counter() - started
         remaining = sum(sequences(t.name) for t in tasks[number:])
         left = f"; about {_minutes(elapsed / trained * remaining)} left" if trained else ""

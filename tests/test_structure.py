@@ -41,6 +41,8 @@ LAYERS = (
     (
         "keras_bert.errors",
         "keras_bert.deprecation",
+        "keras_bert.cpu",
+        "keras_bert.timing",
         "keras_bert.serving.onnx_model",
         "keras_bert.serving.onnx_decoding",
     ),

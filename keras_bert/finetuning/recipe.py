@@ -16,6 +16,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
 from keras_bert.text import checkpoint_preprocessors
+from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.recipes import FINETUNING_RUN
 from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
 
@@ -139,19 +140,22 @@ def fit_task_model(
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
         checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
-            find it when the model is built.
+            find it now.
         batches_per_epoch: the batches of one pass over the examples where they are not
             `ceil(num_train_examples / batch_size)` (batches by length: `batch_count_by_length`).
 
     Returns:
-        The trained model and a summary: training time, sequences per second, final metrics.
+        The trained model and a summary: training time, sequences per second, the precision
+        trained in, final metrics.
     """
+    checkpoint = checkpoint or find_run_checkpoint(config)
     return fit_model(
         lambda: build_model(checkpoint_encoder(config, checkpoint)),
         config,
         train_dataset,
         num_train_examples,
         batches_per_epoch,
+        TrainStepShape.of(checkpoint.config, config.batch_size, config.seq_length),
     )
 
 
@@ -161,9 +165,12 @@ def fit_model(
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
     batches_per_epoch: int | None = None,
+    step_shape: TrainStepShape | None = None,
 ) -> tuple[keras.Model, dict]:
     """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
-    takes no argument (e.g. a `Distiller` of a trained teacher)."""
+    takes no argument (e.g. a `Distiller` of a trained teacher). `step_shape` is the train
+    step `--precision auto` times (default: `TrainStepShape`'s encoder sizes at the run's batch
+    and sequence length)."""
     steps_per_epoch = batches_per_epoch or config.steps_per_epoch(num_train_examples)
     total_steps = max(1, round(config.epochs * steps_per_epoch))
 
@@ -180,6 +187,7 @@ def fit_model(
         output_dir=config.output_dir,
         total_steps=total_steps,
         steps_per_epoch=steps_per_epoch,
+        step_shape=step_shape or TrainStepShape(config.batch_size, config.seq_length),
     )
     summary = {
         "train_seconds": round(result.train_seconds, 1),
@@ -192,6 +200,7 @@ def fit_model(
             / result.train_seconds,
             2,
         ),
+        "precision": result.precision.to_dict(),
         "history": {
             name: [float(v) for v in values] for name, values in result.history.history.items()
         },
@@ -206,5 +215,6 @@ def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> Non
 
 
 def write_summary(summary: dict, config: FinetuningConfig) -> None:
-    """Writes the run's summary (speed, history, scores) as `<output_dir>/metrics.json`."""
+    """Writes the run's summary (speed, precision, history, scores) as
+    `<output_dir>/metrics.json`."""
     (Path(config.output_dir) / "metrics.json").write_text(json.dumps(summary, indent=2))

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from keras_bert.cpu import cpu_features
 from keras_bert.errors import ConfigError
-from keras_bert.export.cpu import cpu_features
 from keras_bert.export.onnx.encoder_graph import RELATIVE_TERM_PREFIX
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
