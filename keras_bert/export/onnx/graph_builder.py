@@ -42,6 +42,9 @@ class GraphBuilder:
         self.outputs: list[onnx.ValueInfoProto] = []
         self._used = Counter()
         self._constants: dict[tuple, str] = {}
+        # By the identities of the variables: the initializer's name, and the variables (kept
+        # alive, so that no other object takes their ids).
+        self._weights: dict[tuple[int, ...], tuple[str, tuple]] = {}
 
     def unique(self, name: str) -> str:
         """`name`, or `name_2`, `name_3`, ... if taken."""
@@ -74,6 +77,29 @@ class GraphBuilder:
         if key is not None:
             self._constants[key] = unique
         return unique
+
+    def weight(self, name: str, *variables) -> str:
+        """An initializer holding the float32 value of Keras variables (several: joined along
+        their last axis, e.g. the query, key and value kernels), written once however often it
+        is asked for: what the Keras model shares (ALBERT's blocks across layers, the masked
+        LM's decoder tied to the token embeddings) the graph stores once.
+
+        Example:
+        >>> import keras
+        >>> builder, kernel = GraphBuilder(), keras.Variable(np.ones((2, 3)))
+        >>> builder.weight("kernel", kernel), builder.weight("again", kernel)
+        ('kernel', 'kernel')
+        >>> builder.weight("both", kernel, kernel), len(builder.initializers)
+        ('both', 2)
+        """
+        key = tuple(id(variable) for variable in variables)
+        if key not in self._weights:
+            arrays = [np.asarray(variable.numpy(), np.float32) for variable in variables]
+            array = np.concatenate(arrays, axis=-1) if len(arrays) > 1 else arrays[0]
+            unique = self.unique(name)
+            self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), unique))
+            self._weights[key] = (unique, variables)
+        return self._weights[key][0]
 
     def op(
         self,
