@@ -115,7 +115,7 @@ class EncoderGraph:
         for name in input_names(self.config):
             builder.input(name, TensorProto.INT32, [BATCH, SEQUENCE])
         hidden = self._embeddings()
-        relative_bias = self._relative_positions() if self.config.relative_attention else None
+        relative_bias = self.relative_positions() if self.config.relative_attention else None
         for group in self.config.layer_groups:
             for block in self.encoder.block_groups[group]:
                 hidden = self._block(block, hidden, relative_bias)
@@ -328,7 +328,7 @@ class EncoderGraph:
 
     # DeBERTa ------------------------------------------------------------------------------
 
-    def _relative_positions(self) -> dict[str, str]:
+    def relative_positions(self) -> dict[str, str]:
         """The relative rows of every (query, key) pair, `[sequence, sequence]` int64, for
         c2p and for p2c (transposed: `[key, query]`), cut from tables of the longest sequence
         (`max_position_embeddings`) at run time; and the relative embedding table, through its

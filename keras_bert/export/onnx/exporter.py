@@ -105,7 +105,12 @@ def check_int8_inputs(module, agreement_requests: Sequence[Mapping[str, list]]) 
     agreement inputs."""
     if task_of(module.model) == "encoder":
         raise ConfigError("int8 exports are checked on labels; an encoder's outputs hold none.")
-    rows = request_rows(agreement_requests)
+    check_agreement_rows(request_rows(agreement_requests))
+
+
+def check_agreement_rows(rows: int) -> None:
+    """A one-line `DataError` that says what to pass if `rows` agreement inputs are too few
+    to check int8 on."""
     if rows < MIN_AGREEMENT_TEXTS:
         raise DataError(
             f"int8 is checked against float32 on held-out inputs: pass --agreement-data, a JSONL "

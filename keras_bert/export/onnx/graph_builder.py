@@ -40,6 +40,7 @@ class GraphBuilder:
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []
         self.outputs: list[onnx.ValueInfoProto] = []
+        self.value_infos: list[onnx.ValueInfoProto] = []
         self._used = Counter()
         self._constants: dict[tuple, str] = {}
         # By the identities of the variables: the initializer's name, and the variables (kept
@@ -110,13 +111,21 @@ class GraphBuilder:
         name: str | None = None,
         **attributes,
     ) -> str | list[str]:
-        """Adds a node; returns its output name (a list of them if `outputs > 1`)."""
+        """Adds a node; returns its output name (a list of them if `outputs > 1`).
+
+        The outputs of a `com.microsoft` node are declared float32 (all of this writer's are):
+        ONNX's shape inference types none of them, and ONNX Runtime's quantizers calibrate and
+        quantize only tensors of a known float type."""
         base = self.unique(name or op_type.lower())
         # "node:index": never the plain name of a graph input, output or initializer.
         names = [f"{base}:{index}" for index in range(outputs)]
         self.nodes.append(
             helper.make_node(op_type, list(inputs), names, name=base, domain=domain, **attributes)
         )
+        if domain == MICROSOFT_DOMAIN:
+            self.value_infos += [
+                helper.make_tensor_value_info(output, TensorProto.FLOAT, None) for output in names
+            ]
         return names[0] if outputs == 1 else names
 
     def contrib(self, op_type: str, *inputs: str, **attributes) -> str | list[str]:
@@ -125,7 +134,12 @@ class GraphBuilder:
 
     def model(self, name: str = "keras_bert") -> onnx.ModelProto:
         graph = helper.make_graph(
-            self.nodes, name, self.inputs, self.outputs, initializer=self.initializers
+            self.nodes,
+            name,
+            self.inputs,
+            self.outputs,
+            initializer=self.initializers,
+            value_info=self.value_infos,
         )
         opsets = [helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(MICROSOFT_DOMAIN, 1)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name="keras_bert")

@@ -51,7 +51,11 @@ import onnx
 from keras_bert.errors import ConfigError
 from keras_bert.export.cpu import cpu_features
 from keras_bert.export.onnx.encoder_graph import RELATIVE_TERM_PREFIX
-from keras_bert.export.onnx.model_files import inference_session, needs_external_data
+from keras_bert.export.onnx.model_files import (
+    inference_session,
+    needs_external_data,
+    save_model,
+)
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
 # The bar (and the SavedModel int8 check's, `keras_bert.export.precision`).
@@ -259,17 +263,20 @@ def _quantizer(model: onnx.ModelProto, mode: str, reduce_range: bool, calibratio
     # A matmul's output stays float32 (its next node adds a bias, a residual, a LayerNorm): 8
     # bits would round the sum every block carries.
     static_options = options["extra_options"] | {"OpTypesToExcludeOutputQuantization": ["MatMul"]}
-    path = Path(directory) / "int8.onnx"
+    # The quantizers read a file: given a ModelProto, they may move its weights to external data
+    # in a directory of their own, and delete it.
+    float32_path, path = Path(directory) / "float32.onnx", Path(directory) / "int8.onnx"
+    save_model(model, float32_path)
     input_names = [graph_input.name for graph_input in model.graph.input]
 
     def quantized(float32_nodes: list[str]) -> onnx.ModelProto:
         excluded = always_float32 + float32_nodes
         with _quiet():
             if mode == "dynamic":
-                quantize_dynamic(model, path, nodes_to_exclude=excluded, **options)
+                quantize_dynamic(float32_path, path, nodes_to_exclude=excluded, **options)
             else:
                 quantize_static(
-                    model,
+                    float32_path,
                     path,
                     _CalibrationReader(calibration, input_names),
                     quant_format=QuantFormat.QDQ,
