@@ -29,11 +29,13 @@ The checked inputs come in two parts. On the search part (and the static calibra
 all-int8 model misses either bound, `quantize_int8` measures each node's sensitivity (the
 relative error when only that node is int8: one quantization and one pass per node) and leaves
 nodes in float32 from the most sensitive down, one more at a time, until the model meets both.
-The model it chose must then meet both on the held-out part, which chose nothing: the figures
-`Int8Agreement` reports (and `keras_bert.json` records) are the held-out ones. Activation
-rounding, not weight rounding, makes most of the error, and an early block's error grows
-through every later block: on MiniLM the first blocks' feed-forward matmuls and attention weights
-lead the order, the last blocks' and the head's come last.
+The model it chose must then keep `MIN_LABEL_AGREEMENT` of the labels of the held-out part,
+which chose nothing (its relative error is reported, not bounded: a bound met on the search
+part is expected to be exceeded a little on new inputs, by design, see `MAX_RELATIVE_ERROR`):
+the figures `Int8Agreement` reports (and `keras_bert.json` records) are the held-out ones.
+Activation rounding, not weight rounding, makes most of the error, and an early block's error
+grows through every later block: on MiniLM the first blocks' feed-forward matmuls and attention
+weights lead the order, the last blocks' and the head's come last.
 """
 
 from __future__ import annotations
@@ -299,12 +301,12 @@ def quantize_int8(
     reduce_range: bool | None = None,
 ) -> tuple[onnx.ModelProto, Int8Agreement]:
     """The int8 model of a float32 task graph with the fewest of the most sensitive nodes in
-    float32 that stays close to it on `search_batches`, accepted if it does on
-    `held_out_batches` too (packed inputs; see the module).
+    float32 that stays close to it on `search_batches`, accepted if it keeps the labels of
+    `held_out_batches` (packed inputs; see the module).
 
     Raises:
         PrecisionAgreementError: no model with an int8 node meets both bounds on the search
-            batches, or the one that does misses them on the held-out ones.
+            batches, or the one that does keeps too few held-out labels.
         ConfigError: an unknown mode; the outputs hold no labels (an encoder's embeddings).
     """
     if mode not in INT8_MODES:
@@ -347,13 +349,12 @@ def quantize_int8(
             )
     held_out_outputs = _outputs(inference_session(quantized), held_out_batches)
     held_out = _Measure.of(held_out_outputs, held_out_reference, held_out_batches)
-    if not held_out.passes:
+    if held_out.agreement < MIN_LABEL_AGREEMENT:
         raise PrecisionAgreementError(
             f"The {mode} int8 model chosen on the search inputs ({count} of {len(nodes)} nodes "
             f"in float32; agreement {search.agreement:.4f}, error {search.error:.4f}) agrees "
-            f"with float32 on {held_out.agreement:.4f} of {held_out.labels} held-out labels with "
-            f"a relative error of {held_out.error:.4f} (at least {MIN_LABEL_AGREEMENT}, at most "
-            f"{MAX_RELATIVE_ERROR}). Export in float32, or check on more inputs."
+            f"with float32 on {held_out.agreement:.4f} of {held_out.labels} held-out labels (at "
+            f"least {MIN_LABEL_AGREEMENT}). Export in float32, or check on more inputs."
         )
     return quantized, Int8Agreement(
         mode=mode,
