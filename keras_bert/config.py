@@ -208,6 +208,13 @@ class BertConfig:
         """Relative embeddings on each side of distance 0 (half the table's rows)."""
         return self.position_buckets if self.position_buckets > 0 else self.relative_position_range
 
+    @property
+    def longest_input(self) -> int:
+        """The most ids a packed input may hold: the learned positions less RoBERTa's offset
+        (DeBERTa-v3's relative positions: the `max_position_embeddings` they were bucketed
+        for)."""
+        return self.max_position_embeddings - self.position_offset
+
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
         changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")

@@ -14,7 +14,8 @@
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
-        --name sentiment --format onnx [--precision int8|auto --agreement-data dev.jsonl]
+        --name sentiment --format onnx [--precision int8|auto --agreement-data dev.jsonl \
+        --int8-mode dynamic|static]
 
 Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` and
 `batching_parameters.txt`, and prints the command that serves them. `--format onnx` writes
@@ -90,9 +91,14 @@ class ExportJob:
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
             bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
             `--precision auto` times them too. ONNX exports also check there that
-            tokenizer.json gives keras_bert's ids and that outputs equal the Keras model's.
+            tokenizer.json gives keras_bert's ids and that outputs equal the Keras model's;
+            ONNX int8 (and auto) needs a few hundred records, half of them held out
+            (`keras_bert.export.onnx.exporter.MIN_AGREEMENT_TEXTS`).
         format: "savedmodel" (TF Serving), "onnx" (ONNX Runtime: float32 or int8, or "auto"
             between the two) or "both" in one version directory.
+        int8_mode: how ONNX int8 quantizes: "dynamic" (activation ranges computed per call)
+            or "static" (ranges calibrated on half the agreement data; see
+            `keras_bert.export.onnx.quantization`).
     """
 
     task: str
@@ -117,12 +123,23 @@ class ExportJob:
     buckets: tuple[int, ...] | None = None
     agreement_data: str | None = None
     format: str = "savedmodel"
+    int8_mode: str = "dynamic"
 
     def __post_init__(self):
+        from keras_bert.export.onnx.quantization import INT8_MODES
+
         if self.format not in FORMATS:
             raise ConfigError(f"Unknown --format {self.format!r}; expected one of {FORMATS}.")
         if self.format != "savedmodel" and self.precision not in ("float32", "int8", "auto"):
             raise ConfigError(f"ONNX exports are float32, int8 or auto, not {self.precision}.")
+        if self.int8_mode not in INT8_MODES:
+            raise ConfigError(
+                f"Unknown --int8-mode {self.int8_mode!r}; expected one of {INT8_MODES}."
+            )
+        if self.format != "savedmodel" and self.precision == "int8" and not self.agreement_data:
+            from keras_bert.export.onnx.exporter import check_agreement_rows
+
+            check_agreement_rows(0)  # before the model loads
         if self.task not in TASKS:
             raise ConfigError(f"Unknown --task {self.task!r}; expected one of {', '.join(TASKS)}.")
         if self.model and self.keras_hub_model:
@@ -228,8 +245,8 @@ def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[st
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
 
     if job.precision != AUTO_PRECISION:
-        return prepare_onnx(float32_module, job.precision, requests)
-    export, timings = choose_onnx_precision(float32_module, requests)
+        return prepare_onnx(float32_module, job.precision, requests, job.int8_mode)
+    export, timings = choose_onnx_precision(float32_module, requests, int8_mode=job.int8_mode)
     print(f"--format onnx --precision auto on {cpu_summary()}:")
     for timing in timings:
         print(f"  {timing.describe()}")

@@ -114,7 +114,7 @@ def checkpoint_encoder(
     if config.embedding_rms is not None:
         encoder.embeddings.rescale(config.embedding_rms)
     bert_config = encoder.bert_config
-    positions = bert_config.max_position_embeddings - bert_config.position_offset
+    positions = bert_config.longest_input
     if bert_config.position_biased_input and config.seq_length > positions:
         raise ConfigError(
             f"seq_length {config.seq_length} is longer than the {positions} positions "
