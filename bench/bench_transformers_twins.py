@@ -160,9 +160,13 @@ def keras_outputs(model, head: str, ids: dict[str, np.ndarray], positions: np.nd
 
 
 def max_difference(ours: dict, theirs: dict, mask: np.ndarray) -> float:
-    """The largest |Δ| over the outputs both have, at real tokens for per-token outputs."""
+    """The largest |Δ| over the outputs both have (a bare RoBERTa encoder read from a masked-LM
+    checkpoint has no pooler, which transformers' `RobertaModel` draws anew), at real tokens for
+    per-token outputs."""
     worst = 0.0
     for name, value in theirs.items():
+        if name not in ours:
+            continue
         difference = np.abs(np.asarray(ours[name], np.float64) - value)
         if difference.ndim >= 2 and difference.shape[:2] == mask.shape:
             difference = difference[mask.astype(bool)]

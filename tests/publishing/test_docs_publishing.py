@@ -34,7 +34,7 @@ def test_the_page_runs_as_written(hub_env, fake_hub, tmp_path, monkeypatch):
     for language, block in _BLOCKS:
         if language == "bash":
             _fine_tuning_run(namespace["classifier"], tmp_path / "runs" / "sentiment")
-            arguments = shlex.split(block)
+            arguments = shlex.split(block.replace("\\\n", " "))
             assert arguments[:3] == ["python", "-m", "pipelines.publish"]
             publish.main(arguments[3:])
         elif "from transformers" not in block or _HAS_TRANSFORMERS:
