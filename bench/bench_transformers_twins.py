@@ -205,7 +205,7 @@ def check(family: str, head: str, model, directory: Path, texts, seq_length: int
     model_class = getattr(transformers, architecture)
     theirs, loading = model_class.from_pretrained(directory, output_loading_info=True)
     theirs.eval()
-    problems = {name: keys for name, keys in loading.items() if keys and name != "error_msgs"}
+    problems = {name: sorted(keys) for name, keys in loading.items() if keys}
     tokenizer = transformers.AutoTokenizer.from_pretrained(directory)
     sentences, pairs = texts
     rows = pairs if head == "qa" else sentences

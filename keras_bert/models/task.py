@@ -143,9 +143,9 @@ class BertTask(keras.Model):
         """The task on the checkpoint's encoder (`from_checkpoint` without the preprocessor).
 
         A checkpoint of transformers' model of this task (its `architectures`, e.g.
-        `RobertaForSequenceClassification`) gives its head too, and the head's arguments that
-        `kwargs` leave out (`num_classes`, `label_names` from its `id2label`); any other
-        checkpoint gives a new head.
+        `RobertaForSequenceClassification`) gives its head too, with the head's arguments of its
+        config (`num_classes`, `label_names` from its `id2label`) unless `kwargs` give some of
+        them; any other checkpoint gives a new head.
         """
         from keras_bert.checkpoints import find_checkpoint
         from keras_bert.checkpoints.task_heads import architecture_task
@@ -158,7 +158,10 @@ class BertTask(keras.Model):
         )
         if not holds_head:
             return cls(encoder, **kwargs)
-        model = cls(encoder, **{**cls.head_arguments(files.config_values), **kwargs})
+        head_arguments = cls.head_arguments(files.config_values)
+        if not head_arguments.keys() & kwargs.keys():
+            kwargs = {**head_arguments, **kwargs}
+        model = cls(encoder, **kwargs)
         model.restore_head(checkpoint)
         return model
 

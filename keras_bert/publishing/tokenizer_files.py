@@ -93,6 +93,14 @@ def write_tokenizer_files(
     Raises:
         ConfigError: the preprocessor's tokenizer is not the family's (keras_bert would read the
             directory with another).
+
+    Example:
+    >>> import tempfile
+    >>> from keras_bert import load_preprocessor
+    >>> from keras_bert.families import family
+    >>> preprocessor = load_preprocessor("../shared/reference/variants/albert")
+    >>> write_tokenizer_files(preprocessor, family("albert"), Path(tempfile.mkdtemp()), 64, True)
+    ['spiece.model', 'tokenizer.json', 'tokenizer_config.json', 'special_tokens_map.json']
     """
     tokenizer = preprocessor.tokenizer
     kind = _TOKENIZER_KINDS.get(type(tokenizer))

@@ -74,6 +74,7 @@ def _outputs(model, inputs) -> list[np.ndarray]:
     return [np.asarray(output) for output in keras.tree.flatten(outputs)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model_type", ["bert", *VARIANTS])
 def test_every_head_of_every_family_reads_back_exactly(model_type, checkpoints, tmp_path):
     checkpoint = checkpoints[model_type]
@@ -310,3 +311,13 @@ def test_a_failed_save_leaves_nothing_behind(saved_classifier, tmp_path, monkeyp
     with pytest.raises(OSError, match="No space left"):
         save_checkpoint(model, tmp_path / "new", preprocessor)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["saved"]
+
+
+def test_asking_for_other_classes_starts_a_new_head(saved_classifier, caplog):
+    _, _, directory = saved_classifier
+
+    with caplog.at_level("WARNING", logger="keras_bert.models.task"):
+        classifier = BertClassifier.from_checkpoint(directory, num_classes=5)
+
+    assert classifier.num_classes == 5 and classifier.label_names is None
+    assert "the head starts anew" in caplog.text
