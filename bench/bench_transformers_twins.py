@@ -14,7 +14,8 @@ answering) it prints:
 - ids: texts whose ids (and attention masks) from the saved `tokenizer.json` through
   `AutoTokenizer` equal keras_bert's preprocessor's;
 - max |Δ|: the largest difference between transformers' and Keras' outputs on the same ids, at
-  real tokens (logits, hidden states, pooled output);
+  real tokens (logits, hidden states, pooled output), beside the largest output (a new head's
+  logits are small: its weights are drawn with standard deviation 0.02);
 - end to end: the same, each side tokenizing the text itself, over the texts of identical ids.
 
 Runs in the peer environment (torch, transformers), from the repository root:
@@ -211,11 +212,9 @@ def check(family: str, head: str, model, directory: Path, texts, seq_length: int
     rows = pairs if head == "qa" else sentences
     ours_ids = packed(preprocessor, rows)
     positions = np.tile(np.arange(1, 4), (len(ours_ids["input_mask"]), 1))
-    same_ids_difference = max_difference(
-        keras_outputs(model, head, ours_ids, positions),
-        transformers_outputs(theirs, head, ours_ids, positions),
-        ours_ids["input_mask"],
-    )
+    keras_values = keras_outputs(model, head, ours_ids, positions)
+    their_values = transformers_outputs(theirs, head, ours_ids, positions)
+    same_ids_difference = max_difference(keras_values, their_values, ours_ids["input_mask"])
     their_ids = huggingface_ids(tokenizer, rows, seq_length)
     agree = np.all(their_ids["input_word_ids"] == ours_ids["input_word_ids"], axis=1) & np.all(
         their_ids["input_mask"] == ours_ids["input_mask"], axis=1
@@ -235,6 +234,7 @@ def check(family: str, head: str, model, directory: Path, texts, seq_length: int
         "architecture": architecture,
         "loading problems": problems or "none",
         "ids": f"{int(agree.sum())}/{len(agree)}",
+        "max |output|": max(float(np.abs(value).max()) for value in keras_values.values()),
         "max |Δ| same ids": same_ids_difference,
         "max |Δ| end to end": end_to_end,
     }
@@ -264,16 +264,17 @@ def main(argv: list[str] | None = None) -> None:
                 print(json.dumps(result), flush=True)
                 results.append(result)
     print(
-        "\n| family | head | transformers class | loading | ids equal | max abs diff, same ids "
-        "| max abs diff, end to end |"
+        "\n| family | head | transformers class | loading | ids equal | max abs output "
+        "| max abs diff, same ids | max abs diff, end to end |"
     )
-    print("|---|---|---|---|---|---:|---:|")
+    print("|---|---|---|---|---|---:|---:|---:|")
     for row in results:
         end_to_end = row["max |Δ| end to end"]
+        loading = row["loading problems"]
         print(
             f"| {row['family']} | {row['head']} | {row['architecture']} | "
-            f"{'clean' if row['loading problems'] == 'none' else row['loading problems']} | "
-            f"{row['ids']} | {row['max |Δ| same ids']:.2e} | "
+            f"{'clean' if loading == 'none' else loading} | {row['ids']} | "
+            f"{row['max |output|']:.3g} | {row['max |Δ| same ids']:.2e} | "
             f"{'n/a' if end_to_end is None else f'{end_to_end:.2e}'} |"
         )
 
