@@ -4,6 +4,7 @@ is, its labels, its data, its measured metrics and how to load it."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from huggingface_hub import ModelCardData
@@ -48,6 +49,29 @@ def metric_rows(metrics: Mapping[str, Any], prefix: str = "") -> list[tuple[str,
     return rows
 
 
+def base_model_id(base_model: str | None) -> str | None:
+    """The Hub id of a base checkpoint for the card's metadata: an `org/name` id (a bare `name`
+    may be a local folder's as well as a legacy Hub id, which the Hub's metadata does not take).
+
+    Example:
+    >>> base_model_id("google-bert/bert-base-uncased"), base_model_id("minilm")
+    ('google-bert/bert-base-uncased', None)
+    """
+    if base_model and "/" in base_model and is_hub_id(base_model):
+        return base_model
+    return None
+
+
+def _described(base_model: str | None) -> str:
+    """The base checkpoint as the card names it: a local path by its last two parts only."""
+    if base_model is None:
+        return "none (trained from scratch)"
+    if base_model_id(base_model) is not None:
+        return f"`{base_model}`"
+    path = Path(base_model)
+    return f"a local checkpoint, `{path.parent.name}/{path.name}`"
+
+
 def model_card(
     twin: TransformersTwin,
     name: str,
@@ -60,7 +84,8 @@ def model_card(
     Args:
         twin: the model as transformers sees it (architecture, config, task).
         name: what to call it: its Hub id, or its directory's name.
-        base_model: the checkpoint it was trained from; a Hub id also goes into the metadata.
+        base_model: the checkpoint it was trained from; an `org/name` Hub id also goes into the
+            metadata.
         dataset: what it was trained on, in words or as a path or Hub id.
         metrics: its `metrics.json` summary, whose evaluation scores are listed.
 
@@ -81,7 +106,7 @@ def model_card(
     metadata = ModelCardData(
         library_name="transformers",
         pipeline_tag=twin.pipeline_tag,
-        base_model=base_model if base_model and is_hub_id(base_model) else None,
+        base_model=base_model_id(base_model),
         tags=["keras-bert"],
     )
     auto_class, keras_class = _LOADERS[twin.task]
@@ -90,7 +115,7 @@ def model_card(
         f"# {name}\n",
         f"A `{twin.architecture}` trained with keras_bert (TensorFlow, Keras 3) and saved in "
         "Hugging Face's layout: transformers, `tokenizers` and keras_bert load it as it is.\n",
-        f"- Base checkpoint: `{base_model or 'none (trained from scratch)'}`",
+        f"- Base checkpoint: {_described(base_model)}",
         f"- Task: {twin.pipeline_tag}",
         f"- Data: {dataset or 'not stated'}\n",
     ]

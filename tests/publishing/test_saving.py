@@ -201,6 +201,7 @@ def test_a_local_base_checkpoint_stays_out_of_the_metadata(checkpoints, tmp_path
     card = (tmp_path / "README.md").read_text()
     assert "base_model" not in card.split("---")[1]
     assert "pipeline_tag: feature-extraction" in card
+    assert "Base checkpoint: a local checkpoint, `variants/roberta`" in card
 
 
 def test_a_pretrainer_without_a_twin_publishes_its_masked_lm_alone(checkpoints, tmp_path):
