@@ -24,8 +24,8 @@ import keras
 import numpy as np
 
 from bench.bench_serving import DATA_DIR, load_dev
+from keras_bert.cpu import cpu_summary
 from keras_bert.export import serving_module
-from keras_bert.export.cpu import cpu_summary
 from keras_bert.export.onnx import int8_export, prepare_onnx
 from keras_bert.export.onnx.quantization import INT8_MODES
 from keras_bert.export.precision import PrecisionAgreementError

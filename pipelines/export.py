@@ -35,6 +35,7 @@ from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
     default_checkpoint,
+    load_trained_model,
     parse_job,
     run_job,
 )
@@ -159,22 +160,6 @@ def agreement_requests(module, path: str | None) -> list[dict[str, list[str]]]:
     if missing:
         raise DataError(f"{path}: records lack the fields {missing} of serving_default.")
     return [{name: [record[name] for record in records] for name in names}]
-
-
-def load_trained_model(path: str):
-    """The Keras model saved at `path` (a `.keras` file), or a one-line error saying why not."""
-    import keras
-
-    import keras_bert.models  # noqa: F401  (registers the classes the file names)
-
-    if Path(path).suffix != ".keras":
-        raise ConfigError(
-            f"{path}: not a .keras model file; export a model saved by a fine-tuning job "
-            "(its output directory's model.keras) or by model.save('name.keras')."
-        )
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such model file.")
-    return keras.saving.load_model(path)
 
 
 def converted_keras_hub_model(job: ExportJob):

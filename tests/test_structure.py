@@ -53,7 +53,7 @@ LAYERS = (
     ("keras_bert.decoding",),
     ("keras_bert.data",),
     ("keras_bert.models", "keras_bert.metrics"),
-    ("keras_bert.export", "keras_bert.keras_hub_conversion"),
+    ("keras_bert.export", "keras_bert.keras_hub_conversion", "keras_bert.publishing"),
     ("keras_bert.finetuning", "keras_bert.pretraining"),
     ("keras_bert.distillation", "keras_bert.serving"),
     ("keras_bert.loading", "keras_bert"),
