@@ -167,6 +167,7 @@ class BertClassifier(BertTask):
             length_bucketing=True,
         )
         return batches, None, None, None
+
     @classmethod
     def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
         """`num_classes` and `label_names` of a `config.json`'s `id2label` (1 class and no names

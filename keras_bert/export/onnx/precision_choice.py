@@ -23,8 +23,8 @@ from keras_bert.export.precision_choice import (
     TIMED_BATCH_SIZES,
     PrecisionTiming,
     _request_batches,
-    _timed,
 )
+from keras_bert.timing import interleaved_median_seconds
 
 
 def choose_onnx_precision(
@@ -84,7 +84,7 @@ def choose_onnx_precision(
                 ]
                 for precision, model in models.items()
             }
-            seconds |= _timed(calls, rounds)
+            seconds |= interleaved_median_seconds(calls, rounds)
     timings = [
         PrecisionTiming(
             precision,
