@@ -42,7 +42,9 @@ class FinetuningConfig:
             own head) or "mean" (the mean of the sequence output; see `BertClassifier`).
         document_context: token classification: read each sentence with the text of its
             document around it (`tagging_windows`, the BERT paper's CoNLL-2003 setting) where
-            the data marks documents (CoNLL's `-DOCSTART-`); each sentence alone otherwise.
+            the data marks documents (CoNLL's `-DOCSTART-`). Off by default: on a CoNLL-2003
+            screen it scored 1.5 F1 points below sentences alone, at 3.6× the time
+            (docs/benchmarks.md#recipes).
         embedding_rms: rescale the checkpoint's embedding tables to this root mean square
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
             e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
@@ -66,7 +68,7 @@ class FinetuningConfig:
     max_train_examples: int | None = None
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
-    document_context: bool = True
+    document_context: bool = False
     embedding_rms: float | None = None
     revision: str | None = None
     run: RunSettings = FINETUNING_RUN

@@ -130,7 +130,9 @@ def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
 def test_ner_tagger_reads_sentences_in_their_documents(tiny_checkpoint_dir, data_dir, tmp_path):
     conll = read_conll(data_dir / "benchmarks" / "conll2003" / "eng.testa")
     documents = TaggedSentences(conll.words[:120], conll.tags[:120], conll.documents[:120])
-    settings = config(tiny_checkpoint_dir, tmp_path, seq_length=64, max_train_examples=60)
+    settings = config(
+        tiny_checkpoint_dir, tmp_path, seq_length=64, max_train_examples=60, document_context=True
+    )
     model, summary = finetune_token_classifier(settings, documents, documents)
     # 60 drawn sentences trained inside their documents: fewer windows than sentences.
     windows = tagging_windows(
