@@ -128,7 +128,7 @@ def main() -> None:
         child(args.child)
         return
     directories = write_checkpoints(Path(args.work_dir))
-    from keras_bert.export.cpu import cpu_summary  # imports TensorFlow: not in the children
+    from keras_bert.cpu import cpu_summary  # imports TensorFlow: not in the children
 
     print(cpu_summary())
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TF_CPP_MIN_LOG_LEVEL": "3"}

@@ -33,8 +33,8 @@ from bench.bench_serving import (
     request_batches,
     scheduled_timings,
 )
+from keras_bert.cpu import cpu_summary
 from keras_bert.export import export_for_serving, serving_module
-from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 

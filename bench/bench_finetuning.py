@@ -2,8 +2,11 @@
 
 Trains a sequence classifier (MiniLM-L6-H384, seq 64, batch 32, AdamW) on real movie-review
 batches and reports the median seconds per step after warm-up, as sequences per second.
+`--dtype-policy mixed_bfloat16` trains every variant in bfloat16 (the Keras global policy),
+for CPUs with bfloat16 units (AMX, AVX512_BF16); run it beside a float32 run on one machine.
 
-    python -m bench.bench_finetuning [--steps 12] [--variants ours,ours_bf16,ours_xla,keras_hub]
+    python -m bench.bench_finetuning [--steps 12] [--variants ours,ours_xla,keras_hub,keras_hub_xla]
+        [--dtype-policy mixed_bfloat16]
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ split, scored on its dev split, over seeds; a table of each setting's mean, spre
 Tasks: the GLUE tasks of `--glue-dir` (tfds spelling), `conll2003` (eng.train, scored on
 eng.testa) and `squad` (the shared SQuAD split). Every run is an ordinary job process in
 `<output-root>/<task>/<setting>/seed<N>` (resumable; a finished run is read back, not run
-again), so `--report-only` rebuilds the table from the run directories. Settings not given
-are the job's defaults (the recipe of `keras_bert.training.recipes`).
+again), and each finished run is appended to `--results` (`bench/results/recipe_screens.jsonl`,
+committed: a screen outlives the machine it ran on; a run recorded there is not run again), so
+`--report-only` rebuilds the table. Settings not given are the job's defaults (the recipe of
+`keras_bert.training.recipes`).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import itertools
 import json
 import statistics
@@ -22,9 +25,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from keras_bert.export.cpu import cpu_summary
+from bench.bench_peer_finetuning import git_revision, read_records
+from keras_bert.cpu import cpu_summary
 
 BENCHMARKS = Path("../shared/data/benchmarks")
+RESULTS = Path(__file__).parent / "results" / "recipe_screens.jsonl"
 # The flag each grid axis sets on the job's command line.
 AXES = {
     "learning_rates": "--learning-rate",
@@ -33,6 +38,9 @@ AXES = {
     "seq_lengths": "--seq-length",
     "warmup_fractions": "--warmup-fraction",
     "poolings": "--classifier-pooling",
+    "document_contexts": "--document-context",
+    "doc_strides": "--doc-stride",
+    "max_train_examples": "--max-train-examples",
 }
 
 
@@ -60,7 +68,8 @@ def job_command(task: str, output_dir: Path, glue_dir: Path) -> list[str]:
 
 
 def run_scores(task: str, output_dir: Path) -> dict | None:
-    """A finished run's dev scores (metric by name) and speed; None if it has not finished."""
+    """A finished run's dev scores (metric by name), speed and precision; None if it has not
+    finished."""
     if task in ("conll2003", "squad"):
         path = output_dir / "metrics.json"
         if not path.is_file():
@@ -81,6 +90,8 @@ def run_scores(task: str, output_dir: Path) -> dict | None:
         "scores": scores,
         "train_seconds": summary["train_seconds"],
         "sequences_per_second": summary["sequences_per_second"],
+        # The policy trained in, and with `--precision auto` what decided it.
+        "precision": summary.get("precision"),
     }
 
 
@@ -103,24 +114,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--glue-dir", type=Path, default=BENCHMARKS / "glue")
     parser.add_argument("--output-root", type=Path, default=Path("runs/recipes"))
     parser.add_argument("--report-only", action="store_true", help="the table of finished runs")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON lines of the runs")
     args = parser.parse_args(argv)
     print(cpu_summary(), flush=True)
+    recorded = {(r["task"], r["setting"], r["seed"]): r for r in read_records(args.results)}
     rows = []
     for task in args.tasks:
         for setting in settings_of(args):
             runs = []
             for seed in args.seeds:
-                output_dir = args.output_root / task / setting_name(setting) / f"seed{seed}"
-                result = run_scores(task, output_dir)
+                key = (task, setting_name(setting), seed)
+                output_dir = args.output_root / task / key[1] / f"seed{seed}"
+                result = recorded.get(key) or run_scores(task, output_dir)
                 if result is None and not args.report_only:
                     flags = [str(part) for item in setting.items() for part in item]
                     command = [*job_command(task, output_dir, args.glue_dir), *flags]
                     subprocess.run([*command, "--seed", seed], check=True)
                     result = run_scores(task, output_dir)
+                if result is not None and key not in recorded:
+                    record = {"task": task, "setting": key[1], "seed": seed, **result}
+                    record.update(cpu=cpu_summary(), revision=git_revision())
+                    record["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
+                    args.results.parent.mkdir(parents=True, exist_ok=True)
+                    with args.results.open("a", encoding="utf-8") as file:
+                        file.write(json.dumps(record) + "\n")
+                    recorded[key] = result = record
                 if result is not None:
                     runs.append(result)
-                    print(json.dumps({"task": task, "setting": setting_name(setting),
-                                      "seed": seed, **result}), flush=True)  # fmt: skip
+                    print(json.dumps(result), flush=True)
             if runs:
                 rows.append((task, setting_name(setting), runs))
     print("\n| task | setting | seeds | metric | per seed | mean | sequences/s |")

@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 
 from bench.bench_serving import load_dev, request_batches, scheduled_timings
-from keras_bert.export.cpu import cpu_summary
+from keras_bert.cpu import cpu_summary
 
 SEQ_LENGTH = 128
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")

@@ -475,7 +475,7 @@ def git_revision() -> str:
 def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:
     """Runs every task, seed and side not already in the results file; returns this
     invocation's records (appended to the file as they finish)."""
-    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.cpu import cpu_summary
 
     done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in read_records(args.results)]
     context = {"cpu": cpu_summary(), "command": command, "revision": git_revision()}

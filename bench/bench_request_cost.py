@@ -32,9 +32,9 @@ import numpy as np
 import tensorflow as tf
 
 from bench.bench_serving import POWER_OF_TWO_BUCKETS, load_dev
+from keras_bert.cpu import cpu_summary
 from keras_bert.decoding.buckets import bucket_length
 from keras_bert.export import export_for_serving, length_buckets, serving_module
-from keras_bert.export.cpu import cpu_summary
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 

@@ -32,10 +32,11 @@ its float32, ours with our float32). Needs the `peer` extra for the peer (`--no-
         [--requests 200] [--batches 20] [--no-onnx] [--schedule interleaved|blocks|rounds] \\
         [--intra-op-threads N --inter-op-threads N] [--onnx-process shared|own] [--accuracy-only] \\
         [--variants "classifier strings, buckets" "classifier strings, buckets + XLA" ...] \
-        [--peer-python .venv-peer/bin/python] [--no-our-onnx]
+        [--peer-python .venv-peer/bin/python] [--no-our-onnx] [--int8-modes dynamic static]
 
 Our ONNX paths (`OUR_ONNX`): the same classifier exported by `keras_bert.export.onnx` (float32,
-and int8 where its labels agree with float32's on the dev sentences), strings in and labels out
+and int8 of each `--int8-modes`, dynamic and static quantization, where its labels agree with
+float32's on the held-out half of the dev sentences), strings in and labels out
 through `keras_bert.serving.OnnxModel` (`tokenizers` + ONNX Runtime, 2 intra-op threads, as the
 peer), in the strings table, with their ratios to the peer's path of the same precision
 (`print_onnx_goals`). `--peer-python` runs the peer's exports with another venv's Python (one
@@ -68,10 +69,11 @@ from bench.peer_onnx import (
     write_peer_models,
 )
 from keras_bert import BertEncoder
+from keras_bert.cpu import cpu_summary
 from keras_bert.export import export_for_serving, serving_module
 from keras_bert.export.buckets import bucket_examples, cycled_words
-from keras_bert.export.cpu import cpu_summary
 from keras_bert.export.exporter import AGREEMENT_FILE
+from keras_bert.export.onnx.quantization import INT8_MODES
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 
@@ -500,6 +502,14 @@ def main() -> None:
         "the peer's ONNX files in a subprocess (default: this one)",
     )
     parser.add_argument(
+        "--int8-modes",
+        nargs="*",
+        choices=INT8_MODES,
+        default=list(INT8_MODES),
+        help="our ONNX int8 exports to check and time (keras_bert.export.onnx.quantization); "
+        "none for float32 only",
+    )
+    parser.add_argument(
         "--no-our-onnx",
         action="store_true",
         help="leave out our ONNX exports (keras_bert.export.onnx, served by OnnxModel)",
@@ -540,7 +550,7 @@ def main() -> None:
             peer = peer_classifiers(classifier, Path(work_dir), texts, args.peer_python)
         ours_onnx = {}  # name: OnnxModel
         if classifier is not None and not args.no_our_onnx:
-            ours_onnx = our_onnx_models(exported, Path(work_dir), texts)
+            ours_onnx = our_onnx_models(exported, Path(work_dir), texts, args.int8_modes)
         variants += [
             Variant(name, "sentences", lambda batch, model=model: lambda: model.predict(batch))
             for name, model in ours_onnx.items()
@@ -687,16 +697,20 @@ def peer_classifiers(
 
 
 # Our ONNX paths: `pipelines.export --format onnx` of the same classifier (float32, and int8
-# where its labels agree), served by `OnnxModel` with the peer's threads.
+# of each `--int8-modes` where its labels agree), served by `OnnxModel` with the peer's threads.
 OUR_ONNX = {
     "float32": f"our ONNX float32, OnnxModel ({ONNX_THREADS} threads)",
-    "int8": f"our ONNX int8, OnnxModel ({ONNX_THREADS} threads)",
+    "dynamic": f"our ONNX int8 (dynamic), OnnxModel ({ONNX_THREADS} threads)",
+    "static": f"our ONNX int8 (static), OnnxModel ({ONNX_THREADS} threads)",
 }
 
 
-def our_onnx_models(exported: dict, work_dir: Path, texts: list[str]) -> dict:
-    """`OUR_ONNX`'s exports of the float32 classifier export's module, checked on the dev
-    sentences ({name: OnnxModel}); prints the int8 check, or why int8 was refused."""
+def our_onnx_models(
+    exported: dict, work_dir: Path, texts: list[str], int8_modes: Collection[str]
+) -> dict:
+    """`OUR_ONNX`'s exports of the float32 classifier export's module (float32, and int8 in
+    each of `int8_modes`), checked on the dev sentences (int8: half of them held out)
+    ({name: OnnxModel}); prints each int8 check, or why int8 was refused."""
     from keras_bert.export.onnx import int8_export, prepare_onnx
     from keras_bert.export.precision import PrecisionAgreementError
     from keras_bert.serving import OnnxModel
@@ -704,17 +718,19 @@ def our_onnx_models(exported: dict, work_dir: Path, texts: list[str]) -> dict:
     module = exported["classifier strings, buckets"][0]
     requests = [{"text": texts}]
     exports = {"float32": prepare_onnx(module, "float32", requests)}
-    try:
-        exports["int8"] = int8_export(exports["float32"], module, requests)
-        print(f"our ONNX int8, export-time check: {exports['int8'].metadata['checks']['int8']}")
-    except PrecisionAgreementError as error:
-        print(f"our ONNX int8 refused: {error}")
+    for mode in int8_modes:
+        try:
+            exports[mode] = int8_export(exports["float32"], module, requests, mode)
+            check = exports[mode].metadata["checks"]["int8"]
+            print(f"our ONNX int8 ({mode}), export-time check: {check}")
+        except PrecisionAgreementError as error:
+            print(f"our ONNX int8 ({mode}) refused: {error}")
     models = {}
-    for precision, export in exports.items():
-        directory = work_dir / f"onnx_{precision}"
+    for path, export in exports.items():
+        directory = work_dir / f"onnx_{path}"
         directory.mkdir()
         export.write(directory)
-        models[OUR_ONNX[precision]] = OnnxModel(directory, intra_op_threads=ONNX_THREADS)
+        models[OUR_ONNX[path]] = OnnxModel(directory, intra_op_threads=ONNX_THREADS)
     return models
 
 
@@ -725,7 +741,8 @@ def print_onnx_goals(results: dict) -> None:
         "\n| our ONNX path | peer's path | batch-1 p50 ratio (≤ 1.0) | throughput ratio (≥ 1.0) |"
     )
     print("|---|---|---:|---:|")
-    for ours, peer in zip(OUR_ONNX.values(), PEER_STRINGS, strict=True):
+    for path, ours in OUR_ONNX.items():
+        peer = PEER_STRINGS[0] if path == "float32" else PEER_STRINGS[1]
         ours_key, peer_key = variant_key(ours, "sentences"), variant_key(peer, "sentences")
         if ours_key not in results[1] or peer_key not in results[1]:
             continue

@@ -3,15 +3,16 @@
 The text path is the three lines a user writes: `BertClassifier.from_checkpoint(checkpoint,
 num_classes=2, seq_length=64)`, then `fit(train_texts, train_labels, batch_size, epochs)` on
 the uncompiled model (it takes the fine-tuning recipe's optimizer, `FINETUNING_RUN`: AdamW 5e-5,
-10% warm-up, linear decay, clipping at norm 1), texts tokenized in its input pipeline, padded
-to `seq_length`, shuffled each epoch. The pipeline path is `pipelines.finetune_classifier`'s
-`finetune_classifier` with its default recipe (same epochs, batch size and rate; batches of
-texts of similar length, each padded to its longest). Both train on the same examples under
-the same seed and are scored by their own `predict` on the same raw strings of a split neither
-saw (default: the movie snippets' dev split).
+10% warm-up, linear decay, clipping at norm 1), texts tokenized in its input pipeline and
+batched by length, shuffled each epoch. The pipeline path is `pipelines.finetune_classifier`'s
+`finetune_classifier` with its default recipe (same batch size and rate; `--epochs` for both,
+default the recipe's). Both train on the same examples under the same seed and are scored by
+their own `predict` on the same raw strings of a split neither saw (default: the movie
+snippets' dev split).
 
     python -m bench.bench_text_task_accuracy --seed 0 \\
-        [--pipeline-model runs/sentiment_seed0/model.keras] [--max-train-examples 2000]
+        [--pipeline-model runs/sentiment_seed0/model.keras] [--max-train-examples 2000] \\
+        [--epochs 2]
 
 `--pipeline-model` scores a model the pipeline already trained with this seed on the same
 examples (e.g. the Fine-tuning section's run) instead of training it again. The report gives
@@ -35,8 +36,8 @@ from keras_bert.data.classification import encode_labels
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.models import BertClassifier
+from keras_bert.training.recipes import CLASSIFIER_RECIPE
 from pipelines.common import default_checkpoint
-from pipelines.finetune_classifier import RECIPE
 
 
 def train_on_text(config: FinetuningConfig, train, label_names: list[str]) -> BertClassifier:
@@ -95,6 +96,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seq-length", type=int, default=64)
     parser.add_argument("--max-train-examples", type=int, help="train on N examples (seeded)")
+    parser.add_argument("--epochs", type=float, default=CLASSIFIER_RECIPE["epochs"])
     parser.add_argument("--pipeline-model", help="a .keras the pipeline trained (seed, examples)")
     parser.add_argument("--output", help="also write the report here (JSON)")
     args = parser.parse_args()
@@ -105,8 +107,8 @@ def main() -> None:
         output_dir=tempfile.mkdtemp(prefix="text_task_accuracy_"),
         seq_length=args.seq_length,
         max_train_examples=args.max_train_examples,
+        epochs=args.epochs,
         run={"seed": args.seed},
-        **RECIPE,
     )
     if args.pipeline_model:
         pipeline_model = keras.saving.load_model(args.pipeline_model)

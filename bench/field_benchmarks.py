@@ -45,6 +45,8 @@ from bench.bench_peer_finetuning import (
 )
 
 RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
+# Training speed of both sides, one run taking turns (`bench.bench_peer_finetuning --results`).
+SPEED_RESULTS = RESULTS.with_name("training_speed.jsonl")
 ANCHORS = BENCHMARKS / "peer_anchors.json"
 # The campaign in the order it is worth running: a whole seed of the four small GLUE tasks at a
 # time, then the long single-seed runs.
@@ -75,7 +77,9 @@ def job_recipe(task: str) -> dict:
 
     if is_glue(task):
         return recipes.glue_recipe(task)
-    return {"conll2003": recipes.NER_RECIPE, "squad": recipes.QA_RECIPE}[task]
+    if task == "squad":
+        return {**recipes.QA_RECIPE, "windows": recipes.QA_WINDOWS}
+    return recipes.NER_RECIPE
 
 
 def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[str, int]]:
@@ -86,7 +90,7 @@ def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[s
 
 def record_of(task: str, seed: int, result: dict) -> dict:
     """The results line of a finished run."""
-    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.cpu import cpu_summary
 
     dirty = subprocess.run(
         ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
@@ -221,10 +225,47 @@ def provenance(records: Sequence[dict]) -> str:
     )
 
 
-def table(results: Path) -> str:
+def speed_table(records: Sequence[dict]) -> str:
+    """Markdown: per task our sequences/s against Hugging Face's as its script runs by default
+    (run_glue pads to 128, run_ner to each batch's longest, run_qa to 384) and, for GLUE, padded
+    to each batch's longest, with the ratio to the peer's faster; the latest record of each
+    (task, side, padding)."""
+    latest: dict[tuple[str, str, str], dict] = {}
+    for record in records:
+        padding = record["settings"].get("glue_padding", "max_length")
+        latest[(record["task"], record["side"], padding)] = record
+    lines = [
+        "| task | keras_bert | HF, its script's default | HF, GLUE padded to the longest | "
+        "keras_bert / HF's faster | CPU, commit |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for task in GRID:
+        ours = [r for (t, side, _), r in latest.items() if t == task and side == "keras_bert"]
+        if not ours:
+            continue
+        peer = {
+            padding: latest[(task, "hugging_face", padding)]["sequences_per_second"]
+            for padding in ("max_length", "longest")
+            if (task, "hugging_face", padding) in latest
+        }
+        speed = ours[-1]["sequences_per_second"]
+        cells = [f"{peer[p]:.1f}" if p in peer else "" for p in ("max_length", "longest")]
+        ratio = f"**{speed / max(peer.values()):.2f}×**" if peer else ""
+        lines.append(
+            f"| {task} | {speed:.1f} | {cells[0]} | {cells[1]} | {ratio} "
+            f"| {ours[-1]['cpu'].split(';')[0]}, {ours[-1]['revision']} |"
+        )
+    return "\n".join(lines)
+
+
+def table(results: Path, speed_results: Path = SPEED_RESULTS) -> str:
     records = read_records(results)
     anchors = json.loads(ANCHORS.read_text("utf-8"))
-    return f"{quality_table(records, anchors)}\n\n{provenance(records)}"
+    text = f"{quality_table(records, anchors)}\n\n{provenance(records)}"
+    speed = read_records(speed_results)
+    if speed:
+        text += f"\n\n**Training speed** (`{SPEED_RESULTS.name}`):\n\n{speed_table(speed)}"
+    return text
 
 
 def write_between_markers(path: Path, text: str) -> None:

@@ -25,6 +25,7 @@ _LAZY_NAMES = {
     "CheckpointError": "keras_bert.errors",
     "ConfigError": "keras_bert.errors",
     "DataError": "keras_bert.errors",
+    "PublishError": "keras_bert.errors",
     "SentencePieceTokenizer": "keras_bert.text",
     "TextPreprocessor": "keras_bert.text",
     "WordPieceTokenizer": "keras_bert.text",
@@ -32,6 +33,8 @@ _LAZY_NAMES = {
     "load_encoder": "keras_bert.loading",
     "load_masked_lm": "keras_bert.loading",
     "load_preprocessor": "keras_bert.loading",
+    "push_to_hub": "keras_bert.publishing",
+    "save_checkpoint": "keras_bert.publishing",
 }
 
 __all__ = sorted(_LAZY_NAMES)

@@ -27,6 +27,8 @@ _HF_ACTIVATIONS = {
     "gelu_fast": "gelu_approximate",
     "relu": "relu",
 }
+# Ours mapped to the names transformers' configs (and Google's) give them.
+_WRITTEN_ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
 
 
 # Old field names, still accepted as keywords and in JSON (and readable as attributes).
@@ -208,6 +210,13 @@ class BertConfig:
         """Relative embeddings on each side of distance 0 (half the table's rows)."""
         return self.position_buckets if self.position_buckets > 0 else self.relative_position_range
 
+    @property
+    def longest_input(self) -> int:
+        """The most ids a packed input may hold: the learned positions less RoBERTa's offset
+        (DeBERTa-v3's relative positions: the `max_position_embeddings` they were bucketed
+        for)."""
+        return self.max_position_embeddings - self.position_offset
+
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
         changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")
@@ -296,14 +305,13 @@ class BertConfig:
 
     def to_original_dict(self) -> dict[str, Any]:
         """The field names of `bert_config.json` / Hugging Face `config.json`."""
-        activation_names = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
         return {
             "vocab_size": self.vocab_size,
             "hidden_size": self.hidden_size,
             "num_hidden_layers": self.num_layers,
             "num_attention_heads": self.num_heads,
             "intermediate_size": self.intermediate_size,
-            "hidden_act": activation_names[self.hidden_activation],
+            "hidden_act": _WRITTEN_ACTIVATIONS[self.hidden_activation],
             "hidden_dropout_prob": self.dropout_rate,
             "attention_probs_dropout_prob": self.attention_dropout_rate,
             "max_position_embeddings": self.max_position_embeddings,
@@ -334,6 +342,50 @@ class BertConfig:
             ),  # fmt: skip
             **{name: getattr(self, name) for name in family(self.model_type).extra_config_fields},
         }
+
+    def to_huggingface_dict(self) -> dict[str, Any]:
+        """The `config.json` of its family's transformers config class: `model_type` and the
+        fields that class has, under its names (`pad_token_id` where positions count from it).
+
+        Raises:
+            ConfigError: the config has values that class cannot hold (keras_bert's own fields,
+                such as `pre_layer_norm`, or fields another family has): transformers would build
+                another model.
+
+        Example:
+        >>> config = BertConfig.preset("tiny", model_type="distilbert", type_vocab_size=0)
+        >>> values = config.to_huggingface_dict()
+        >>> values["model_type"], values["dim"], values["n_layers"], "pooler" in values
+        ('distilbert', 128, 2, False)
+        >>> BertConfig.preset("tiny", pre_layer_norm=True).to_huggingface_dict()
+        Traceback (most recent call last):
+        ...
+        keras_bert.errors.ConfigError: transformers' bert config cannot hold pre_layer_norm=True.
+        """
+        record = family(self.model_type)
+        ours = self.to_dict() | {
+            "hidden_activation": _WRITTEN_ACTIVATIONS[self.hidden_activation],
+            "pos_att_type": list(self.relative_attention_terms),
+        }
+        values: dict[str, Any] = {"model_type": self.model_type}
+        for theirs, field in record.config_fields.items():
+            if theirs in record.transformers_config_fields:
+                values[theirs] = ours[field]
+        if record.positions_after_padding:
+            values["pad_token_id"] = self.position_offset - 1
+        read_back = BertConfig.from_original_dict(values)
+        # Whether the encoder has a pooler is read from its tensors, not its config.
+        lost = [
+            f"{field.name}={getattr(self, field.name)!r}"
+            for field in dataclasses.fields(self)
+            if field.name != "pooler"
+            and getattr(read_back, field.name) != getattr(self, field.name)
+        ]
+        if lost:
+            raise ConfigError(
+                f"transformers' {self.model_type} config cannot hold {', '.join(lost)}."
+            )
+        return values
 
     @property
     def layer_groups(self) -> list[int]:

@@ -18,3 +18,8 @@ class CheckpointError(KerasBertError):
 
 class DataError(KerasBertError):
     """Input data that cannot be used as asked, with where and why."""
+
+
+class PublishError(KerasBertError):
+    """A model that cannot be published where asked: a directory holding another model, a Hub
+    repository id, revision or credentials that do not allow the push."""

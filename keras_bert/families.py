@@ -74,15 +74,19 @@ class ClassifierHead:
             → dropout → dense).
         dropout_before_dense: whether the first token is also dropped out before that dense
             layer (RoBERTa).
+        dense_module: transformers' name of that dense layer (`pre_classifier`).
+        output_module: transformers' name of the dense layer that gives the logits.
     """
 
     activation: str | None = None
     dropout_before_dense: bool = False
+    dense_module: str | None = None
+    output_module: str = "classifier"
 
 
-# The fields of Google's `bert_config.json` / Hugging Face's `config.json` of BERT and most of
-# its family (plus our extensions), mapped to `BertConfig`'s.
-BERT_CONFIG_FIELDS: Mapping[str, str] = {
+# The fields of Google's `bert_config.json` and transformers' `BertConfig` (`config.json`),
+# mapped to `BertConfig`'s.
+TRANSFORMERS_BERT_FIELDS: Mapping[str, str] = {
     "vocab_size": "vocab_size",
     "hidden_size": "hidden_size",
     "num_hidden_layers": "num_layers",
@@ -95,23 +99,14 @@ BERT_CONFIG_FIELDS: Mapping[str, str] = {
     "type_vocab_size": "type_vocab_size",
     "initializer_range": "initializer_range",
     "layer_norm_eps": "layer_norm_epsilon",
-    "pre_layer_norm": "pre_layer_norm",
-    "relative_attention_buckets": "relative_attention_buckets",
-    "local_attention_bias": "local_attention_bias",
-    "position_offset": "position_offset",
-    "pooler": "pooler",
+}
+# ALBERT's factorized embeddings and shared layers (`AlbertConfig`).
+ALBERT_FIELDS: Mapping[str, str] = {
     "embedding_size": "embedding_size",
     "num_hidden_groups": "num_layer_groups",
     "inner_group_num": "inner_group_num",
-    # DeBERTa (v2, v3): relative positions and disentangled attention.
-    "position_biased_input": "position_biased_input",
-    "relative_attention": "relative_attention",
-    "position_buckets": "position_buckets",
-    "max_relative_positions": "max_relative_positions",
-    "pos_att_type": "pos_att_type",
-    "share_att_key": "share_att_key",
-    "norm_rel_ebd": "norm_rel_ebd",
 }
+# DeBERTa (v2, v3): relative positions and disentangled attention (`DebertaV2Config`).
 DEBERTA_FIELDS = (
     "position_biased_input",
     "relative_attention",
@@ -121,6 +116,33 @@ DEBERTA_FIELDS = (
     "share_att_key",
     "norm_rel_ebd",
 )
+# keras_bert's own extensions, which no transformers config class has.
+KERAS_BERT_FIELDS = (
+    "pre_layer_norm",
+    "relative_attention_buckets",
+    "local_attention_bias",
+    "position_offset",
+    "pooler",
+)
+# Every field BERT's and most of its family's `config.json` may hold.
+BERT_CONFIG_FIELDS: Mapping[str, str] = {
+    **TRANSFORMERS_BERT_FIELDS,
+    **{name: name for name in KERAS_BERT_FIELDS},
+    **ALBERT_FIELDS,
+    **{name: name for name in DEBERTA_FIELDS},
+}
+DISTILBERT_FIELDS: Mapping[str, str] = {
+    "vocab_size": "vocab_size",
+    "dim": "hidden_size",
+    "n_layers": "num_layers",
+    "n_heads": "num_heads",
+    "hidden_dim": "intermediate_size",
+    "activation": "hidden_activation",
+    "dropout": "dropout_rate",
+    "attention_dropout": "attention_dropout_rate",
+    "max_position_embeddings": "max_position_embeddings",
+    "initializer_range": "initializer_range",
+}
 
 
 def _check_deberta_config(values: Mapping[str, Any]) -> None:
@@ -144,9 +166,18 @@ class Family:
 
     Args:
         model_type: Hugging Face's `model_type` of the family's `config.json`.
+        transformers_prefix: the prefix of its transformers classes (`DebertaV2` of
+            `DebertaV2ForMaskedLM`, `DebertaV2Tokenizer`).
         config_fields: the fields of its `config.json` mapped to `BertConfig`'s.
         tensor_names: (pattern, replacement) regular expressions, applied in order, that
-            rewrite its Hugging Face tensor names to BERT's (`BertForPreTraining`'s).
+            rewrite its Hugging Face tensor names to BERT's (`BertForPreTraining`'s). Read
+            backwards (`keras_bert.checkpoints.huggingface.huggingface_name`) they name BERT's
+            tensors as transformers does: a rule whose BERT name holds another rule's comes
+            after it.
+        transformers_config_fields: the names of those `config_fields` that its transformers
+            config class has (the rest are keras_bert's own).
+        other_tensor_names: rules like `tensor_names` for layouts that are read, never
+            written (DeBERTa's `legacy: false` masked-LM head), applied before them.
         tokenizer: its tokenizer and the files it reads.
         packing: its special tokens and pair layout.
         classifier_head: the head of its sequence classifier.
@@ -158,6 +189,8 @@ class Family:
         zero_padding_embeddings: embeddings at padding positions are zeroed (DeBERTa).
         pooler_optional: a checkpoint of it without pooler tensors (its masked-LM models are
             saved so) loads as an encoder without a pooler, instead of failing.
+        pretraining_model: transformers has its `*ForPreTraining`: the masked-LM head and a
+            sentence-pair head on the pooler (BERT's next-sentence, ALBERT's sentence-order).
         extra_config_fields: `BertConfig` fields its `config.json` carries beyond BERT's, under
             the same names.
         check_config: raises a `ConfigError` for `config.json` values of variants keras_bert
@@ -165,9 +198,12 @@ class Family:
     """
 
     model_type: str
+    transformers_prefix: str
     config_fields: Mapping[str, str]
     tensor_names: tuple[tuple[str, str], ...]
     tokenizer: TokenizerFiles
+    transformers_config_fields: tuple[str, ...] = tuple(TRANSFORMERS_BERT_FIELDS)
+    other_tensor_names: tuple[tuple[str, str], ...] = ()
     packing: Packing = Packing()
     classifier_head: ClassifierHead = ClassifierHead()
     token_types: bool = True
@@ -176,6 +212,7 @@ class Family:
     positions_after_padding: bool = False
     zero_padding_embeddings: bool = False
     pooler_optional: bool = True
+    pretraining_model: bool = False
     extra_config_fields: tuple[str, ...] = ()
     check_config: Callable[[Mapping[str, Any]], None] | None = None
 
@@ -212,14 +249,17 @@ _SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "
 
 BERT = Family(
     model_type="bert",
+    transformers_prefix="Bert",
     config_fields=BERT_CONFIG_FIELDS,
     tensor_names=(),
     tokenizer=TokenizerFiles("wordpiece", ("vocab.txt",)),
     # A BERT checkpoint without its pooler is incomplete: the missing tensors are named.
     pooler_optional=False,
+    pretraining_model=True,
 )
 ROBERTA = Family(
     model_type="roberta",
+    transformers_prefix="Roberta",
     config_fields=BERT_CONFIG_FIELDS,
     tensor_names=(
         (r"^roberta\.", "bert."),
@@ -232,56 +272,54 @@ ROBERTA = Family(
     packing=Packing(
         cls_token="<s>", sep_token="</s>", pad_token="<pad>", pair_separators=2, second_type_id=0
     ),
-    classifier_head=ClassifierHead("tanh", dropout_before_dense=True),
+    classifier_head=ClassifierHead(
+        "tanh",
+        dropout_before_dense=True,
+        dense_module="classifier.dense",
+        output_module="classifier.out_proj",
+    ),
     positions_after_padding=True,
 )
 DISTILBERT = Family(
     model_type="distilbert",
-    config_fields={
-        "vocab_size": "vocab_size",
-        "dim": "hidden_size",
-        "n_layers": "num_layers",
-        "n_heads": "num_heads",
-        "hidden_dim": "intermediate_size",
-        "activation": "hidden_activation",
-        "dropout": "dropout_rate",
-        "attention_dropout": "attention_dropout_rate",
-        "max_position_embeddings": "max_position_embeddings",
-        "initializer_range": "initializer_range",
-    },
+    transformers_prefix="DistilBert",
+    config_fields=DISTILBERT_FIELDS,
+    transformers_config_fields=tuple(DISTILBERT_FIELDS),
     tensor_names=(
         (r"^distilbert\.", "bert."),
         (r"transformer\.layer\.", "encoder.layer."),
         (r"attention\.q_lin\.", "attention.self.query."),
         (r"attention\.k_lin\.", "attention.self.key."),
         (r"attention\.v_lin\.", "attention.self.value."),
-        (r"attention\.out_lin\.", "attention.output.dense."),
-        (r"sa_layer_norm\.", "attention.output.LayerNorm."),
         (r"ffn\.lin1\.", "intermediate.dense."),
         (r"ffn\.lin2\.", "output.dense."),
         (r"output_layer_norm\.", "output.LayerNorm."),
+        (r"attention\.out_lin\.", "attention.output.dense."),
+        (r"sa_layer_norm\.", "attention.output.LayerNorm."),
         (r"^vocab_transform\.", "cls.predictions.transform.dense."),
         (r"^vocab_layer_norm\.", "cls.predictions.transform.LayerNorm."),
         (r"^vocab_projector\.bias$", "cls.predictions.bias"),
         (r"^vocab_projector\.weight$", "cls.predictions.decoder.weight"),
     ),
     tokenizer=TokenizerFiles("wordpiece", ("vocab.txt",)),
-    classifier_head=ClassifierHead("relu"),
+    classifier_head=ClassifierHead("relu", dense_module="pre_classifier"),
     token_types=False,
     pooler=False,
 )
 ALBERT = Family(
     model_type="albert",
+    transformers_prefix="Albert",
     config_fields=BERT_CONFIG_FIELDS,
+    transformers_config_fields=(*TRANSFORMERS_BERT_FIELDS, *ALBERT_FIELDS),
     tensor_names=(
         (r"^albert\.", "bert."),
         (r"albert_layer_groups\.(\d+)\.albert_layers\.(\d+)\.", r"group_\1.inner_\2."),
         (r"attention\.(query|key|value)\.", r"attention.self.\1."),
-        (r"attention\.dense\.", "attention.output.dense."),
-        (r"attention\.LayerNorm\.", "attention.output.LayerNorm."),
         (r"\.ffn\.", ".intermediate.dense."),
         (r"\.ffn_output\.", ".output.dense."),
         (r"full_layer_layer_norm\.", "output.LayerNorm."),
+        (r"attention\.dense\.", "attention.output.dense."),
+        (r"attention\.LayerNorm\.", "attention.output.LayerNorm."),
         (r"^bert\.pooler\.", "bert.pooler.dense."),
         (r"^predictions\.dense\.", "cls.predictions.transform.dense."),
         (r"^predictions\.LayerNorm\.", "cls.predictions.transform.LayerNorm."),
@@ -297,13 +335,18 @@ ALBERT = Family(
         special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS,
     ),
     packing=Packing(pad_token="<pad>"),
+    pretraining_model=True,
 )
 DEBERTA_V2 = Family(
     model_type="deberta-v2",
+    transformers_prefix="DebertaV2",
     config_fields=BERT_CONFIG_FIELDS,
+    transformers_config_fields=(*TRANSFORMERS_BERT_FIELDS, *DEBERTA_FIELDS),
     tensor_names=(
         (r"^deberta\.", "bert."),
         (r"attention\.self\.(query|key|value)_proj\.", r"attention.self.\1."),
+    ),
+    other_tensor_names=(
         # The masked-LM head of `legacy: false` checkpoints (`cls.predictions` otherwise).
         (r"^lm_predictions\.lm_head\.(dense|LayerNorm)\.", r"cls.predictions.transform.\1."),
         (r"^lm_predictions\.lm_head\.bias$", "cls.predictions.bias"),
@@ -314,7 +357,7 @@ DEBERTA_V2 = Family(
         "sentencepiece", ("spm.model",), special_tokens=_SENTENCEPIECE_SPECIAL_TOKENS
     ),
     # Its context pooler: dense → GELU on the first token.
-    classifier_head=ClassifierHead("gelu"),
+    classifier_head=ClassifierHead("gelu", dense_module="pooler.dense"),
     token_types=False,
     pooler=False,
     zero_padding_embeddings=True,

@@ -14,7 +14,8 @@
     .venv/bin/python -m pipelines.export --task classifier --keras-hub-model model.keras \\
         --name sentiment [--vocabulary-file vocab.txt] [--label-names negative,positive]
     .venv/bin/python -m pipelines.export --task classifier --model runs/sentiment/model.keras \
-        --name sentiment --format onnx [--precision int8|auto --agreement-data dev.jsonl]
+        --name sentiment --format onnx [--precision int8|auto --agreement-data dev.jsonl \
+        --int8-mode dynamic|static]
 
 Writes `<base-dir>/<name>/<next version>/`, rewrites `<base-dir>/models.config` and
 `batching_parameters.txt`, and prints the command that serves them. `--format onnx` writes
@@ -34,6 +35,7 @@ from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
     default_checkpoint,
+    load_trained_model,
     parse_job,
     run_job,
 )
@@ -90,9 +92,14 @@ class ExportJob:
         agreement_data: JSONL with the serving_default inputs (e.g. `text`) on which a
             bfloat16 or int8 export must agree with float32 (besides the warm-up requests);
             `--precision auto` times them too. ONNX exports also check there that
-            tokenizer.json gives keras_bert's ids and that outputs equal the Keras model's.
+            tokenizer.json gives keras_bert's ids and that outputs equal the Keras model's;
+            ONNX int8 (and auto) needs a few hundred records, half of them held out
+            (`keras_bert.export.onnx.exporter.MIN_AGREEMENT_TEXTS`).
         format: "savedmodel" (TF Serving), "onnx" (ONNX Runtime: float32 or int8, or "auto"
             between the two) or "both" in one version directory.
+        int8_mode: how ONNX int8 quantizes: "dynamic" (activation ranges computed per call)
+            or "static" (ranges calibrated on half the agreement data; see
+            `keras_bert.export.onnx.quantization`).
     """
 
     task: str
@@ -117,12 +124,23 @@ class ExportJob:
     buckets: tuple[int, ...] | None = None
     agreement_data: str | None = None
     format: str = "savedmodel"
+    int8_mode: str = "dynamic"
 
     def __post_init__(self):
+        from keras_bert.export.onnx.quantization import INT8_MODES
+
         if self.format not in FORMATS:
             raise ConfigError(f"Unknown --format {self.format!r}; expected one of {FORMATS}.")
         if self.format != "savedmodel" and self.precision not in ("float32", "int8", "auto"):
             raise ConfigError(f"ONNX exports are float32, int8 or auto, not {self.precision}.")
+        if self.int8_mode not in INT8_MODES:
+            raise ConfigError(
+                f"Unknown --int8-mode {self.int8_mode!r}; expected one of {INT8_MODES}."
+            )
+        if self.format != "savedmodel" and self.precision == "int8" and not self.agreement_data:
+            from keras_bert.export.onnx.exporter import check_agreement_rows
+
+            check_agreement_rows(0)  # before the model loads
         if self.task not in TASKS:
             raise ConfigError(f"Unknown --task {self.task!r}; expected one of {', '.join(TASKS)}.")
         if self.model and self.keras_hub_model:
@@ -142,22 +160,6 @@ def agreement_requests(module, path: str | None) -> list[dict[str, list[str]]]:
     if missing:
         raise DataError(f"{path}: records lack the fields {missing} of serving_default.")
     return [{name: [record[name] for record in records] for name in names}]
-
-
-def load_trained_model(path: str):
-    """The Keras model saved at `path` (a `.keras` file), or a one-line error saying why not."""
-    import keras
-
-    import keras_bert.models  # noqa: F401  (registers the classes the file names)
-
-    if Path(path).suffix != ".keras":
-        raise ConfigError(
-            f"{path}: not a .keras model file; export a model saved by a fine-tuning job "
-            "(its output directory's model.keras) or by model.save('name.keras')."
-        )
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such model file.")
-    return keras.saving.load_model(path)
 
 
 def converted_keras_hub_model(job: ExportJob):
@@ -208,8 +210,8 @@ def trained_model(job: ExportJob):
 def chosen_precision(make_module, float32_module, requests: list[dict[str, list[str]]]) -> str:
     """`--precision auto`: the precision `choose_precision` picks on the warm-up and
     `--agreement-data` requests, after printing what it measured on this CPU."""
+    from keras_bert.cpu import cpu_summary
     from keras_bert.export.buckets import bucket_examples
-    from keras_bert.export.cpu import cpu_summary
     from keras_bert.export.precision_choice import choose_precision
 
     timed = [float32_module.example_inputs(), *bucket_examples(float32_module), *requests]
@@ -224,12 +226,12 @@ def chosen_precision(make_module, float32_module, requests: list[dict[str, list[
 def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[str]]]):
     """The job's checked `OnnxExport` (`keras_bert.export.onnx`); with `--precision auto` the
     faster of float32 and int8 here, after printing what was measured on this CPU."""
-    from keras_bert.export.cpu import cpu_summary
+    from keras_bert.cpu import cpu_summary
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
 
     if job.precision != AUTO_PRECISION:
-        return prepare_onnx(float32_module, job.precision, requests)
-    export, timings = choose_onnx_precision(float32_module, requests)
+        return prepare_onnx(float32_module, job.precision, requests, job.int8_mode)
+    export, timings = choose_onnx_precision(float32_module, requests, int8_mode=job.int8_mode)
     print(f"--format onnx --precision auto on {cpu_summary()}:")
     for timing in timings:
         print(f"  {timing.describe()}")

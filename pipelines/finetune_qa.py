@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from keras_bert.data.squad import load_tfds_squad, read_squad
 from keras_bert.finetuning.question_answering import finetune_question_answerer
-from keras_bert.training.recipes import QA_RECIPE, recipe_flags
+from keras_bert.training.recipes import QA_RECIPE, QA_WINDOWS, recipe_flags
 from pipelines.common import (
     JobParser,
     add_data_arguments,
@@ -24,12 +24,14 @@ from pipelines.common import (
 def main(argv: list[str] | None = None) -> dict:
     parser = JobParser(description=__doc__.splitlines()[0])
     add_data_arguments(parser, "SQuAD JSON", "squad/v1.1 or squad/v2.0")
-    parser.add_argument(
-        "--doc-stride", type=int, default=128, help="tokens between the starts of windows"
-    )
-    parser.add_argument(
-        "--max-query-length", type=int, default=64, help="question pieces kept at most"
-    )
+    for flag, help_text in (
+        ("--doc-stride", "pieces between the starts of a passage's windows"),
+        ("--max-query-length", "question pieces kept at most"),
+        ("--n-best", "start and end candidates read from each window"),
+        ("--max-answer-length", "the longest answer, in pieces"),
+    ):
+        default = QA_WINDOWS[flag[2:].replace("-", "_")]
+        parser.add_argument(flag, type=int, default=default, help=help_text)
     parser.add_argument(
         "--null-score-threshold",
         type=float,
@@ -51,6 +53,8 @@ def main(argv: list[str] | None = None) -> dict:
         doc_stride=args.doc_stride,
         max_query_length=args.max_query_length,
         null_score_threshold=args.null_score_threshold,
+        n_best=args.n_best,
+        max_answer_length=args.max_answer_length,
     )
     print_summary(summary)
     return summary

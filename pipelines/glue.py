@@ -7,8 +7,10 @@ Example (the real MiniLM-L6 checkpoint on the GLUE files in ../shared):
 `--tasks` takes `all` (every task whose directory `--data-dir` holds) or tasks in tfds's
 spelling (`cola sst2 mrpc stsb rte qnli mnli qqp wnli`, GLUE's `SST-2` works too); `--tfds`
 reads them through tensorflow-datasets (`glue/<task>`) instead of files. Each task trains with
-its recipe (`keras_bert.training.recipes`: the best setting measured on its dev split);
-a flag such as `--epochs 1` or `--seed 2` applies to every task.
+its recipe (`keras_bert.training.recipes`: the best setting measured on its dev split; `--help`
+shows each task's); a flag such as `--epochs 1` or `--seed 2` applies to every task. Every split
+of every task is read and checked before the first task trains: a missing or broken file fails
+the job at once, not after the tasks before it have trained.
 
 Writes `<output-dir>/<task>/` (the model, its metrics, backups to resume from),
 `<output-dir>/results.json` (each task's metrics by name under its tfds spelling and the GLUE
@@ -19,10 +21,12 @@ resumes from its last epoch.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from keras_bert.data.glue import (
     GLUE_TASKS,
@@ -38,7 +42,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.finetuning.glue import finetune_glue_task
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.metrics.glue import glue_average, glue_task_score
-from keras_bert.training.recipes import glue_recipe
+from keras_bert.training.recipes import glue_recipe, recipe_flags
 from pipelines.common import (
     JobParser,
     add_config_arguments,
@@ -62,6 +66,40 @@ def parse_tasks(spelling: list[str], data_dir: str | None) -> list[GlueTask]:
     return [glue_task(name) for name in dict.fromkeys(glue_task(name).name for name in names)]
 
 
+def recipe_defaults() -> dict[str, str]:
+    """`--help`'s default of each flag that the GLUE recipes set: its value where every task
+    runs the same, else each task's.
+
+    Example:
+    >>> recipe_defaults()["seq_length"]
+    '128'
+    """
+    recipes = {
+        name: recipe_flags(glue_recipe(name))
+        for name, task in GLUE_TASKS.items()
+        if task.labelled_by is None
+    }
+    defaults = {}
+    for flag in dict.fromkeys(flag for recipe in recipes.values() for flag in recipe):
+        tasks_by_value = collections.defaultdict(list)
+        for name, recipe in recipes.items():
+            tasks_by_value[f"{recipe[flag]:g}"].append(name)
+        common, *others = sorted(tasks_by_value, key=lambda value: -len(tasks_by_value[value]))
+        each = "; ".join(f"{value} for {', '.join(tasks_by_value[value])}" for value in others)
+        defaults[flag] = (
+            f"each task's recipe: {each}; {common} for the others" if others else common
+        )
+    return defaults
+
+
+class TaskSplits(NamedTuple):
+    """A task's splits: what it trains on, scores, and predicts for GLUE's server."""
+
+    train: GlueSplit
+    evaluations: list[GlueSplit]
+    tests: list[GlueSplit]
+
+
 class SplitSource:
     """Reads a task's splits from GLUE's files or through tfds."""
 
@@ -72,6 +110,11 @@ class SplitSource:
         if self.data_dir is None:
             return load_tfds_glue(task, split, data_dir=self.tfds_data_dir)
         return read_glue_split(self.data_dir, task, split)
+
+    def read_task(self, task: GlueTask) -> TaskSplits:
+        """Every split of a task: train, its evaluation splits, and the test splits there are."""
+        evaluations = [self.read(task, split) for split in task.evaluation_splits]
+        return TaskSplits(self.read(task, "train"), evaluations, self.test_splits(task))
 
     def test_splits(self, task: GlueTask) -> list[GlueSplit]:
         """The task's test splits that exist (files only; tfds always has them), and AX's
@@ -147,17 +190,20 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--tfds-data-dir", help="tfds data directory")
     parser.add_argument("--tasks", nargs="+", default=["all"], help="tasks, or all")
-    add_config_arguments(parser, FinetuningConfig, required=("output_dir",))
+    add_config_arguments(
+        parser, FinetuningConfig, required=("output_dir",), shown_defaults=recipe_defaults()
+    )
     args = parser.parse_args(argv)
     tasks = parse_tasks(args.tasks, args.data_dir)
     overrides = config_overrides(args)
     output_dir = Path(overrides.pop("output_dir"))
-    splits = SplitSource(args.data_dir, args.tfds_data_dir)
+    source = SplitSource(args.data_dir, args.tfds_data_dir)
     configs = {task.name: task_config(task, overrides, output_dir) for task in tasks}
-    trains = {task.name: splits.read(task, "train") for task in tasks}
+    splits = {task.name: source.read_task(task) for task in tasks}
 
     def examples(name: str) -> int:
-        return min(len(trains[name]), configs[name].max_train_examples or len(trains[name]))
+        train = splits[name].train
+        return min(len(train), configs[name].max_train_examples or len(train))
 
     def sequences(name: str) -> float:
         return configs[name].epochs * examples(name)
@@ -173,19 +219,16 @@ def main(argv: list[str] | None = None) -> dict:
                 f"batch {config.batch_size}, length {config.seq_length}",
                 flush=True,
             )
-            evaluations = [splits.read(task, split) for split in task.evaluation_splits]
             _, summary = finetune_glue_task(
-                config,
-                trains[task.name],
-                evaluations,
-                splits.test_splits(task),
-                submission_dir=output_dir / "submission",
+                config, *splits[task.name], submission_dir=output_dir / "submission"
             )
             trained += sequences(task.name)
         results.update(task_results(task, summary))
         runs[task.name] = {
             key: summary[key] for key in ("train_seconds", "sequences_per_second", "train_examples")
         }
+        # What the run trained in (None from runs whose summary predates the record).
+        runs[task.name]["precision"] = summary.get("precision")
         elapsed = time.perf_counter() - started
         remaining = sum(sequences(t.name) for t in tasks[number:])
         left = f"; about {_minutes(elapsed / trained * remaining)} left" if trained else ""

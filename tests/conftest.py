@@ -1,4 +1,5 @@
-"""Shared fixtures: the real MiniLM checkpoint, the Hugging Face reference outputs, shared data."""
+"""Shared fixtures: the real MiniLM checkpoint, the Hugging Face reference outputs, shared data,
+and a loopback Hugging Face Hub serving the seeds' published checkpoints (and taking uploads)."""
 
 import json
 import os
@@ -8,6 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.checkpoints.hub_server import FakeHub, LoopbackHub, use_hub
+from tests.checkpoints.published import published_repos
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -101,3 +105,29 @@ def onnx_exported_base(minilm_dir: Path) -> Path:
     from tests.export import builders
 
     return builders.onnx_exported_base(str(minilm_dir / "vocab.txt"))
+
+
+@pytest.fixture(scope="session")
+def fake_hub() -> FakeHub:
+    """The published checkpoints (tiny random weights, real configs and layouts)."""
+    hub = FakeHub()
+    for repo_id, files in published_repos().items():
+        hub.add(repo_id, files)
+    return hub
+
+
+@pytest.fixture(scope="session")
+def loopback_hub(fake_hub):
+    """`fake_hub` served on 127.0.0.1 for the whole session."""
+    server = LoopbackHub(fake_hub)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def hub_env(monkeypatch, tmp_path, loopback_hub) -> Path:
+    """The loopback Hub as `HF_ENDPOINT` and an empty cache; returns `HF_HOME`."""
+    home = tmp_path / "hf_home"
+    use_hub(monkeypatch, loopback_hub.url, home)
+    loopback_hub.hub.requests.clear()
+    return home

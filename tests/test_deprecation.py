@@ -67,3 +67,10 @@ def test_job_configs_take_their_run_settings_at_the_top_level_with_a_warning():
         assert config.seed == 2
     with pytest.raises(TypeError, match="both `seed`"):
         FinetuningConfig("c", "o", seed=1, run={"seed": 2})
+
+
+def test_the_python_reading_of_bio_tags_still_imports_from_its_old_module():
+    from keras_bert.decoding import bio_tags, entities
+
+    with pytest.warns(DeprecationWarning, match="use keras_bert.decoding.bio_tags.bio_spans"):
+        assert entities.bio_spans is bio_tags.bio_spans

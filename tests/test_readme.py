@@ -8,7 +8,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 # Pages whose examples need a server that another test starts: they run there.
-RUN_ELSEWHERE = {"checkpoints_by_name.md"}  # tests/checkpoints/test_docs_by_name.py (loopback Hub)
+RUN_ELSEWHERE = {
+    "checkpoints_by_name.md",  # tests/checkpoints/test_docs_by_name.py (loopback Hub)
+    "publishing.md",  # tests/publishing/test_docs_publishing.py (loopback Hub, transformers)
+}
 
 
 def mapped_pages() -> list[Path]:

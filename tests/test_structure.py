@@ -41,6 +41,8 @@ LAYERS = (
     (
         "keras_bert.errors",
         "keras_bert.deprecation",
+        "keras_bert.cpu",
+        "keras_bert.timing",
         "keras_bert.serving.onnx_model",
         "keras_bert.serving.onnx_decoding",
     ),
@@ -51,7 +53,7 @@ LAYERS = (
     ("keras_bert.decoding",),
     ("keras_bert.data",),
     ("keras_bert.models", "keras_bert.metrics"),
-    ("keras_bert.export", "keras_bert.keras_hub_conversion"),
+    ("keras_bert.export", "keras_bert.keras_hub_conversion", "keras_bert.publishing"),
     ("keras_bert.finetuning", "keras_bert.pretraining"),
     ("keras_bert.distillation", "keras_bert.serving"),
     ("keras_bert.loading", "keras_bert"),
@@ -119,9 +121,13 @@ def test_the_cycle_finder_finds_cycles():
         "import keras_bert.serving",
         "from keras_bert.serving import RestClient, row_request; RestClient('m').url",
         "import keras_bert, keras_bert.errors; keras_bert.BertConfig.preset('tiny')",
+        # A scorer of GLUE, CoNLL or SQuAD predictions needs no TensorFlow.
+        "from keras_bert.metrics import entity_scores, squad_scores; "
+        "squad_scores({'q': 'Paris'}, {'q': ['Paris']}); entity_scores([['B-x']], [['B-x']])",
+        "from keras_bert.metrics.glue import glue_average; glue_average({'rte': {'accuracy': 1}})",
     ],
 )
-def test_client_and_config_import_without_tensorflow_or_keras(statement):
+def test_client_config_and_scorers_import_without_tensorflow_or_keras(statement):
     check = "import sys; assert not {'tensorflow', 'keras'} & set(sys.modules), sorted(sys.modules)"
     subprocess.run([sys.executable, "-c", f"{statement}; {check}"], check=True, timeout=120)
 

@@ -43,6 +43,17 @@ def is_local_checkpoint(path: str | os.PathLike) -> bool:
     return Path(path).exists() or Path(f"{os.fspath(path)}.index").is_file()
 
 
+def is_hub_id(name: str | os.PathLike) -> bool:
+    """Whether `name` is spelt as a Hub repo id (`name` or `org/name`) and names nothing on disk.
+
+    Example:
+    >>> is_hub_id("google-bert/bert-base-uncased"), is_hub_id("../shared/reference/variants")
+    (True, False)
+    """
+    name = os.fspath(name)
+    return bool(_HUB_ID.fullmatch(name)) and ".." not in name and not is_local_checkpoint(name)
+
+
 def files_to_download(repo_files: Sequence[str], weights: bool = True) -> list[str]:
     """The files of a repo that keras_bert reads: config, one weights format, tokenizer.
 
@@ -72,7 +83,7 @@ def files_to_download(repo_files: Sequence[str], weights: bool = True) -> list[s
     return chosen + [name for name in TOKENIZER_FILES if name in repo_files]
 
 
-def _hub_settings() -> dict:
+def hub_settings() -> dict:
     """`huggingface_hub` arguments from the environment as it is now (the library reads some of
     it only once, when imported)."""
     cache_dir = os.environ.get("HF_HUB_CACHE")
@@ -111,7 +122,7 @@ def _download(name: str, revision: str | None, weights: bool) -> Path:
     import httpx2
     from huggingface_hub import HfApi, snapshot_download
 
-    settings = _hub_settings()
+    settings = hub_settings()
     if _is_offline():
         return _cached_snapshot(name, revision, settings["cache_dir"])
     try:
@@ -164,7 +175,7 @@ def resolve_checkpoint(
             )
         return Path(name_or_path)
     name = os.fspath(name_or_path)
-    if not _HUB_ID.fullmatch(name) or ".." in name:
+    if not is_hub_id(name):
         raise FileNotFoundError(
             f"No checkpoint at {name}: it is neither a directory, a file nor a Hub id."
         )

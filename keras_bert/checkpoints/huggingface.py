@@ -1,5 +1,5 @@
 """Hugging Face BERT checkpoints: `config.json` + `model.safetensors` (or `pytorch_model.bin`),
-read without torch."""
+read without torch; and the names transformers gives canonical tensors, to write them."""
 
 from __future__ import annotations
 
@@ -39,6 +39,10 @@ _RENAMED = {
     "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
 }
 _LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+# What the name rules of `keras_bert.families` are made of: `^`, `$`, escaped characters,
+# groups (alternatives or `\d+`), and literal characters.
+_RULE_PARTS = re.compile(r"(?P<anchor>[\^$])|\\(?P<escaped>.)|(?P<group>\([^()]*\))|(?P<literal>.)")
+_BACK_REFERENCE = re.compile(r"\\(\d)")
 
 
 def is_huggingface_directory(directory: Path) -> bool:
@@ -53,15 +57,16 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     weights are `[2, hidden]` in both layouts. The family's names (`tensor_names` of its record
     in `keras_bert.families`) are read as the BERT names of the same weights; a bare model's
     names (`AutoModel.save_pretrained`: `embeddings.`, `encoder.`, ...) as those under the
-    family's prefix. Tensors of modules no model reads (a classifier, TinyBERT's `fit_denses`)
-    keep a name outside `bert/` and `cls/`.
+    family's prefix. Task heads keep their module paths (`classifier/kernel`); tensors of
+    modules no model reads (TinyBERT's `fit_denses`) keep a name outside every model's scope.
 
     Example:
     >>> canonical_name("distilbert.transformer.layer.1.attention.q_lin.weight", "distilbert")
     ('bert/encoder/layer_1/attention/self/query/kernel', True)
     """
-    name = with_model_prefix(name)
-    for pattern, replacement in family(model_type).tensor_names:
+    name = with_model_prefix(name, model_type)
+    record = family(model_type)
+    for pattern, replacement in (*record.other_tensor_names, *record.tensor_names):
         name = re.sub(pattern, replacement, name)
     if _SKIPPED.search(name):
         return None
@@ -77,6 +82,67 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     if parameter == "weight":
         return f"{module}/kernel", True
     return f"{module}/{parameter}", False
+
+
+def _reversed_rule(pattern: str, replacement: str) -> tuple[str, str]:
+    """The rule that undoes `re.sub(pattern, replacement, ...)`: its pattern matches what the
+    replacement wrote (each back reference as the group it stands for), its replacement writes
+    what the pattern matched.
+
+    Example:
+    >>> pattern, replacement = _reversed_rule(r"attention\\.(query|key)\\.", r"attention.self.\\1.")
+    >>> re.sub(pattern, replacement, "layer.0.attention.self.key.weight")
+    'layer.0.attention.key.weight'
+    """
+    parts = list(_RULE_PARTS.finditer(pattern))
+    groups = [part["group"] for part in parts if part["group"]]
+    anchors = {part["anchor"] for part in parts if part["anchor"]}
+    reversed_pattern = "".join(
+        groups[int(piece) - 1] if index % 2 else re.escape(piece)
+        for index, piece in enumerate(_BACK_REFERENCE.split(replacement))
+    )
+    group_number = iter(range(1, len(groups) + 1))
+    reversed_replacement = "".join(
+        f"\\{next(group_number)}" if part["group"] else part["escaped"] or part["literal"] or ""
+        for part in parts
+    )
+    return (
+        ("^" if "^" in anchors else "") + reversed_pattern + ("$" if "$" in anchors else ""),
+        reversed_replacement,
+    )
+
+
+def huggingface_name(canonical: str, model_type: str = "bert") -> tuple[str, bool]:
+    """The name transformers gives a canonical tensor, under the model's prefix, and whether
+    it must be transposed: `canonical_name` backwards, the family's name rules read from the
+    last to the first.
+
+    Raises:
+        CheckpointError: no transformers name reads back as `canonical`.
+
+    Example:
+    >>> huggingface_name("bert/encoder/layer_1/attention/self/query/kernel", "distilbert")
+    ('distilbert.transformer.layer.1.attention.q_lin.weight', True)
+    >>> huggingface_name("cls/predictions/output_bias", "roberta")
+    ('lm_head.bias', False)
+    """
+    renamed = {value: key for key, value in _RENAMED.items()}
+    module, _, parameter = canonical.rpartition("/")
+    if canonical in renamed:
+        name = renamed[canonical]
+    elif parameter.endswith("_embeddings"):
+        name = f"{canonical}/weight"
+    elif module.endswith("LayerNorm"):
+        name = f"{module}/{'weight' if parameter == 'gamma' else 'bias'}"
+    else:
+        name = f"{module}/{'weight' if parameter == 'kernel' else parameter}"
+    name = re.sub(r"encoder/layer_(\d+)", r"encoder/layer/\1", name).replace("/", ".")
+    for pattern, replacement in reversed(family(model_type).tensor_names):
+        name = re.sub(*_reversed_rule(pattern, replacement), name)
+    read_back = canonical_name(name, model_type)
+    if read_back is None or read_back[0] != canonical:
+        raise CheckpointError(f"transformers' {model_type} models have no tensor {canonical}.")
+    return name, read_back[1]
 
 
 def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
@@ -122,11 +188,12 @@ def read_weights_file(weights_file: Path) -> dict[str, np.ndarray]:
 
 
 def read_huggingface_checkpoint(
-    directory: Path, weights_files: Sequence[Path], config: BertConfig
+    directory: Path, weights_files: Sequence[Path], config: BertConfig, pooler_optional: bool
 ) -> Checkpoint:
     """Reads the weights of a directory (safetensors or `pytorch_model.bin`, one file or its
     shards, in `weights_files`) under its config. Tensors that no model reads are logged once and
-    left out."""
+    left out. Without pooler tensors the encoder has no pooler where `pooler_optional`, else
+    restoring it names them as missing."""
     tensors: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for weights_file in weights_files:
@@ -141,8 +208,7 @@ def read_huggingface_checkpoint(
             # One copy at most: none for a contiguous float32 array, one for a view or a cast.
             tensors[canonical] = np.ascontiguousarray(value.T if transpose else value, np.float32)
     has_pooler = any(name.startswith("bert/pooler/") for name in tensors)
-    if family(config.model_type).pooler_optional and not has_pooler:
-        # The family's masked-LM checkpoints (RobertaForMaskedLM) are saved without a pooler.
+    if pooler_optional and not has_pooler:
         config = config.replace(pooler=False)
     source = str(weights_files[0])
     if ignored:

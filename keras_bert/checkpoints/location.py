@@ -22,6 +22,7 @@ from keras_bert.checkpoints.huggingface import (
     read_huggingface_checkpoint,
     weights_files,
 )
+from keras_bert.checkpoints.task_heads import architecture_task
 from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError
 from keras_bert.families import Family, family
@@ -83,7 +84,8 @@ class CheckpointFiles:
         return self.directory / CONFIG_FILE
 
     @functools.cached_property
-    def _config_values(self) -> dict[str, Any]:
+    def config_values(self) -> dict[str, Any]:
+        """The values of its config file as written (`architectures`, `id2label`, ...)."""
         return read_config_values(self.config_file)
 
     @functools.cached_property
@@ -91,12 +93,12 @@ class CheckpointFiles:
         """The record of its `model_type` (BERT's when its config names none, or when it has no
         config: a folder with a `vocab.txt` only); a `ConfigError` for an unknown one."""
         has_config = self.config_file.is_file()
-        return family(self._config_values.get("model_type", "bert") if has_config else "bert")
+        return family(self.config_values.get("model_type", "bert") if has_config else "bert")
 
     @functools.cached_property
     def config(self) -> BertConfig:
         """Its `BertConfig`; a `CheckpointError` when the config is missing or unusable."""
-        return original_config(self._config_values, self.config_file)
+        return original_config(self.config_values, self.config_file)
 
     @property
     def tokenizer_files(self) -> tuple[Path, ...]:
@@ -129,7 +131,14 @@ class CheckpointFiles:
             )
         if self.is_google:
             return google.read_google_checkpoint(self.weights_files[0], self.config)
-        return read_huggingface_checkpoint(self.directory, self.weights_files, self.config)
+        # A task model's encoder may lack the pooler that its head does not read (transformers'
+        # `BertForMaskedLM`, `*ForTokenClassification`, ...).
+        pooler_optional = (
+            self.family.pooler_optional or architecture_task(self.config_values) is not None
+        )
+        return read_huggingface_checkpoint(
+            self.directory, self.weights_files, self.config, pooler_optional
+        )
 
 
 def find_checkpoint(

@@ -16,6 +16,19 @@ def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
     return {f"{prefix}/kernel": layer.kernel, f"{prefix}/bias": layer.bias}
 
 
+def head_dense_variables(module: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
+    """The canonical names of a task head's dense layer that transformers calls `module`
+    (`keras_bert.checkpoints.task_heads`): its module path.
+
+    Example:
+    >>> layer = keras.layers.Dense(2)
+    >>> layer.build((None, 4))
+    >>> sorted(head_dense_variables("classifier.out_proj", layer))
+    ['classifier/out_proj/bias', 'classifier/out_proj/kernel']
+    """
+    return _dense(module.replace(".", "/"), layer)
+
+
 def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, keras.Variable]:
     return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
 
@@ -84,13 +97,13 @@ def _listed(names: list[str]) -> str:
 
 
 def restore_variables(
-    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
 ) -> None:
     """Assigns checkpoint tensors to variables, after checking that they match one to one.
 
-    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` needs a
-    variable; the error names what is missing, unexpected or of the wrong shape. Tensors outside
-    `scope` (other heads) are left for other models to restore.
+    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` (a
+    prefix, or several) needs a variable; the error names what is missing, unexpected or of the
+    wrong shape. Tensors outside `scope` (other heads) are left for other models to restore.
     """
     tensors = checkpoint.tensors
     missing = sorted(set(variables) - set(tensors))

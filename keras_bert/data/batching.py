@@ -28,17 +28,23 @@ def bucket_boundaries(seq_length: int) -> list[int]:
     return list(range(BUCKET_WIDTH, seq_length, BUCKET_WIDTH))
 
 
-def batch_count_by_length(lengths: np.ndarray, batch_size: int, seq_length: int) -> int:
+def batch_count_by_length(
+    lengths: np.ndarray, batch_size: int, seq_length: int, drop_remainder: bool = False
+) -> int:
     """How many batches `batch_by_length` makes of elements of these lengths in one pass: each
-    bucket's batches are full but its last. More than `ceil(len / batch_size)`, so an epoch of
-    bucketed batches is longer than one of random batches.
+    bucket's batches are full but its last (dropped with `drop_remainder`). More than
+    `ceil(len / batch_size)`, so an epoch of bucketed batches is longer than one of random
+    batches.
 
     Example:
     >>> batch_count_by_length(np.array([3, 4, 5, 12, 13, 30]), batch_size=2, seq_length=32)
     4
+    >>> batch_count_by_length(np.array([3, 4, 5, 12, 13, 30]), 2, 32, drop_remainder=True)
+    2
     """
     buckets = np.searchsorted(bucket_boundaries(seq_length), lengths, side="right")
-    return int(np.sum(-(-np.bincount(buckets) // batch_size)))
+    counts = np.bincount(buckets)
+    return int(np.sum(counts // batch_size if drop_remainder else -(-counts // batch_size)))
 
 
 def batch_by_length(

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.batching import batch_by_length, trim_padding
+from keras_bert.data.batching import batch_by_length, batch_count_by_length, trim_padding
 from keras_bert.errors import DataError
 
 # Text and label features of common tfds classification datasets.
@@ -191,18 +191,18 @@ def classification_dataset(
     label_ids: np.ndarray,
     batch_size: int,
     shuffle: bool = False,
-    seed: int = 0,
+    seed: int | None = 0,
     dynamic_padding: bool = True,
     drop_remainder: bool = False,
     length_bucketing: bool = False,
-    lengths: np.ndarray | None = None,
 ) -> tf.data.Dataset:
     """Batches of `(inputs, labels)`, tokenized and packed in the `tf.data` graph.
 
     With `length_bucketing`, each batch holds texts of similar token length (buckets 8 tokens
     wide), so that, with `dynamic_padding`, little compute goes to padding: on the movie-review
     snippets (27 tokens on average) a batch is ~30 tokens long instead of ~51 for random
-    batches. Batches are still drawn in shuffled order.
+    batches. Batches are still drawn in shuffled order, and an epoch is every bucket's batches
+    (`batch_count_by_length`, the dataset's `cardinality`, so that `fit` counts them).
 
     Args:
         examples: the texts.
@@ -210,11 +210,11 @@ def classification_dataset(
         label_ids: class ids (int) or regression targets (float), one per example.
         batch_size: examples per batch.
         shuffle: reshuffle every epoch (deterministic under `seed`).
-        seed: the shuffle seed.
+        seed: the shuffle seed; None leaves it to TensorFlow's global seed
+            (`keras.utils.set_random_seed`).
         dynamic_padding: cut each batch to its longest sequence instead of `seq_length`.
         drop_remainder: drop a last, smaller batch (fixed shapes for TPUs).
         length_bucketing: batch texts of similar length together.
-        lengths: the examples' `packed_lengths`, if already computed (for bucketing).
     """
     if len(label_ids) != len(examples):
         raise DataError(f"{len(label_ids)} labels for {len(examples)} examples.")
@@ -224,8 +224,7 @@ def classification_dataset(
             dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
         dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     else:
-        if lengths is None:
-            lengths = packed_lengths(examples, preprocessor)
+        lengths = packed_lengths(examples, preprocessor)
         dataset = tf.data.Dataset.from_tensor_slices((examples.segments, label_ids, lengths))
         if shuffle:
             dataset = dataset.shuffle(len(examples), seed=seed, reshuffle_each_iteration=True)
@@ -236,6 +235,10 @@ def classification_dataset(
             preprocessor.seq_length,
             drop_remainder,
         ).map(lambda segments, labels, length: (segments, labels))
+        batches = batch_count_by_length(
+            lengths, batch_size, preprocessor.seq_length, drop_remainder
+        )
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     dataset = dataset.map(
         lambda segments, labels: (preprocessor(tuple(tf.unstack(segments))), labels),
         num_parallel_calls=tf.data.AUTOTUNE,

@@ -225,15 +225,15 @@ def read_glue_split(data_dir: str | Path, task: str | GlueTask, split: str) -> G
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file ({task.name}'s {split} split).")
     rows = _rows(path)
+    if not rows:
+        raise DataError(f"{path}: the file is empty ({task.name}'s {split} split).")
     labelled = not split.startswith("test")
     columns = [task.text_column] + ([task.pair_column] if task.pair_column else [])
     columns += [task.label_column] if labelled else []
-    if rows and task.headerless_columns and task.text_column not in rows[0]:
+    if task.headerless_columns and task.text_column not in rows[0]:
         header, records = list(task.headerless_columns), rows
-    elif rows:
-        header, records = rows[0], rows[1:]
     else:
-        header, records = [], []
+        header, records = rows[0], rows[1:]
     missing = [column for column in columns if column not in header]
     if missing:
         raise DataError(

@@ -38,26 +38,51 @@ class QuestionExample:
     answer_starts: list[int] = dataclasses.field(default_factory=list)
 
 
+def _field(record: object, name: str, where: str) -> object:
+    """`record[name]`; a `DataError` that names the record (`where`) if it has no such field."""
+    try:
+        return record[name]
+    except (KeyError, TypeError, IndexError):
+        raise DataError(f"{where} has no {name!r}.") from None
+
+
 def read_squad(path: str | Path) -> list[QuestionExample]:
-    """Reads a SQuAD v1.1 or v2.0 JSON file (`data` → `paragraphs` → `qas`)."""
+    """Reads a SQuAD v1.1 or v2.0 JSON file (`data` → `paragraphs` → `qas`).
+
+    A record without a field SQuAD's format gives it is a `DataError` that names the record:
+    its article (number and title), paragraph, question (number and id) and answer.
+
+    Example:
+    >>> examples = read_squad("../shared/data/qa/squad_v1_sample.json")
+    >>> len(examples), examples[0].answers
+    (5, ['Saint Bernadette Soubirous'])
+    """
     path = Path(path)
     try:
         articles = json.loads(path.read_text("utf-8"))["data"]
     except (KeyError, TypeError, json.JSONDecodeError) as error:
         raise DataError(f"{path} is not a SQuAD JSON file: {error!r}") from None
     examples = []
-    for article in articles:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                answers = [] if qa.get("is_impossible") else qa.get("answers", [])
+    for article_number, article in enumerate(articles, start=1):
+        title = article.get("title") if isinstance(article, dict) else None
+        in_article = f"{path}: article {article_number}" + (f" ({title!r})" if title else "")
+        paragraphs = _field(article, "paragraphs", in_article)
+        for paragraph_number, paragraph in enumerate(paragraphs, start=1):
+            in_paragraph = f"{in_article}, paragraph {paragraph_number}"
+            context = _field(paragraph, "context", in_paragraph)
+            for question_number, qa in enumerate(_field(paragraph, "qas", in_paragraph), 1):
+                in_question = f"{in_paragraph}, question {question_number}"
+                question_id = str(_field(qa, "id", in_question))
+                in_question += f" (id {question_id!r})"
+                answers, answer_starts = [], []
+                records = [] if qa.get("is_impossible") else qa.get("answers", [])
+                for answer_number, answer in enumerate(records, start=1):
+                    in_answer = f"{in_question}, answer {answer_number}"
+                    answers.append(_field(answer, "text", in_answer))
+                    answer_starts.append(int(_field(answer, "answer_start", in_answer)))
+                question = _field(qa, "question", in_question)
                 examples.append(
-                    QuestionExample(
-                        id=str(qa["id"]),
-                        question=qa["question"],
-                        context=paragraph["context"],
-                        answers=[answer["text"] for answer in answers],
-                        answer_starts=[int(answer["answer_start"]) for answer in answers],
-                    )
+                    QuestionExample(question_id, question, context, answers, answer_starts)
                 )
     if not examples:
         raise DataError(f"{path}: the file holds no questions.")

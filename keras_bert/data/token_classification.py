@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import json
 from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.data.document_windows import IGNORED_LABEL, TaggingWindows, document_windows
 from keras_bert.errors import DataError
 
-# Label id of positions that take no part in the loss: special tokens, padding and word pieces
-# after the first of each word.
-IGNORED_LABEL = -100
 _DOCUMENT_START = "-DOCSTART-"
 
 
@@ -38,11 +37,22 @@ class TaggedSentences:
 
     def sample(self, count: int, seed: int = 0) -> TaggedSentences:
         """`count` sentences drawn at random without replacement (all of them if fewer)."""
-        chosen = np.random.default_rng(seed).permutation(len(self))[:count]
+        chosen = self._drawn(count, seed)
         documents = None if self.documents is None else [self.documents[i] for i in chosen]
         return TaggedSentences(
             [self.words[i] for i in chosen], [self.tags[i] for i in chosen], documents
         )
+
+    def drawn_flags(self, count: int, seed: int = 0) -> list[bool]:
+        """Which sentences `sample(count, seed)` draws, in the order of the data (to train on
+        a sample while the rest of their documents stays context)."""
+        flags = [False] * len(self)
+        for index in self._drawn(count, seed):
+            flags[index] = True
+        return flags
+
+    def _drawn(self, count: int, seed: int) -> np.ndarray:
+        return np.random.default_rng(seed).permutation(len(self))[:count]
 
 
 def iob2_tags(tags: list[str]) -> list[str]:
@@ -250,9 +260,14 @@ def token_classification_dataset(
         lengths = tf.cast(tf.minimum(piece_ids.row_lengths(), budget) + 2, tf.int32)
 
         def pack(values: tf.RaggedTensor, first, last, padding) -> tf.Tensor:
-            edge = tf.fill([tf.shape(lengths)[0], 1], first)
-            packed = tf.concat([edge, values[:, :budget], tf.fill(tf.shape(edge), last)], axis=1)
-            return packed.to_tensor(default_value=padding)  # as long as the longest row
+            # In dense ops, as long as the longest row: a ragged concat would transpose the
+            # rows' int64 lengths, which oneDNN builds of TensorFlow log as an error.
+            packed = tf.pad(
+                values[:, :budget].to_tensor(padding), [[0, 0], [1, 1]], constant_values=padding
+            )
+            positions = tf.range(tf.shape(packed)[1])
+            packed = tf.where(positions == 0, first, packed)
+            return tf.where(positions == lengths[:, tf.newaxis] - 1, last, packed)
 
         word_ids = pack(piece_ids, cls_id, sep_id, pad_id)
         inputs = {
@@ -263,4 +278,58 @@ def token_classification_dataset(
         return inputs, pack(labels, IGNORED_LABEL, IGNORED_LABEL, IGNORED_LABEL)
 
     dataset = dataset.batch(batch_size).map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def tagging_windows(
+    sentences: TaggedSentences,
+    preprocessor,
+    tag_ids: list[list[int]] | None = None,
+    scored: list[bool] | None = None,
+) -> TaggingWindows:
+    """`document_windows` of `sentences` at the preprocessor's `seq_length`: each scored
+    sentence read with its document around it (each sentence alone where `documents` is None),
+    every word of it scored once."""
+    word_pieces = preprocessor.tokenizer.tokenize_split_words(
+        tf.ragged.constant(sentences.words, dtype=tf.string)
+    )
+    # Nested lists from the flat values and row splits (`to_list` slices row by row, eagerly).
+    piece_ids = word_pieces.flat_values.numpy().tolist()
+    word_splits = word_pieces.values.row_splits.numpy().tolist()
+    sentence_splits = word_pieces.row_splits.numpy().tolist()
+    words = [piece_ids[start:end] for start, end in itertools.pairwise(word_splits)]
+    packer = preprocessor.packer
+    return document_windows(
+        [words[start:end] for start, end in itertools.pairwise(sentence_splits)],
+        sentences.documents,
+        preprocessor.seq_length,
+        packer.cls_id,
+        packer.sep_id,
+        tag_ids=tag_ids,
+        scored=scored,
+    )
+
+
+def windows_dataset(
+    windows: TaggingWindows, pad_id: int, batch_size: int, shuffle: bool = False, seed: int = 0
+) -> tf.data.Dataset:
+    """Batches of `(inputs, labels)` of `tagging_windows`, each cut to its longest window."""
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (
+            tf.ragged.constant(windows.word_ids, dtype=tf.int32),
+            tf.ragged.constant(windows.labels, dtype=tf.int32),
+        )
+    )
+    if shuffle:
+        dataset = dataset.shuffle(len(windows), seed=seed, reshuffle_each_iteration=True)
+
+    def dense(word_ids: tf.RaggedTensor, labels: tf.RaggedTensor):
+        inputs = {
+            "input_word_ids": word_ids.to_tensor(default_value=pad_id),
+            "input_mask": tf.ones_like(word_ids).to_tensor(),
+            "input_type_ids": tf.zeros_like(word_ids).to_tensor(),
+        }
+        return inputs, labels.to_tensor(default_value=IGNORED_LABEL)
+
+    dataset = dataset.batch(batch_size).map(dense, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)

@@ -1,65 +1,22 @@
-"""Entities from BIO tags: of one tag sequence in Python (`bio_spans`, the CoNLL script's
-reading, for evaluation), and of a batch of texts in TensorFlow ops (`text_entities`: the words'
+"""Entities from BIO tags of a batch of texts, in TensorFlow ops (`text_entities`: the words'
 tags, their spans in the text and scores, in one graph), which `BertTokenClassifier.
-predict_entities` and the export's `TokenClassifierServing` both compute."""
+predict_entities` and the export's `TokenClassifierServing` both compute. The tags are read as
+the CoNLL script reads them, as `keras_bert.decoding.bio_tags.bio_spans` reads one sequence in
+Python."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import tensorflow as tf
 
+from keras_bert.decoding.bio_tags import parse_bio_tag
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
+from keras_bert.deprecation import moved_names
 from keras_bert.text.offsets import byte_substrings, char_offsets, sanitize_utf8
 
 # Tag prefixes as integers in `BioTagTable.prefixes`.
 OUTSIDE, BEGIN, INSIDE = 0, 1, 2
-
-
-class EntitySpan(NamedTuple):
-    """An entity over words `[start, end)`."""
-
-    label: str
-    start: int
-    end: int
-
-
-def parse_bio_tag(tag: str, where: str = "Tag") -> tuple[str, str]:
-    """The prefix ("B", "I" or "O") and entity type ("" for "O") of a BIO tag.
-
-    Example:
-    >>> parse_bio_tag("B-place"), parse_bio_tag("O")
-    (('B', 'place'), ('O', ''))
-    """
-    prefix, _, type_name = tag.partition("-")
-    if prefix not in ("B", "I", "O") or (prefix != "O") != bool(type_name):
-        raise ValueError(f"{where} is not a BIO tag.")
-    return prefix, type_name
-
-
-def bio_spans(tags: Sequence[str]) -> list[EntitySpan]:
-    """Entity spans of a BIO tag sequence, read as the CoNLL evaluation script reads them.
-
-    `B-x` starts an entity; `I-x` continues an entity of type x and otherwise starts one (an
-    `I-` after `O` or after another type is still an entity); `O` ends it.
-
-    Example:
-    >>> bio_spans(["B-person", "I-person", "O", "I-place", "B-place", "I-thing"])
-    [EntitySpan(label='person', start=0, end=2), EntitySpan(label='place', start=3, end=4), \
-EntitySpan(label='place', start=4, end=5), EntitySpan(label='thing', start=5, end=6)]
-    """
-    spans: list[EntitySpan] = []
-    label, start = None, 0
-    for index, tag in enumerate([*tags, "O"]):
-        prefix, tag_label = parse_bio_tag(tag, f"Tag {tag!r} at position {index}")
-        continues = prefix == "I" and tag_label == label
-        if label is not None and not continues:
-            spans.append(EntitySpan(label, start, index))
-            label = None
-        if prefix != "O" and not continues:
-            label, start = tag_label, index
-    return spans
 
 
 class BioTagTable:
@@ -220,3 +177,9 @@ def text_entities(
     counts = tf.cast(row_splits[1:] - row_splits[:-1], tf.int32)
     outputs["num_entities"] = tf.minimum(counts, max_entities)
     return outputs
+
+
+# Read in Python without TensorFlow (`keras_bert.metrics` scores entities without it).
+__getattr__ = moved_names(
+    dict.fromkeys(("EntitySpan", "bio_spans"), "keras_bert.decoding.bio_tags"), __name__
+)

@@ -1,70 +1,8 @@
-"""The serving machine's CPU: its model name and the features that decide a precision's speed.
+"""Moved to `keras_bert.cpu`, below training, whose `--precision auto` reads the CPU's
+features too."""
 
-bfloat16 matmuls are fast only with AVX512_BF16 or AMX; int8 instructions (VNNI: AVX512_VNNI or
-AVX-VNNI; AMX) are what an int8 matmul needs to beat float32. On a CPU with AVX2 and FMA only,
-float32 is the fastest of the three (BENCHMARKS.md, section Serving). Linux reports the
-features in `/proc/cpuinfo`.
-"""
+from keras_bert.deprecation import moved_names
 
-from __future__ import annotations
-
-import os
-import platform
-from pathlib import Path
-
-# The features that matter to serving, by their `/proc/cpuinfo` flag.
-SERVING_FEATURES = (
-    "avx2",
-    "fma",
-    "avx512f",
-    "avx512_bf16",
-    "avx512_vnni",
-    "avx_vnni",
-    "amx_bf16",
-    "amx_int8",
+__getattr__ = moved_names(
+    dict.fromkeys(("cpu_model", "cpu_features", "cpu_summary"), "keras_bert.cpu"), __name__
 )
-CPUINFO = Path("/proc/cpuinfo")
-
-
-def _cpuinfo_field(name: str) -> str | None:
-    if not CPUINFO.is_file():
-        return None
-    for line in CPUINFO.read_text().splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() == name:
-            return value.strip()
-    return None
-
-
-def cpu_model() -> str:
-    """The CPU's model name (e.g. "AMD EPYC"), or the platform's processor string off Linux.
-
-    Example:
-    >>> isinstance(cpu_model(), str)
-    True
-    """
-    return _cpuinfo_field("model name") or platform.processor() or "unknown CPU"
-
-
-def cpu_features() -> dict[str, bool]:
-    """Which of `SERVING_FEATURES` this CPU has (all False where `/proc/cpuinfo` is missing).
-
-    Example:
-    >>> sorted(cpu_features()) == sorted(SERVING_FEATURES)
-    True
-    """
-    flags = set((_cpuinfo_field("flags") or "").split())
-    return {feature: feature in flags for feature in SERVING_FEATURES}
-
-
-def cpu_summary() -> str:
-    """One line naming the CPU, its core count and the serving features it has and lacks.
-
-    Example:
-    >>> "avx512_bf16" in cpu_summary()
-    True
-    """
-    features = cpu_features()
-    has = ", ".join(name for name, present in features.items() if present) or "none"
-    lacks = ", ".join(name for name, present in features.items() if not present) or "none"
-    return f"{cpu_model()}, {os.cpu_count()} cores; has: {has}; lacks: {lacks}"

@@ -1,6 +1,6 @@
 """`--precision auto`: the fastest precision on this machine among those that agree with float32.
 
-Which precision serves fastest depends on the CPU (`keras_bert.export.cpu`): bfloat16 needs
+Which precision serves fastest depends on the CPU (`keras_bert.cpu`): bfloat16 needs
 AVX512_BF16 or AMX, int8 at least VNNI, and on a CPU with AVX2 and FMA only both are slower
 than float32 (BENCHMARKS.md, section Serving). Rather than guess from the CPU's features,
 `choose_precision` builds the serving module in each candidate precision, runs the agreement
@@ -13,10 +13,8 @@ of its kind.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Mapping, Sequence
 
-import numpy as np
 import tensorflow as tf
 
 from keras_bert.errors import ConfigError
@@ -28,6 +26,7 @@ from keras_bert.export.precision import (
     check_precision,
 )
 from keras_bert.export.signatures import DEFAULT_SIGNATURE
+from keras_bert.timing import interleaved_median_seconds
 
 # The batch sizes timed: one request alone, and a batch as TF Serving's batching forms it.
 TIMED_BATCH_SIZES = (1, 32)
@@ -88,21 +87,6 @@ def _request_batches(requests: Sequence[Mapping[str, list]], size: int) -> list[
         {name: tf.constant([row[name] for row in cycled[start : start + size]]) for name in rows[0]}
         for start in range(0, len(cycled), size)
     ]
-
-
-def _timed(calls: dict[str, list], rounds: int) -> dict[str, float]:
-    """Median seconds of each name's calls, the names taking turns call by call, `rounds`
-    passes over the calls after one untimed pass (tracing, oneDNN's first-call work)."""
-    timings = {name: [] for name in calls}
-    for repeat in range(rounds + 1):
-        for index in range(max(len(values) for values in calls.values())):
-            for name, values in calls.items():
-                call = values[index % len(values)]
-                start = time.perf_counter()
-                call()
-                if repeat:
-                    timings[name].append(time.perf_counter() - start)
-    return {name: float(np.median(values)) for name, values in timings.items()}
 
 
 def choose_precision(
@@ -171,7 +155,7 @@ def choose_precision(
             ]
     seconds = {}
     for batch_size in TIMED_BATCH_SIZES:
-        seconds |= _timed(
+        seconds |= interleaved_median_seconds(
             {key: value for key, value in calls.items() if key[1] == batch_size}, rounds
         )
     timings = [

@@ -271,7 +271,7 @@ class TokenClassifierServing(_Serving):
     Words are the tokenizer's (`tokenize_words_with_offsets`: WordPiece splits on whitespace,
     punctuation and CJK characters, byte-level BPE on GPT-2's pre-tokens, SentencePiece on
     whitespace); each word takes the label predicted at its first word piece, and the BIO labels
-    are read as the CoNLL script reads them (`keras_bert.decoding.entities.bio_spans`).
+    are read as the CoNLL script reads them (`keras_bert.decoding.bio_tags.bio_spans`).
     Words beyond the first `seq_length - 2` word pieces, and words without text (BPE's runs of
     whitespace), get no label.
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_bert.data.batching import batch_count_by_length
 from keras_bert.data.classification import (
     ClassificationExamples,
     classification_dataset,
     encode_labels,
-    packed_lengths,
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
@@ -70,7 +68,6 @@ def finetune_classifier(
         targets = encode_labels(train.labels, label_names)
     if evaluation is not None and not regression:
         encode_labels(evaluation.labels, label_names)  # fail before training, not after
-    lengths = packed_lengths(train, preprocessor) if config.length_bucketing else None
     train_dataset = classification_dataset(
         train,
         preprocessor,
@@ -79,11 +76,7 @@ def finetune_classifier(
         shuffle=True,
         seed=config.run.seed,
         length_bucketing=config.length_bucketing,
-        lengths=lengths,
     )
-    batches = None
-    if lengths is not None:
-        batches = batch_count_by_length(lengths, config.batch_size, preprocessor.seq_length)
 
     def build(encoder):
         return BertClassifier(
@@ -95,6 +88,7 @@ def finetune_classifier(
             preprocessor=preprocessor,
         )
 
+    batches = int(train_dataset.cardinality())  # every bucket's batches
     model, summary = fit_task_model(
         build, config, train_dataset, len(train), checkpoint, batches_per_epoch=batches
     )

@@ -19,6 +19,7 @@ from keras_bert.finetuning.recipe import (
 )
 from keras_bert.metrics import squad_scores
 from keras_bert.models import BertQuestionAnswerer
+from keras_bert.training.recipes import QA_WINDOWS
 
 
 @accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
@@ -27,15 +28,17 @@ def predict_answers(
     tokenizer,
     examples: Sequence[QuestionExample],
     seq_length: int = 384,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
+    doc_stride: int = QA_WINDOWS["doc_stride"],
+    max_query_length: int = QA_WINDOWS["max_query_length"],
     null_score_threshold: float | None = None,
     batch_size: int = 32,
     packer=None,
+    n_best: int = QA_WINDOWS["n_best"],
+    max_answer_length: int = QA_WINDOWS["max_answer_length"],
 ) -> list[Answer]:
     """The best answer of every question, over all windows of its passage (`packer`: the
-    family's packing, `preprocessor.packer`; default BERT's). The logits come from Keras'
-    compiled `predict`."""
+    family's packing, `preprocessor.packer`; default BERT's; `n_best` and `max_answer_length`
+    as `decode_answers` takes them). The logits come from Keras' compiled `predict`."""
     windows = build_question_windows(
         examples, tokenizer, seq_length, doc_stride, max_query_length, packer=packer
     )
@@ -45,6 +48,8 @@ def predict_answers(
         windows,
         outputs["start_logits"],
         outputs["end_logits"],
+        n_best=n_best,
+        max_answer_length=max_answer_length,
         null_score_threshold=null_score_threshold,
     )
 
@@ -62,14 +67,17 @@ def finetune_question_answerer(
     config: FinetuningConfig,
     train: Sequence[QuestionExample],
     evaluation: Sequence[QuestionExample] | None = None,
-    doc_stride: int = 128,
-    max_query_length: int = 64,
+    doc_stride: int = QA_WINDOWS["doc_stride"],
+    max_query_length: int = QA_WINDOWS["max_query_length"],
     null_score_threshold: float | None = None,
+    n_best: int = QA_WINDOWS["n_best"],
+    max_answer_length: int = QA_WINDOWS["max_answer_length"],
 ) -> tuple[BertQuestionAnswerer, dict]:
     """Fine-tunes the checkpoint of `config` on SQuAD-style examples, evaluates EM/F1, saves.
 
     `config.seq_length` is the window length (384 in the BERT paper);
-    `config.max_train_examples` draws that many questions (under the run's seed). Writes
+    `config.max_train_examples` draws that many questions (under the run's seed); the window
+    and decoding settings default to `QA_WINDOWS`. Writes
     `<output_dir>/model.keras` and `<output_dir>/metrics.json`.
     """
     if config.max_train_examples:
@@ -114,6 +122,8 @@ def finetune_question_answerer(
             max_query_length=max_query_length,
             null_score_threshold=null_score_threshold,
             packer=preprocessor.packer,
+            n_best=n_best,
+            max_answer_length=max_answer_length,
         )
     save_run(model, summary, config)
     return model, summary

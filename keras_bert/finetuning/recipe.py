@@ -16,6 +16,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
 from keras_bert.text import checkpoint_preprocessors
+from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.recipes import FINETUNING_RUN
 from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
 
@@ -39,6 +40,11 @@ class FinetuningConfig:
         length_bucketing: batch training texts of similar length (less padding, faster).
         classifier_pooling: what a sentence classifier reads, "first_token" (each family's
             own head) or "mean" (the mean of the sequence output; see `BertClassifier`).
+        document_context: token classification: read each sentence with the text of its
+            document around it (`tagging_windows`, the BERT paper's CoNLL-2003 setting) where
+            the data marks documents (CoNLL's `-DOCSTART-`). Off by default: on a CoNLL-2003
+            screen it scored 1.5 F1 points below sentences alone, at 3.6× the time
+            (docs/benchmarks.md#recipes).
         embedding_rms: rescale the checkpoint's embedding tables to this root mean square
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
             e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
@@ -62,6 +68,7 @@ class FinetuningConfig:
     max_train_examples: int | None = None
     length_bucketing: bool = True
     classifier_pooling: str = "first_token"
+    document_context: bool = False
     embedding_rms: float | None = None
     revision: str | None = None
     run: RunSettings = FINETUNING_RUN
@@ -109,7 +116,7 @@ def checkpoint_encoder(
     if config.embedding_rms is not None:
         encoder.embeddings.rescale(config.embedding_rms)
     bert_config = encoder.bert_config
-    positions = bert_config.max_position_embeddings - bert_config.position_offset
+    positions = bert_config.longest_input
     if bert_config.position_biased_input and config.seq_length > positions:
         raise ConfigError(
             f"seq_length {config.seq_length} is longer than the {positions} positions "
@@ -135,19 +142,22 @@ def fit_task_model(
         train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
         num_train_examples: examples per epoch, for the step count of the schedule.
         checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
-            find it when the model is built.
+            find it now.
         batches_per_epoch: the batches of one pass over the examples where they are not
             `ceil(num_train_examples / batch_size)` (batches by length: `batch_count_by_length`).
 
     Returns:
-        The trained model and a summary: training time, sequences per second, final metrics.
+        The trained model and a summary: training time, sequences per second, the precision
+        trained in, final metrics.
     """
+    checkpoint = checkpoint or find_run_checkpoint(config)
     return fit_model(
         lambda: build_model(checkpoint_encoder(config, checkpoint)),
         config,
         train_dataset,
         num_train_examples,
         batches_per_epoch,
+        TrainStepShape.of(checkpoint.config, config.batch_size, config.seq_length),
     )
 
 
@@ -157,9 +167,12 @@ def fit_model(
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
     batches_per_epoch: int | None = None,
+    step_shape: TrainStepShape | None = None,
 ) -> tuple[keras.Model, dict]:
     """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
-    takes no argument (e.g. a `Distiller` of a trained teacher)."""
+    takes no argument (e.g. a `Distiller` of a trained teacher). `step_shape` is the train
+    step `--precision auto` times (default: `TrainStepShape`'s encoder sizes at the run's batch
+    and sequence length)."""
     steps_per_epoch = batches_per_epoch or config.steps_per_epoch(num_train_examples)
     total_steps = max(1, round(config.epochs * steps_per_epoch))
 
@@ -176,6 +189,7 @@ def fit_model(
         output_dir=config.output_dir,
         total_steps=total_steps,
         steps_per_epoch=steps_per_epoch,
+        step_shape=step_shape or TrainStepShape(config.batch_size, config.seq_length),
     )
     summary = {
         "train_seconds": round(result.train_seconds, 1),
@@ -188,6 +202,7 @@ def fit_model(
             / result.train_seconds,
             2,
         ),
+        "precision": result.precision.to_dict(),
         "history": {
             name: [float(v) for v in values] for name, values in result.history.history.items()
         },
@@ -202,5 +217,6 @@ def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> Non
 
 
 def write_summary(summary: dict, config: FinetuningConfig) -> None:
-    """Writes the run's summary (speed, history, scores) as `<output_dir>/metrics.json`."""
+    """Writes the run's summary (speed, precision, history, scores) as
+    `<output_dir>/metrics.json`."""
     (Path(config.output_dir) / "metrics.json").write_text(json.dumps(summary, indent=2))

@@ -7,12 +7,15 @@ import logging
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.data.document_windows import windows_tags
 from keras_bert.data.token_classification import (
     TaggedSentences,
     encode_tags,
     tag_names_of,
+    tagging_windows,
     token_classification_dataset,
     unknown_tags,
+    windows_dataset,
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
@@ -70,9 +73,32 @@ def predict_tags(
     return tags
 
 
-def evaluate_token_classifier(model, preprocessor, sentences: TaggedSentences) -> dict:
-    """Entity-level precision, recall and F1 (exact type and span), overall and per type."""
-    return entity_scores(sentences.tags, predict_tags(model, preprocessor, sentences))
+def predict_tags_in_context(
+    model: BertTokenClassifier, preprocessor, sentences: TaggedSentences, batch_size: int = 64
+) -> list[list[str]]:
+    """`predict_tags` with each sentence read inside its document (`tagging_windows`)."""
+    windows = tagging_windows(sentences, preprocessor)
+    dataset = windows_dataset(windows, preprocessor.packer.pad_id, batch_size)
+    predicted_ids = []
+    for inputs, labels in dataset:
+        logits = model.predict_on_batch(inputs)
+        for window_logits, window_labels in zip(logits, np.asarray(labels), strict=True):
+            predicted_ids.append(window_logits[window_labels != IGNORED_LABEL].argmax(-1))
+    lengths = [len(words) for words in sentences.words]
+    return windows_tags(windows, predicted_ids, lengths, model.label_names)
+
+
+def uses_document_context(config: FinetuningConfig, sentences: TaggedSentences) -> bool:
+    return config.document_context and sentences.documents is not None
+
+
+def evaluate_token_classifier(
+    model, preprocessor, sentences: TaggedSentences, document_context: bool = False
+) -> dict:
+    """Entity-level precision, recall and F1 (exact type and span), overall and per type;
+    with `document_context`, each sentence tagged inside its document."""
+    predict = predict_tags_in_context if document_context else predict_tags
+    return entity_scores(sentences.tags, predict(model, preprocessor, sentences))
 
 
 def tag_log_priors(tag_ids: list[list[int]], num_tags: int) -> np.ndarray:
@@ -97,9 +123,16 @@ def finetune_token_classifier(
     Writes `<output_dir>/model.keras` (carrying its preprocessor) and
     `<output_dir>/metrics.json`. Tags come from
     `tag_names` or from the training data (`tag_names_of`); evaluation tags outside them are
-    scored as entities the model cannot find, with a warning that names them.
+    scored as entities the model cannot find, with a warning that names them. Where the data
+    marks documents and `config.document_context` is on, each sentence is trained on and
+    tagged inside its document (`tagging_windows`); a sample drawn by `max_train_examples`
+    then keeps the rest of its documents as context.
     """
-    if config.max_train_examples:
+    in_context = uses_document_context(config, train)
+    scored = None
+    if config.max_train_examples and in_context:
+        scored = train.drawn_flags(config.max_train_examples, seed=config.run.seed)
+    elif config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.run.seed)
     tag_names = tag_names or tag_names_of(train)
     if evaluation is not None and (unseen := unknown_tags(evaluation, tag_names)):
@@ -111,14 +144,22 @@ def finetune_token_classifier(
     checkpoint = find_run_checkpoint(config)
     preprocessor = checkpoint_preprocessor(config, checkpoint)
     train_tag_ids = encode_tags(train, tag_names)
-    train_dataset = token_classification_dataset(
-        train,
-        preprocessor,
-        train_tag_ids,
-        config.batch_size,
-        shuffle=True,
-        seed=config.run.seed,
-    )
+    if in_context:
+        windows = tagging_windows(train, preprocessor, train_tag_ids, scored)
+        num_examples = len(windows)
+        train_dataset = windows_dataset(
+            windows, preprocessor.packer.pad_id, config.batch_size, True, config.run.seed
+        )
+    else:
+        num_examples = len(train)
+        train_dataset = token_classification_dataset(
+            train,
+            preprocessor,
+            train_tag_ids,
+            config.batch_size,
+            shuffle=True,
+            seed=config.run.seed,
+        )
 
     def build(encoder):
         model = BertTokenClassifier(
@@ -131,8 +172,16 @@ def finetune_token_classifier(
         head.bias.assign(tag_log_priors(train_tag_ids, len(tag_names)).astype("float32"))
         return model
 
-    model, summary = fit_task_model(build, config, train_dataset, len(train), checkpoint)
+    model, summary = fit_task_model(build, config, train_dataset, num_examples, checkpoint)
+    if in_context:
+        # A window holds several sentences: speed counts the sentences trained, as without.
+        sentences = sum(scored) if scored is not None else len(train)
+        summary["sequences_per_second"] = round(
+            summary["sequences_per_second"] * sentences / num_examples, 2
+        )
     if evaluation is not None:
-        summary["evaluation"] = evaluate_token_classifier(model, preprocessor, evaluation)
+        summary["evaluation"] = evaluate_token_classifier(
+            model, preprocessor, evaluation, uses_document_context(config, evaluation)
+        )
     save_run(model, summary, config)
     return model, summary

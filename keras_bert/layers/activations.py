@@ -1,7 +1,6 @@
 """The feed-forward activations a BERT config can name."""
 
 from collections.abc import Callable
-from functools import partial
 
 import keras
 import tensorflow as tf
@@ -65,16 +64,51 @@ def inference_gelu(x: tf.Tensor) -> tf.Tensor:
     return x * half * (one + tf.math.erf(x * tf.cast(SQRT_HALF, x.dtype)))
 
 
+def gelu_approximate(x):
+    """GELU's tanh approximation (Hugging Face's "gelu_new", ALBERT's activation).
+
+    Example:
+    >>> [round(float(value), 4) for value in gelu_approximate(tf.constant([-1.0, 0.0, 2.0]))]
+    [-0.1588, 0.0, 1.9546]
+    """
+    return keras.activations.gelu(x, approximate=True)
+
+
+# The `BertConfig.hidden_activation` names and their functions (`activation_from_name`).
+HIDDEN_ACTIVATIONS: dict[str, Callable] = {
+    "gelu": gelu,
+    "gelu_approximate": gelu_approximate,
+    "relu": keras.activations.relu,
+}
+
+
 def activation_from_name(name: str, dtype_policy: keras.DTypePolicy | None = None) -> Callable:
     """The activation function for a `BertConfig.hidden_activation` name; under a
     `dtype_policy` that stores weights in bfloat16, "gelu" is `inference_gelu`."""
     if name == "gelu" and dtype_policy is not None and dtype_policy.variable_dtype == "bfloat16":
         return inference_gelu
-    functions = {
-        "gelu": gelu,
-        "gelu_approximate": partial(keras.activations.gelu, approximate=True),
-        "relu": keras.activations.relu,
-    }
-    if name not in functions:
-        raise ValueError(f"Unknown activation {name!r}; expected one of {', '.join(functions)}.")
-    return functions[name]
+    if name not in HIDDEN_ACTIVATIONS:
+        raise ValueError(
+            f"Unknown activation {name!r}; expected one of {', '.join(HIDDEN_ACTIVATIONS)}."
+        )
+    return HIDDEN_ACTIVATIONS[name]
+
+
+def activation_name(function: Callable) -> str:
+    """The name of a dense layer's activation function: its `HIDDEN_ACTIVATIONS` name (exact
+    GELU in either form is "gelu"), else Keras' name ("tanh", "linear", ...). What the ONNX
+    export reads from each layer.
+
+    Example:
+    >>> activation_name(activation_from_name("gelu_approximate"))
+    'gelu_approximate'
+    >>> activation_name(keras.activations.tanh), activation_name(keras.activations.linear)
+    ('tanh', 'linear')
+    """
+    for name, known in (*HIDDEN_ACTIVATIONS.items(), ("gelu", inference_gelu)):
+        if function is known:
+            return name
+    name = getattr(function, "__name__", "")
+    if getattr(keras.activations, name, None) is not function:
+        raise ValueError(f"No name for the activation {function!r}.")
+    return name

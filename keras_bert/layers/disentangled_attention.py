@@ -96,6 +96,12 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
                 projection.build(hidden_states_shape)
         self.built = True
 
+    @property
+    def score_scale(self) -> float:
+        """1 / sqrt(head_size * (1 + number of relative terms)), as DeBERTa scales its sum of
+        terms."""
+        return 1.0 / math.sqrt(self.head_size * (1 + len(self.terms)))
+
     def _relative_rows(self, hidden_states):
         """Flat gather indices of both terms `[query * key]` and the table rows they read."""
         seq_length = hidden_states.shape[1]
@@ -139,7 +145,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         relative_embeddings = self.position_dropout(
             relative_embeddings[start:stop], training=training
         )
-        scale = 1.0 / math.sqrt(self.head_size * (1 + len(self.terms)))
+        scale = self.score_scale
         query = self.query(hidden_states)
         query = self._split_heads(query * ops.cast(scale, query.dtype))
         key = self._split_heads(self.key(hidden_states))

@@ -119,7 +119,8 @@ class BertEmbeddings(keras.layers.Layer):
         if self.segment_embedding is not None:
             embeddings = embeddings + self.segment_embedding(type_ids)
         if self.position_embedding is not None:
-            embeddings = embeddings + self.position_embedding(self._positions(word_ids, input_mask))
+            positions = self.position_ids(word_ids, input_mask)
+            embeddings = embeddings + self.position_embedding(positions)
         embeddings = self.layer_norm(embeddings)
         if self.zero_padding:
             embeddings = embeddings * ops.cast(input_mask, embeddings.dtype)[:, :, None]
@@ -156,7 +157,18 @@ class BertEmbeddings(keras.layers.Layer):
                 embedding.embeddings.assign(embedding.embeddings * factor)
         return factor
 
-    def _positions(self, word_ids, input_mask):
+    def position_ids(self, word_ids, input_mask):
+        """The position of each token: 0, 1, ... (`[1, sequence]`), or with `position_offset`
+        the count of real tokens up to it from the offset, padding `position_offset - 1`
+        (`[batch, sequence]`). The ONNX export writes the same rule (a test compares them).
+
+        Example:
+        >>> import numpy as np
+        >>> layer = BertEmbeddings(vocab_size=100, type_vocab_size=0,
+        ...                        max_position_embeddings=16, hidden_size=8, position_offset=2)
+        >>> layer.position_ids(np.ones((1, 4)), np.array([[1, 1, 1, 0]])).numpy().tolist()
+        [[2, 3, 4, 1]]
+        """
         if self.position_offset:
             real = ops.cast(input_mask, "int32")
             return ops.cumsum(real, axis=1) * real + (self.position_offset - 1)

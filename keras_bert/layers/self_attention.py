@@ -153,6 +153,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         bias = ops.take(self.relative_attention_bias, buckets, axis=0)
         return ops.transpose(bias, (2, 0, 1))[None]
 
+    @property
+    def score_scale(self) -> float:
+        """The factor of the query-key products (the ONNX export reads it): 1 / sqrt(head_size)."""
+        return 1.0 / math.sqrt(self.head_size)
+
     def _split_heads(self, tensor):
         batch_size, sequence_length = ops.shape(tensor)[0], ops.shape(tensor)[1]
         return ops.reshape(tensor, (batch_size, sequence_length, self.num_heads, self.head_size))
@@ -161,7 +166,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # Scaling the queries instead of the scores: the same product, on a tensor
         # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
         query = self.query(hidden_states)
-        query = self._split_heads(query * ops.cast(1.0 / math.sqrt(self.head_size), query.dtype))
+        query = self._split_heads(query * ops.cast(self.score_scale, query.dtype))
         key = self._split_heads(self.key(hidden_states))
         value = self._split_heads(self.value(hidden_states))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from keras_bert.decoding.entities import bio_spans
+from keras_bert.decoding.bio_tags import bio_spans
 
 
 def _ratio(numerator: int, denominator: int) -> float:

@@ -1,17 +1,21 @@
-"""GLUE's scores: each task's metrics by name, and the GLUE average."""
+"""GLUE's scores: each task's metrics by name, and the GLUE average. Plain Python and numpy: a
+scorer needs no TensorFlow."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from keras_bert.data.glue import GlueTask
 from keras_bert.metrics.classification import (
     classification_scores,
     matthews_correlation,
     regression_scores,
 )
+
+if TYPE_CHECKING:  # the task's reader imports TensorFlow (`keras_bert.data`)
+    from keras_bert.data.glue import GlueTask
 
 
 def glue_scores(task: GlueTask, labels: Sequence, outputs: np.ndarray) -> dict[str, float]:

@@ -52,7 +52,9 @@ def squad_scores(
 
     `answers` maps question ids to their accepted answers (empty for unanswerable SQuAD v2
     questions, where only the empty prediction is right; v2.0 also drops gold answers that
-    normalise to nothing, as its script does). A question without a prediction scores 0.
+    normalise to nothing, as its script does). A question without a prediction scores 0, as
+    v1.1's script scores it, whatever its answers: not as an empty prediction, which matches a
+    gold answer that normalises to nothing (one dev question's answer is ".").
 
     Example:
     >>> squad_scores({"q1": "the Eiffel Tower", "q2": "1889"}, {"q1": ["Eiffel Tower"],
@@ -67,7 +69,9 @@ def squad_scores(
         raise ValueError(f"SQuAD version must be '1.1' or '2.0', got {version!r}.")
     exact_total = f1_total = 0.0
     for question_id, truths in answers.items():
-        prediction = predictions.get(question_id, "")
+        if question_id not in predictions:
+            continue
+        prediction = predictions[question_id]
         truths = list(truths)
         if version == "2.0":
             truths = [truth for truth in truths if normalize_answer(truth)]

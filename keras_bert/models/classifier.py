@@ -3,15 +3,20 @@ family's own head."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
+import tensorflow as tf
 
+from keras_bert.checkpoints.task_heads import SEQUENCE_CLASSIFICATION, label_config, label_names
+from keras_bert.checkpoints.variables import head_dense_variables
+from keras_bert.data.classification import ClassificationExamples, classification_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense, require_pooler
+from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE
 
 POOLINGS = ("first_token", "mean")
 
@@ -53,6 +58,16 @@ class BertClassifier(BertTask):
     With `pooling="mean"` every family reads the mean of the sequence output over the tokens
     of the input mask instead (dropout → dense), as Sentence-BERT and MiniLM's sentence models
     pool: the head then sees every token, whatever the first token learned to attend to.
+
+    `fit` on texts held in memory (a list, or a pair of lists, with a label each) trains on
+    the batches `pipelines.finetune_classifier` trains on (`classification_dataset` with
+    `length_bucketing`): texts of similar length together, each batch cut to its longest text,
+    shuffled under Keras' global seed, and an epoch is every bucket's batches (a few more than
+    `len(texts) / batch_size`; the recipe's schedule spans them all). With `sample_weight`, or
+    a `tf.data.Dataset`, the batches are the ones given.
+
+    `from_checkpoint` of a transformers sequence classifier (`*ForSequenceClassification`)
+    reads its head, classes (`id2label`) and regression (`problem_type`) too.
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
@@ -132,9 +147,55 @@ class BertClassifier(BertTask):
         self.dropout_rate = dropout_rate
         self.pooling = pooling
 
+    architecture_task = SEQUENCE_CLASSIFICATION
+
     @property
     def is_regression(self) -> bool:
         return self.num_classes == 1
+
+    def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
+        if isinstance(x, tf.data.Dataset) or y is None or sample_weight is not None:
+            return super()._fit_inputs(x, y, sample_weight, batch_size, shuffle)
+        texts, *pairs = x if isinstance(x, tuple) else (x,)
+        batches = classification_dataset(
+            ClassificationExamples(texts, None, *pairs),
+            self.require_preprocessor("text input"),
+            y,
+            batch_size or DEFAULT_BATCH_SIZE,
+            shuffle=shuffle,
+            seed=None,
+            length_bucketing=True,
+        )
+        return batches, None, None, None
+
+    @classmethod
+    def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
+        """`num_classes` and `label_names` of a `config.json`'s `id2label` (1 class and no names
+        for `problem_type: regression`)."""
+        if config_values.get("problem_type") == "regression":
+            return {"num_classes": 1}
+        names = label_names(config_values)
+        return {} if names is None else {"num_classes": len(names), "label_names": names}
+
+    def head_config(self) -> dict[str, Any]:
+        """The `config.json` entries of transformers' classifier of these classes: `id2label`,
+        `label2id` (`LABEL_<i>` without names) and `problem_type`."""
+        if self.is_regression:
+            return {"problem_type": "regression", **label_config(["LABEL_0"])}
+        names = self.label_names or [f"LABEL_{index}" for index in range(self.num_classes)]
+        return {"problem_type": "single_label_classification", **label_config(names)}
+
+    def head_variables(self) -> dict[str, keras.Variable]:
+        if self.pooling != "first_token":
+            raise ConfigError(
+                f"transformers' sequence classifiers read the first token, not the {self.pooling} "
+                "of the sequence output (pooling='first_token' is the head they have)."
+            )
+        head = family(self.encoder.bert_config.model_type).classifier_head
+        variables = head_dense_variables(head.output_module, self.get_layer("logits"))
+        if head.dense_module is not None:
+            variables |= head_dense_variables(head.dense_module, self.get_layer("pre_classifier"))
+        return variables
 
     def default_loss(self):
         if self.is_regression:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import keras
 import tensorflow as tf
 
+from keras_bert.checkpoints.task_heads import MASKED_LM
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
@@ -99,6 +100,7 @@ class BertMaskedLM(BertTask):
     """
 
     uses_pooled_output = False
+    architecture_task = MASKED_LM
 
     def __init__(
         self,
@@ -146,6 +148,20 @@ class BertMaskedLM(BertTask):
             masked_lm_head_variables(model.masked_lm_head), checkpoint, MASKED_LM_SCOPE
         )
         return model
+
+    def head_variables(self) -> dict[str, keras.Variable]:
+        config = self.encoder.bert_config
+        own_settings = {
+            "activation": (self.head_activation, config.hidden_activation),
+            "LayerNorm epsilon": (self.head_layer_norm_epsilon, config.layer_norm_epsilon),
+        }
+        for setting, (value, encoder_value) in own_settings.items():
+            if value not in (None, encoder_value):
+                raise ConfigError(
+                    f"transformers' masked-LM heads take the encoder's {setting} "
+                    f"({encoder_value!r}); this head's is {value!r} (keras-hub's head)."
+                )
+        return masked_lm_head_variables(self.masked_lm_head)
 
     def fill_mask(
         self,

@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import keras
 
+from keras_bert.checkpoints.task_heads import PRETRAINING
 from keras_bert.config import BertConfig
 from keras_bert.deprecation import warn_deprecated
+from keras_bert.errors import ConfigError
+from keras_bert.families import family
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
@@ -73,6 +76,8 @@ class BertPretrainer(BertTask):
     >>> tuple(outputs["masked_lm"].shape), tuple(outputs["next_sentence"].shape)
     ((1, 2, 100), (1, 2))
     """
+
+    architecture_task = PRETRAINING
 
     def __init__(
         self,
@@ -181,6 +186,20 @@ class BertPretrainer(BertTask):
         y, sample_weight = self._with_span_boundary_targets(y, sample_weight)
         return super().compute_metrics(x, y, y_pred, sample_weight)
 
+    def head_variables(self) -> dict[str, keras.Variable]:
+        model_type = self.bert_config.model_type
+        if self.span_boundary_objective:
+            raise ConfigError(
+                "transformers has no model with SpanBERT's span-boundary head; publish the "
+                "masked LM alone (task='masked_lm')."
+            )
+        if not family(model_type).pretraining_model:
+            raise ConfigError(
+                f"transformers has no {model_type} model with a next-sentence head (only BERT's "
+                "and ALBERT's *ForPreTraining); publish the masked LM alone (task='masked_lm')."
+            )
+        return _all_head_variables(self)
+
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "span_boundary_objective": self.span_boundary_objective}
 
@@ -253,12 +272,17 @@ def pretraining_head_variables(model: BertPretrainer) -> dict[str, dict[str, ker
     }
 
 
+def _all_head_variables(model: BertPretrainer) -> dict[str, keras.Variable]:
+    return {
+        name: variable
+        for head_variables in pretraining_head_variables(model).values()
+        for name, variable in head_variables.items()
+    }
+
+
 def pretrainer_variables(model: BertPretrainer) -> dict[str, keras.Variable]:
     """Canonical name → variable for every weight of a `BertPretrainer` (encoder and heads),
     e.g. to write a Google checkpoint with `save_google_checkpoint`."""
     from keras_bert.checkpoints import encoder_variables
 
-    variables = encoder_variables(model.encoder)
-    for head_variables in pretraining_head_variables(model).values():
-        variables |= head_variables
-    return variables
+    return encoder_variables(model.encoder) | _all_head_variables(model)

@@ -7,6 +7,8 @@ from typing import Any
 
 import keras
 
+from keras_bert.checkpoints.task_heads import QUESTION_ANSWERING, QUESTION_ANSWERING_MODULE
+from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.decoding.answers import question_context_packer, text_answers
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import BertTask, head_dense
@@ -40,6 +42,7 @@ class BertQuestionAnswerer(BertTask):
     """
 
     uses_pooled_output = False
+    architecture_task = QUESTION_ANSWERING
 
     def __init__(self, encoder: BertEncoder, **kwargs):
         # Layers
@@ -94,6 +97,10 @@ class BertQuestionAnswerer(BertTask):
                 strict=True,
             )
         ]
+
+    def head_variables(self) -> dict[str, keras.Variable]:
+        # transformers' `qa_outputs` gives the start logits first, as `span_logits` does.
+        return head_dense_variables(QUESTION_ANSWERING_MODULE, self.get_layer("span_logits"))
 
     def default_loss(self):
         return {

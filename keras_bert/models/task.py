@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import keras
@@ -14,7 +16,9 @@ from keras_bert.models.functional_config import functional_base_config, set_dtyp
 from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
 
 if TYPE_CHECKING:
-    from keras_bert.checkpoints import CheckpointFiles
+    from keras_bert.checkpoints import Checkpoint, CheckpointFiles
+
+logger = logging.getLogger(__name__)
 
 
 def recipe_optimizer(total_steps: int | None = None) -> keras.optimizers.Optimizer:
@@ -77,13 +81,17 @@ class BertTask(keras.Model):
     A task carries its `preprocessor` (as keras-hub's tasks do; `from_checkpoint` gives it the
     checkpoint's): `fit`, `evaluate` and `predict` then take raw texts, pairs of them and
     `tf.data` datasets of strings (see `keras_bert.models.text_inputs`), tokenized in the input
-    pipeline, not in the model's graph. Packed ids work with or without one. It is saved and
-    reloaded with the model (`.keras`), and exported with it (`keras_bert.export`).
+    pipeline, not in the model's graph (`BertClassifier.fit` batches texts by length, as the
+    fine-tuning jobs do). Packed ids work with or without one. It is saved and reloaded with
+    the model (`.keras`), and exported with it (`keras_bert.export`).
     """
 
     # Whether the head reads `pooled_output`. Heads on the sequence output leave the pooler out
     # of `trainable_weights`: it gets no gradient (Keras would warn), and is still saved.
     uses_pooled_output = True
+    # The task of transformers' architectures whose head is this task's
+    # (`keras_bert.checkpoints.task_heads`: "ForSequenceClassification", ...); None for none.
+    architecture_task: str | None = None
 
     def __init__(
         self,
@@ -108,15 +116,18 @@ class BertTask(keras.Model):
         revision: str | None = None,
         **kwargs: Any,
     ) -> BertTask:
-        """The task on a checkpoint's encoder (a new head), carrying the checkpoint's
-        preprocessor: a model that `fit`s, `evaluate`s and `predict`s raw text.
+        """The task on a checkpoint's encoder, carrying the checkpoint's preprocessor: a model
+        that `fit`s, `evaluate`s and `predict`s raw text. Its head is new, or the checkpoint's
+        where that is transformers' model of the task (`pretrained`; e.g. what
+        `keras_bert.save_checkpoint` wrote).
 
         Args:
             path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`),
                 found once for the encoder and the preprocessor.
             seq_length: length of the packed inputs.
             revision: the Hub branch, tag or commit of a Hub id.
-            **kwargs: the task's own arguments (`num_classes`, `label_names`, ...).
+            **kwargs: the task's own arguments (`num_classes`, `label_names`, ...); those of a
+                checkpoint's head come from its config when left out.
         """
         from keras_bert.checkpoints import find_checkpoint
         from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
@@ -130,9 +141,77 @@ class BertTask(keras.Model):
     def pretrained(
         cls, path: str | os.PathLike | CheckpointFiles, revision: str | None, **kwargs: Any
     ) -> BertTask:
-        """The task on the checkpoint's encoder, its head new (`from_checkpoint` without the
-        preprocessor); tasks whose head a checkpoint holds read it too."""
-        return cls(BertEncoder.from_checkpoint(path, revision=revision), **kwargs)
+        """The task on the checkpoint's encoder (`from_checkpoint` without the preprocessor).
+
+        A checkpoint of transformers' model of this task (its `architectures`, e.g.
+        `RobertaForSequenceClassification`) gives its head too, with the head's arguments of its
+        config (`num_classes`, `label_names` from its `id2label`) unless `kwargs` give some of
+        them; any other checkpoint gives a new head.
+        """
+        from keras_bert.checkpoints import find_checkpoint
+        from keras_bert.checkpoints.task_heads import architecture_task
+
+        files = find_checkpoint(path, revision)
+        checkpoint = files.read()
+        encoder = BertEncoder.from_checkpoint(checkpoint)
+        holds_head = cls.architecture_task is not None and (
+            architecture_task(files.config_values) == cls.architecture_task
+        )
+        if not holds_head:
+            return cls(encoder, **kwargs)
+        head_arguments = cls.head_arguments(files.config_values)
+        if not head_arguments.keys() & kwargs.keys():
+            kwargs = {**head_arguments, **kwargs}
+        model = cls(encoder, **kwargs)
+        model.restore_head(checkpoint)
+        return model
+
+    @classmethod
+    def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
+        """The head's constructor arguments that a checkpoint's `config.json` gives."""
+        return {}
+
+    def head_config(self) -> dict[str, Any]:
+        """The `config.json` entries of transformers' model of this task beyond the encoder's
+        (`id2label`, ...): what `head_arguments` reads back."""
+        return {}
+
+    def head_variables(self) -> dict[str, keras.Variable]:
+        """The head's variables under the canonical names of transformers' head of this task
+        (its module paths: `classifier/out_proj/kernel`, `cls/predictions/...`).
+
+        Raises:
+            ConfigError: transformers has no model with this head.
+        """
+        raise ConfigError(f"transformers has no model with the head of a {type(self).__name__}.")
+
+    def restore_head(self, checkpoint: Checkpoint) -> None:
+        """Restores the head from the tensors of a checkpoint of transformers' model of this task.
+        A head other than the checkpoint's (other classes, another pooling) stays new, with a
+        warning; a checkpoint that lacks some of its head's tensors is a `CheckpointError`."""
+        from keras_bert.checkpoints.variables import restore_variables
+
+        try:
+            variables = self.head_variables()
+        except ConfigError as error:
+            logger.warning("%s: its head is not read: %s", checkpoint.source, error)
+            return
+        other_shapes = [
+            name
+            for name, variable in variables.items()
+            if name in checkpoint.tensors
+            and tuple(checkpoint.tensors[name].shape) != tuple(variable.shape)
+        ]
+        if other_shapes:
+            logger.warning(
+                "%s: its head (%s) has other shapes than this %s's: the head starts anew.",
+                checkpoint.source,
+                ", ".join(other_shapes),
+                type(self).__name__,
+            )
+            return
+        scopes = tuple({f"{name.split('/')[0]}/" for name in variables})
+        restore_variables(variables, checkpoint, scope=scopes)
 
     def require_preprocessor(self, what: str) -> keras.layers.Layer:
         """The carried preprocessor; a `ConfigError` saying that `what` needs one if none."""
@@ -150,6 +229,10 @@ class BertTask(keras.Model):
         preprocessor = self.require_preprocessor("text input")
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
+
+    def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
+        """`_model_inputs` of the texts `fit` trains on; a task batches them its own way."""
+        return self._model_inputs(x, y, sample_weight, batch_size, shuffle)
 
     def fit(
         self,
@@ -172,7 +255,7 @@ class BertTask(keras.Model):
             validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
             shuffle = shuffle and not isinstance(x, tf.data.Dataset)
-            x, y, sample_weight, batch_size = self._model_inputs(
+            x, y, sample_weight, batch_size = self._fit_inputs(
                 x, y, sample_weight, batch_size, shuffle
             )
             shuffle = False

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
 
+from keras_bert.checkpoints.task_heads import (
+    TOKEN_CLASSIFICATION,
+    TOKEN_CLASSIFIER_MODULE,
+    label_config,
+    label_names,
+)
+from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.token_classification import IGNORED_LABEL
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.models.encoder import BertEncoder
@@ -42,6 +49,7 @@ class BertTokenClassifier(BertTask):
     """
 
     uses_pooled_output = False
+    architecture_task = TOKEN_CLASSIFICATION
 
     def __init__(
         self,
@@ -93,6 +101,19 @@ class BertTokenClassifier(BertTask):
             ]
             for row in range(len(texts))
         ]
+
+    @classmethod
+    def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
+        """`label_names`: the tags of a `config.json`'s `id2label`."""
+        names = label_names(config_values)
+        return {} if names is None else {"label_names": names}
+
+    def head_config(self) -> dict[str, Any]:
+        """`id2label` and `label2id` of transformers' token classifier of these tags."""
+        return label_config(self.label_names)
+
+    def head_variables(self) -> dict[str, keras.Variable]:
+        return head_dense_variables(TOKEN_CLASSIFIER_MODULE, self.get_layer("token_logits"))
 
     def default_loss(self):
         return keras.losses.SparseCategoricalCrossentropy(

@@ -23,6 +23,7 @@ from keras_bert.data.document_stream import document_ids, documents_by_id
 from keras_bert.data.streaming import streaming_pretraining_dataset
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.pretraining.config import PretrainingConfig
+from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.run import fit_resumable
 
 logger = logging.getLogger(__name__)
@@ -172,11 +173,30 @@ def build_pretrainer(config: PretrainingConfig):
             span_boundary_objective=config.span_boundary_objective,
             **(config.model_config or {}),
         )
+    return BertPretrainer(
+        encoder_config(config), span_boundary_objective=config.span_boundary_objective
+    )
+
+
+def encoder_config(config: PretrainingConfig) -> BertConfig:
+    """The `BertConfig` of the run's encoder: `init_checkpoint`'s with the changes of
+    `model_config` (its vocabulary size aside, which a new `vocabulary_file` changes), else
+    `model_config`, else `model_preset`'s.
+
+    Example:
+    >>> config = PretrainingConfig("runs/mini", vocabulary_file="vocab.txt",
+    ...                            input_files=["corpus.txt"], model_preset="mini")
+    >>> encoder_config(config).hidden_size
+    256
+    """
+    if config.init_checkpoint:
+        from keras_bert.checkpoints import find_checkpoint
+
+        checkpoint = find_checkpoint(config.init_checkpoint, weights=False)
+        return checkpoint.config.replace(**(config.model_config or {}))
     if config.model_config:
-        bert_config = BertConfig.from_dict(config.model_config)
-    else:
-        bert_config = BertConfig.preset(config.model_preset)
-    return BertPretrainer(bert_config, span_boundary_objective=config.span_boundary_objective)
+        return BertConfig.from_dict(config.model_config)
+    return BertConfig.preset(config.model_preset)
 
 
 def write_documents(documents: list[list[str]], path: Path) -> None:
@@ -234,6 +254,9 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
             )
         },
         time_budget_minutes=config.time_budget_minutes,
+        step_shape=TrainStepShape.of(
+            encoder_config(config), config.global_batch_size, config.data.seq_length
+        ),
     )
     if result.is_chief:
         save_pretrained(result.model, Path(config.output_dir), config)

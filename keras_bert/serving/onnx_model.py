@@ -9,7 +9,10 @@ longest sequence, runs ONNX Runtime and decodes as the SavedModel's `serving_def
 (`keras_bert.serving.onnx_decoding`): the same output names and values.
 
 Text comes as `str` or UTF-8 `bytes` (invalid sequences become U+FFFD, as in the SavedModel);
-character offsets count code points of that text.
+character offsets count code points of that text. What is not text is refused before it reaches
+`tokenizers` or ONNX Runtime, with an error that names it: an item that is not text
+(`TypeError`, with its position), pairs for a model of single texts or the reverse, ids beyond
+the vocabulary or longer rows than the model's positions (`ValueError`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ METADATA_FILE = "keras_bert.json"
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 Text = str | bytes
+# Values that pass as a (text, text_pair) pair.
+PAIR_TYPES = (tuple, list, np.ndarray)
 
 
 def as_text(text: Text) -> str:
@@ -107,6 +112,22 @@ class OnnxModel:
             providers=["CPUExecutionProvider"],
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
+        # The longest row the graph reads, and each input's ids (older exports: unchecked).
+        self.longest_input: int = self.metadata.get("longest_input", self.seq_length)
+        if self.seq_length > self.longest_input:
+            raise ValueError(
+                f"{self.path / METADATA_FILE}: seq_length {self.seq_length} is longer than the "
+                f"{self.longest_input} ids the model reads."
+            )
+        self.id_limits = {
+            name: limit
+            for name, limit in (
+                ("input_word_ids", self.metadata.get("vocab_size")),
+                ("input_type_ids", self.metadata.get("type_vocab_size")),
+                ("input_mask", 2),
+            )
+            if limit is not None
+        }
         self._removed_chars: dict[str, bool] = {}
         # Special tokens written in the text ("[MASK]") are words of their own, never widened.
         self.special_ids = {
@@ -172,8 +193,27 @@ class OnnxModel:
         return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The ONNX model's outputs (`serving_ids`'s) on packed inputs."""
-        feeds = {name: inputs[name] for name in self.input_names}
+        """The ONNX model's outputs (`serving_ids`'s) on packed inputs.
+
+        Raises:
+            ValueError: inputs that are not `[batch, sequence]` integers, rows longer than
+                `longest_input`, or ids outside their table (`id_limits`).
+        """
+        feeds = {name: np.asarray(inputs[name]) for name in self.input_names}
+        for name, ids in feeds.items():
+            if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):
+                raise ValueError(
+                    f"{name} must be [batch, sequence] integers, got {ids.dtype} {ids.shape}."
+                )
+            if ids.shape[1] > self.longest_input:
+                raise ValueError(
+                    f"{name} has {ids.shape[1]} ids per row; the model reads at most "
+                    f"{self.longest_input}."
+                )
+            limit = self.id_limits.get(name)
+            if limit is not None and ids.size and (ids.min() < 0 or ids.max() >= limit):
+                raise ValueError(f"{name} holds ids outside 0 ... {limit - 1}.")
+        feeds = {name: ids.astype(np.int32) for name, ids in feeds.items()}
         names = [output.name for output in self.session.get_outputs()]
         return dict(zip(names, self.session.run(names, feeds), strict=True))
 
@@ -184,18 +224,33 @@ class OnnxModel:
         inputs: Sequence[Text] | Sequence[tuple[Text, Text]],
         second: Sequence[Text] | None = None,
     ) -> dict[str, np.ndarray]:
-        """The task's answers for a batch of texts or pairs (see the class)."""
+        """The task's answers for a batch of texts or pairs (see the class); a bare string is
+        one text.
+
+        Raises:
+            TypeError: an item that is not text (`str` or UTF-8 `bytes`), or a pair of texts
+                for a model of pairs, naming its position.
+            ValueError: pairs for a model of single texts, single texts for a model of pairs
+                (a question answerer, a classifier exported with `text_pairs`), or as many
+                second texts as first ones.
+        """
         first, second = _split_pairs(inputs, second)
-        if not first and second is None and self.task == "question_answerer":
+        takes_pairs = self.task == "question_answerer" or bool(self.metadata.get("text_pairs"))
+        if takes_pairs and second is None:
+            if first:
+                pairs = (
+                    "(question, context)"
+                    if self.task == "question_answerer"
+                    else "(text, text_pair)"
+                )
+                raise ValueError(f"This {self.task} export takes {pairs} pairs, not single texts.")
             second = []
+        if second is not None and not takes_pairs:
+            raise ValueError(f"This {self.task} export takes single texts, not pairs.")
         if self.task == "question_answerer":
-            if second is None:
-                raise ValueError("A question answerer takes (question, context) pairs.")
             return self._answers(first, second)
         if self.task == "classifier":
             return self._classify(first, second)
-        if second is not None:
-            raise ValueError(f"A {self.task} export takes single texts, not pairs.")
         if self.task == "token_classifier":
             return self._entities(first)
         if self.task == "encoder":
@@ -341,17 +396,61 @@ class OnnxModel:
 
 
 def _split_pairs(inputs, second) -> tuple[list[str], list[str] | None]:
-    """(first texts, second texts or None) of `predict`'s arguments."""
-    inputs = list(inputs)
+    """(first texts, second texts or None) of `predict`'s arguments: a bare string is one
+    text; pairs are `PAIR_TYPES` of two texts.
+
+    Example:
+    >>> _split_pairs("one text", None)
+    (['one text'], None)
+    >>> _split_pairs([("a", b"b")], None)
+    (['a'], ['b'])
+    >>> _split_pairs(["a", None], None)
+    Traceback (most recent call last):
+    TypeError: item 1 is a NoneType (None), not a text (str or UTF-8 bytes).
+    """
     if second is not None:
-        if len(second) != len(inputs):
-            raise ValueError(f"{len(inputs)} texts and {len(second)} second texts.")
-        return [as_text(text) for text in inputs], [as_text(text) for text in second]
-    if inputs and isinstance(inputs[0], (tuple, list)):
-        if any(len(pair) != 2 for pair in inputs):
-            raise ValueError("Pairs are (text, text_pair) tuples.")
-        return [as_text(pair[0]) for pair in inputs], [as_text(pair[1]) for pair in inputs]
-    return [as_text(text) for text in inputs], None
+        first, second = _texts(inputs), _texts(second)
+        if len(second) != len(first):
+            raise ValueError(f"{len(first)} texts and {len(second)} second texts.")
+        return first, second
+    if isinstance(inputs, (str, bytes)):
+        return [as_text(inputs)], None
+    items = _items(inputs)
+    if not (items and isinstance(items[0], PAIR_TYPES)):
+        return _texts(items), None
+    for position, pair in enumerate(items):
+        if not isinstance(pair, PAIR_TYPES) or len(pair) != 2:
+            raise TypeError(
+                f"item {position} is {_described(pair)}, not a (text, text_pair) pair like item 0."
+            )
+    return _texts([pair[0] for pair in items], "pair"), _texts([pair[1] for pair in items], "pair")
+
+
+def _items(values) -> list:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"Texts come as a list (or one string), not {_described(values)}.")
+    return list(values)
+
+
+def _texts(values, item: str = "item") -> list[str]:
+    """`values` (a bare string: one) as `str`; a `TypeError` names the first that is not
+    text."""
+    if isinstance(values, (str, bytes)):
+        return [as_text(values)]
+    texts = []
+    for position, value in enumerate(_items(values)):
+        if not isinstance(value, (str, bytes)):
+            raise TypeError(
+                f"{item} {position} is {_described(value)}, not a text (str or UTF-8 bytes)."
+            )
+        texts.append(as_text(value))
+    return texts
+
+
+def _described(value) -> str:
+    """`a <type> (<value, cut to 40 characters>)`."""
+    shown = repr(value)
+    return f"a {type(value).__name__} ({shown[:40]}{'...' if len(shown) > 40 else ''})"
 
 
 def _trimmed_offsets(text: str, offsets: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -3,35 +3,131 @@ this machine trains fastest in.
 
 Whether bfloat16 pays depends on the processor, not on the model. On CPUs whose matmul units
 take bfloat16 (Intel AMX, AMD Zen 4/5's AVX512-BF16) oneDNN runs bfloat16 matmuls faster than
-float32, and `mixed_bfloat16` trains faster. On an Intel Xeon whose AMX is not exposed to the
-guest (AVX512-BF16 only: one bfloat16 dot product per cycle, no more multiplies than float32's
-two FMA ports), the same matmul and the training step are *slower* in bfloat16 (BENCHMARKS.md,
-section Pretraining speed, has both CPUs). So "auto" asks the hardware: accelerators get their
-native mixed precision, and a CPU times one matmul of a training step's shape in both types.
+float32, and `mixed_bfloat16` trains faster. On a CPU with neither (AVX2 only, such as the AMD
+EPYC of BENCHMARKS.md) bfloat16 is emulated and can only be slower. On an Intel Xeon whose AMX
+is not exposed to the guest (AVX512-BF16 only: one bfloat16 dot product per cycle, no more
+multiplies than float32's two FMA ports), the training step is *slower* in bfloat16 too
+(BENCHMARKS.md, section Pretraining speed, has both Xeons). So "auto" asks the hardware:
+
+- an accelerator gets its native mixed precision;
+- a CPU without bfloat16 units (neither AVX512_BF16 nor AMX) trains in float32 at once;
+- a CPU with them times a few train steps of one encoder block at the run's shape
+  (`TrainStepShape`: batch, sequence length, the encoder's sizes) in float32 and in
+  `mixed_bfloat16`, taking turns, and trains in bfloat16 only where its step is clearly faster.
+
+A mixed step pays for casts, float32 LayerNorm and softmax and the optimizer's float32 update
+beside its bfloat16 matmuls; timing the step, not one matmul, counts them. A single block
+leaves out the embeddings' and the head's work, which both precisions do alike: the run's gain
+is smaller than the block's, hence the margin `BFLOAT16_MIN_SPEEDUP`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import time
+from collections.abc import Callable
 
+import keras
+import numpy as np
 import tensorflow as tf
 
+from keras_bert.config import BertConfig
+from keras_bert.cpu import has_bfloat16_units
 from keras_bert.errors import ConfigError
+from keras_bert.layers import TransformerEncoderBlock
+from keras_bert.timing import interleaved_median_seconds
+from keras_bert.training.optimization import create_optimizer
 
 logger = logging.getLogger(__name__)
 
 AUTO_PRECISION = "auto"
 PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 
-# bfloat16 is chosen on a CPU when its matmul is at least this much faster than float32's: a
-# mixed step also pays for casts and float32 element-wise work that the matmul timing leaves
-# out.
+# bfloat16 is chosen on a CPU when an encoder block's train step is at least this much faster
+# in it than in float32: the run's step adds work both precisions do alike (embeddings, the
+# head, the optimizer's update of the word table, the input pipeline), which dilutes the gain.
 BFLOAT16_MIN_SPEEDUP = 1.15
+# Timed passes over the two precisions' steps, after one untimed pass (tracing, oneDNN's
+# kernels); the median of each precision's steps decides.
+TIMED_ROUNDS = 3
 
-# A feed-forward matmul of a BERT-mini training step (32 x 128 tokens, hidden 256 -> 1024): large
-# enough for oneDNN's blocked kernels, short enough to time at the start of a run.
-_TIMED_MATMUL = ((4096, 256), (256, 1024))
+
+@dataclasses.dataclass(frozen=True)
+class TrainStepShape:
+    """The shape of a run's train step that `--precision auto` times on a CPU: `batch_size`
+    sequences of `seq_length` tokens through one encoder block of the run's sizes.
+
+    The defaults are MiniLM-L6's block (the jobs' default checkpoint) at the fine-tuning jobs'
+    batch and sequence length.
+
+    Args:
+        batch_size: sequences per step (the global batch).
+        seq_length: tokens per sequence.
+        hidden_size, num_heads, intermediate_size, hidden_activation: the encoder's
+            (`BertConfig`'s fields of those names).
+
+    Example:
+    >>> TrainStepShape.of(BertConfig.preset("mini"), batch_size=64, seq_length=128)
+    TrainStepShape(batch_size=64, seq_length=128, hidden_size=256, num_heads=4, \
+intermediate_size=1024, hidden_activation='gelu')
+    """
+
+    batch_size: int = 32
+    seq_length: int = 128
+    hidden_size: int = 384
+    num_heads: int = 12
+    intermediate_size: int = 1536
+    hidden_activation: str = "gelu"
+
+    @classmethod
+    def of(cls, config: BertConfig, batch_size: int, seq_length: int) -> TrainStepShape:
+        """The step of an encoder of `config` at `batch_size` x `seq_length`."""
+        return cls(
+            batch_size=batch_size,
+            seq_length=seq_length,
+            hidden_size=config.hidden_size,
+            num_heads=config.num_heads,
+            intermediate_size=config.intermediate_size,
+            hidden_activation=config.hidden_activation,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class PrecisionChoice:
+    """The dtype policy a run trains in, and what decided it (a run's summary records it).
+
+    Args:
+        policy: the Keras dtype policy the run trains in.
+        requested: the run's `precision` setting: a policy, or "auto".
+        reason: why `policy`, in a few words.
+        float32_step_ms, bfloat16_step_ms: the median train step of one encoder block at the
+            run's shape in float32 and in `mixed_bfloat16`, where "auto" timed them.
+
+    Example:
+    >>> print(PrecisionChoice("float32", "auto", "timed on this CPU", 210.0, 265.3).describe())
+    precision auto: float32, timed on this CPU (an encoder block's train step: 210.0 ms in \
+float32, 265.3 ms in mixed_bfloat16)
+    """
+
+    policy: str
+    requested: str
+    reason: str
+    float32_step_ms: float | None = None
+    bfloat16_step_ms: float | None = None
+
+    def describe(self) -> str:
+        """One line: the policy, why, and the timings it rests on."""
+        line = f"precision {self.requested}: {self.policy}, {self.reason}"
+        if self.float32_step_ms is None or self.bfloat16_step_ms is None:
+            return line
+        return (
+            f"{line} (an encoder block's train step: {self.float32_step_ms:.1f} ms in float32, "
+            f"{self.bfloat16_step_ms:.1f} ms in mixed_bfloat16)"
+        )
+
+    def to_dict(self) -> dict[str, str | float | None]:
+        """Its fields, for a run's `metrics.json`."""
+        return dataclasses.asdict(self)
 
 
 def check_precision(precision: str) -> None:
@@ -43,12 +139,13 @@ def check_precision(precision: str) -> None:
 
 
 def faster_cpu_policy(float32_seconds: float, bfloat16_seconds: float) -> str:
-    """The policy a CPU trains faster in, from one matmul timed in float32 and in bfloat16.
+    """The policy a CPU trains faster in, from a train step timed in float32 and in
+    `mixed_bfloat16`: bfloat16 only when at least `BFLOAT16_MIN_SPEEDUP` times faster.
 
     Example:
-    >>> faster_cpu_policy(float32_seconds=9.4e-3, bfloat16_seconds=14.9e-3)
+    >>> faster_cpu_policy(float32_seconds=0.210, bfloat16_seconds=0.265)
     'float32'
-    >>> faster_cpu_policy(float32_seconds=9.4e-3, bfloat16_seconds=4.7e-3)
+    >>> faster_cpu_policy(float32_seconds=0.210, bfloat16_seconds=0.120)
     'mixed_bfloat16'
     """
     if float32_seconds >= BFLOAT16_MIN_SPEEDUP * bfloat16_seconds:
@@ -56,20 +153,58 @@ def faster_cpu_policy(float32_seconds: float, bfloat16_seconds: float) -> str:
     return "float32"
 
 
-def cpu_matmul_seconds(dtype: tf.DType, repeats: int = 8) -> float:
-    """The fastest of `repeats` timings of one step-shaped matmul on the CPU in `dtype`."""
-    left_shape, right_shape = _TIMED_MATMUL
-    with tf.device("/CPU:0"):
-        left = tf.cast(tf.random.stateless_normal(left_shape, (0, 0)), dtype)
-        right = tf.cast(tf.random.stateless_normal(right_shape, (0, 1)), dtype)
-        matmul = tf.function(tf.linalg.matmul, autograph=False)
-        matmul(left, right).numpy()  # traces and warms oneDNN's kernel cache
-        timings = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            matmul(left, right).numpy()
-            timings.append(time.perf_counter() - start)
-    return min(timings)
+def block_train_step(
+    shape: TrainStepShape, policy: str, jit_compile: bool = False
+) -> Callable[[], object]:
+    """One `train_on_batch` of a model of one `TransformerEncoderBlock` of `shape` under
+    `policy`, with the jobs' optimizer (AdamW, weight decay, global-norm clipping), as a call
+    to time; its batch is made once.
+
+    Example:
+    >>> step = block_train_step(TrainStepShape(2, 8, 16, 2, 32), "mixed_bfloat16")
+    >>> float(step()) > 0
+    True
+    """
+    block = TransformerEncoderBlock(
+        shape.hidden_size,
+        shape.num_heads,
+        shape.intermediate_size,
+        hidden_activation=shape.hidden_activation,
+        dtype=policy,
+    )
+    hidden_states = keras.Input((shape.seq_length, shape.hidden_size), shape.batch_size)
+    padding_mask = keras.Input((shape.seq_length,), shape.batch_size, dtype="int32")
+    model = keras.Model([hidden_states, padding_mask], block(hidden_states, padding_mask))
+    model.compile(
+        optimizer=create_optimizer(1e-4, total_steps=1000),
+        loss="mean_squared_error",
+        jit_compile=jit_compile,
+    )
+    batch_shape = (shape.batch_size, shape.seq_length, shape.hidden_size)
+    inputs = (
+        tf.constant(np.random.default_rng(0).standard_normal(batch_shape, np.float32)),
+        tf.ones(batch_shape[:2], tf.int32),
+    )
+    targets = tf.zeros(batch_shape)
+    return lambda: model.train_on_batch(inputs, targets)
+
+
+def train_step_seconds(
+    shape: TrainStepShape, rounds: int = TIMED_ROUNDS, jit_compile: bool = False
+) -> dict[str, float]:
+    """The median seconds of `block_train_step` in float32 and in `mixed_bfloat16`, the two
+    taking turns step by step so that the machine's load hits both alike.
+
+    Example:
+    >>> seconds = train_step_seconds(TrainStepShape(2, 8, 16, 2, 32), rounds=1)
+    >>> sorted(seconds), all(value > 0 for value in seconds.values())
+    (['float32', 'mixed_bfloat16'], True)
+    """
+    steps = {
+        policy: [block_train_step(shape, policy, jit_compile)]
+        for policy in ("float32", "mixed_bfloat16")
+    }
+    return interleaved_median_seconds(steps, rounds)
 
 
 def _accelerator_policy(strategy: str) -> str | None:
@@ -86,31 +221,49 @@ def _accelerator_policy(strategy: str) -> str | None:
     return "mixed_float16" if capability and capability >= (7, 0) else "float32"
 
 
-def resolve_precision(precision: str, strategy: str = "default") -> str:
+def resolve_precision(
+    precision: str,
+    strategy: str = "default",
+    step_shape: TrainStepShape | None = None,
+    jit_compile: bool = False,
+) -> PrecisionChoice:
     """The Keras dtype policy a run trains in: `precision` itself, or for "auto" the fastest
-    here (logged with the timings it rests on).
+    here (logged, with the timings it rests on).
+
+    Args:
+        precision: a policy of `PRECISION_POLICIES`, or "auto".
+        strategy: the run's strategy name ("tpu" means a TPU's policy).
+        step_shape: the run's step, timed by "auto" on a CPU with bfloat16 units (default:
+            `TrainStepShape()`).
+        jit_compile: whether the run compiles its steps with XLA (the timed steps do too).
 
     Example:
-    >>> resolve_precision("float32")
+    >>> resolve_precision("float32").policy
     'float32'
-    >>> resolve_precision("auto") in PRECISION_POLICIES
+    >>> tiny_step = TrainStepShape(2, 8, 16, 2, 32)
+    >>> resolve_precision("auto", step_shape=tiny_step).policy in PRECISION_POLICIES
     True
     """
     check_precision(precision)
     if precision != AUTO_PRECISION:
-        return precision
+        return PrecisionChoice(precision, precision, "as set")
     policy = _accelerator_policy(strategy)
     if policy is not None:
-        logger.info("precision auto: %s on this accelerator.", policy)
-        return policy
-    float32_seconds = cpu_matmul_seconds(tf.float32)
-    bfloat16_seconds = cpu_matmul_seconds(tf.bfloat16)
-    policy = faster_cpu_policy(float32_seconds, bfloat16_seconds)
-    logger.info(
-        "precision auto: %s (a step-shaped matmul on this CPU takes %.2f ms in float32, "
-        "%.2f ms in bfloat16).",
-        policy,
-        float32_seconds * 1e3,
-        bfloat16_seconds * 1e3,
-    )
-    return policy
+        choice = PrecisionChoice(policy, precision, "native to this accelerator")
+    elif not has_bfloat16_units():
+        choice = PrecisionChoice(
+            "float32", precision, "this CPU has no bfloat16 units (neither AVX512_BF16 nor AMX)"
+        )
+    else:
+        step_shape = step_shape or TrainStepShape()
+        seconds = train_step_seconds(step_shape, jit_compile=jit_compile)
+        choice = PrecisionChoice(
+            faster_cpu_policy(seconds["float32"], seconds["mixed_bfloat16"]),
+            precision,
+            f"timed on this CPU at batch {step_shape.batch_size} x {step_shape.seq_length} "
+            f"tokens, hidden size {step_shape.hidden_size}",
+            round(seconds["float32"] * 1e3, 2),
+            round(seconds["mixed_bfloat16"] * 1e3, 2),
+        )
+    logger.info("%s", choice.describe())
+    return choice

@@ -58,6 +58,11 @@ NER_RECIPE = {"epochs": 5}
 # Extractive QA (`pipelines.finetune_qa`): BERT's SQuAD windows of 384 tokens.
 QA_RECIPE = {"seq_length": 384, "batch_size": 12, "run": {"learning_rate": 3e-5}}
 
+# How `pipelines.finetune_qa` cuts passages into windows and reads answers out of them: BERT's
+# SQuAD settings (the stride between windows, the question pieces kept, the candidates per
+# window and the longest answer, in pieces).
+QA_WINDOWS = {"doc_stride": 128, "max_query_length": 64, "n_best": 20, "max_answer_length": 30}
+
 
 def recipe_flags(recipe: dict) -> dict:
     """A recipe as a job's flag defaults: its run settings beside the other fields.

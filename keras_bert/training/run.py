@@ -1,4 +1,4 @@
-"""One training run, whatever the model: seed → precision → strategy → model and optimizer in
+"""One training run, whatever the model: precision → seed → strategy → model and optimizer in
 its scope → XLA check → resumable callbacks → `fit` → `config.json`.
 
 Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.pretraining.trainer`) and
@@ -21,7 +21,12 @@ import tensorflow as tf
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import completed_epochs, training_callbacks
 from keras_bert.training.optimization import create_optimizer
-from keras_bert.training.precision import check_precision, resolve_precision
+from keras_bert.training.precision import (
+    PrecisionChoice,
+    TrainStepShape,
+    check_precision,
+    resolve_precision,
+)
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
 from keras_bert.training.time_budget import planned_total_steps
 from keras_bert.training.workarounds import enable_multi_worker_fit
@@ -43,7 +48,8 @@ class RunSettings:
         weight_decay, optimizer, clip_global_norm, gradient_accumulation_steps: see
             `create_optimizer`.
         precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling), or
-            "auto": the fastest on this machine (`resolve_precision`, at the start of `fit`).
+            "auto": the fastest on this machine (`resolve_precision`, at the start of `fit`;
+            on a CPU without bfloat16 units, float32 without timing).
         jit_compile: compile train steps with XLA (falls back where unsupported).
         strategy, tpu: see `resolve_strategy`.
         steps_per_execution: train steps per `tf.function` call (large on TPUs).
@@ -119,13 +125,15 @@ RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
 
 @dataclasses.dataclass
 class RunResult:
-    """What `fit_resumable` returns: the trained model, its history and the timing."""
+    """What `fit_resumable` returns: the trained model, its history, the timing and the
+    precision it trained in."""
 
     model: keras.Model
     history: keras.callbacks.History
     train_seconds: float
     initial_epoch: int
     is_chief: bool
+    precision: PrecisionChoice
 
 
 def _worker_output_dir(output_dir: Path, strategy: tf.distribute.Strategy) -> Path:
@@ -164,6 +172,7 @@ def fit_resumable(
     compile_options: dict[str, Any] | None = None,
     callbacks: Sequence[keras.callbacks.Callback] = (),
     time_budget_minutes: float | None = None,
+    step_shape: TrainStepShape | None = None,
 ) -> RunResult:
     """Builds, compiles and trains a model with `model.fit`; resumes an interrupted run.
 
@@ -188,6 +197,8 @@ def fit_resumable(
             logs is recorded.
         time_budget_minutes: train as many whole epochs as fit these minutes here, at most
             `total_steps` (see `keras_bert.training.time_budget`).
+        step_shape: the run's batch, sequence length and encoder sizes, whose train step
+            `precision="auto"` times on a CPU with bfloat16 units (default: `TrainStepShape()`).
 
     Returns:
         A `RunResult`.
@@ -196,10 +207,13 @@ def fit_resumable(
         raise ConfigError(
             f"total_steps ({total_steps}) and steps_per_epoch ({steps_per_epoch}) must be positive."
         )
-    keras.utils.set_random_seed(settings.seed)
-    settings = dataclasses.replace(
-        settings, precision=resolve_precision(settings.precision, settings.strategy)
+    precision = resolve_precision(
+        settings.precision, settings.strategy, step_shape, settings.jit_compile
     )
+    settings = dataclasses.replace(settings, precision=precision.policy)
+    # Seeded after "auto" timed its steps (their models draw random numbers): a run that chose
+    # a policy starts as a run given that policy does.
+    keras.utils.set_random_seed(settings.seed)
     keras.mixed_precision.set_global_policy(settings.precision)
     output_dir = Path(output_dir)
     strategy = resolve_strategy(settings.strategy, settings.tpu)
@@ -261,5 +275,10 @@ def fit_resumable(
         shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
     )
     return RunResult(
-        model, history, time.perf_counter() - started, initial_epoch, is_chief=is_chief
+        model,
+        history,
+        time.perf_counter() - started,
+        initial_epoch,
+        is_chief=is_chief,
+        precision=precision,
     )

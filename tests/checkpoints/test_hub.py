@@ -17,8 +17,7 @@ from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from pipelines import convert
 from pipelines.common import run_job
-from tests.checkpoints.conftest import use_hub
-from tests.checkpoints.hub_server import LoopbackHub
+from tests.checkpoints.hub_server import LoopbackHub, use_hub
 from tests.checkpoints.published import OTHER_FORMAT_SIZE, OTHER_FORMATS
 
 

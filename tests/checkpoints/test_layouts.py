@@ -1,5 +1,6 @@
 """Every layout of a checkpoint loads alike: bare models (`AutoModel.save_pretrained`), the
-pretraining and masked-LM models, and those with heads no keras_bert model reads."""
+pretraining and masked-LM models, fine-tuned task models (their heads read by the task's model)
+and those with modules no keras_bert model reads."""
 
 import json
 import logging
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file, save_file
 
-from keras_bert import load_encoder
+from keras_bert import BertClassifier, load_encoder
 from keras_bert.checkpoints import load_checkpoint
 from keras_bert.checkpoints.huggingface import read_weights_file
 
@@ -66,24 +67,29 @@ def test_a_bare_albert_keeps_its_pooler(tmp_path):
     assert "bert/pooler/dense/kernel" in load_checkpoint(bare_directory).tensors
 
 
-def test_heads_no_model_reads_are_reported_once_as_ignored(tmp_path, caplog):
+def test_a_fine_tuned_classifier_gives_its_head_and_labels(tmp_path, caplog):
     source = VARIANTS / "distilbert"
     directory = _rewritten(source, tmp_path / "classifier", lambda name: name)
     tensors = load_file(directory / "model.safetensors")
     head = {"pre_classifier.weight": np.ones((64, 64), np.float32)} | {
-        "classifier.weight": np.ones((3, 64), np.float32),
+        "pre_classifier.bias": np.zeros(64, np.float32),
+        "classifier.weight": np.full((3, 64), 2.0, np.float32),
         "classifier.bias": np.zeros(3, np.float32),
     }
     save_file(tensors | head, directory / "model.safetensors")
+    config = json.loads((directory / "config.json").read_text())
+    config["architectures"] = ["DistilBertForSequenceClassification"]
+    config["id2label"] = {"0": "negative", "1": "neutral", "2": "positive"}
+    (directory / "config.json").write_text(json.dumps(config))
 
     with caplog.at_level(logging.WARNING, logger="keras_bert.checkpoints.huggingface"):
         checkpoint = load_checkpoint(directory)
-        encoder = load_encoder(directory)
+        classifier = BertClassifier.from_checkpoint(directory)
 
-    assert sorted(checkpoint.ignored) == sorted(head)
-    assert json.loads((directory / "config.json").read_text())["model_type"] == "distilbert"
-    assert len([record for record in caplog.records if "ignored 3 tensors" in record.message]) == 2
-    _assert_same_weights(encoder, load_encoder(source))
+    assert checkpoint.ignored == () and not caplog.records
+    assert classifier.label_names == ["negative", "neutral", "positive"]
+    np.testing.assert_array_equal(classifier.get_layer("logits").kernel.numpy(), 2.0)
+    _assert_same_weights(classifier.encoder, load_encoder(source))
 
 
 def test_tinybert_fit_denses_are_ignored_not_errors():

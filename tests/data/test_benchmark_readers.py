@@ -20,7 +20,7 @@ from keras_bert.data.token_classification import (
     read_conll,
     tag_names_of,
 )
-from keras_bert.decoding.entities import bio_spans
+from keras_bert.decoding.bio_tags import bio_spans
 from keras_bert.errors import DataError
 
 # Train and dev records of each task in ../shared (shared/README.md).
@@ -104,6 +104,13 @@ def test_glue_errors_name_the_fault(glue_dir, tmp_path):
     (tmp_path / "RTE" / "train.tsv").write_text("index\tpremise\thypothesis\tlabel\n")
     with pytest.raises(DataError, match=r"no column 'sentence1', 'sentence2'"):
         read_glue_split(tmp_path, "rte", "train")
+    (tmp_path / "RTE" / "train.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    with pytest.raises(DataError, match=r"train.tsv: the file holds no examples"):
+        read_glue_split(tmp_path, "rte", "train")
+    for empty in ("", "\n\r\n"):
+        (tmp_path / "RTE" / "train.tsv").write_text(empty)
+        with pytest.raises(DataError, match=r"train.tsv: the file is empty \(rte's train split\)"):
+            read_glue_split(tmp_path, "rte", "train")
 
 
 def test_glue_submission_spelling():

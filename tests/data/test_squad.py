@@ -1,5 +1,7 @@
 """SQuAD reading, passage windows and span decoding, on real passages."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -170,3 +172,25 @@ def test_training_batches_hold_windows_of_similar_length(data_dir, tokenizer):
         starts += labels["start_logits"].numpy().tolist()
     # Every window once, its label with it.
     assert sorted(starts) == sorted(windows.start_positions.tolist())
+
+
+@pytest.mark.parametrize(
+    "field, message",
+    [
+        ("id", "article 1 ('University_of_Notre_Dame'), paragraph 1, question 2 has no 'id'."),
+        ("question", "paragraph 1, question 2 (id '5733be284776f4190066117e') has no 'question'."),
+        (
+            "answer_start",
+            "question 2 (id '5733be284776f4190066117e'), answer 1 has no 'answer_start'.",
+        ),
+    ],
+)
+def test_a_record_without_a_field_is_an_error_that_names_it(data_dir, tmp_path, field, message):
+    squad = json.loads((data_dir / "qa" / "squad_v1_sample.json").read_text("utf-8"))
+    question = squad["data"][0]["paragraphs"][0]["qas"][1]
+    del (question["answers"][0] if field == "answer_start" else question)[field]
+    path = tmp_path / "dev.json"
+    path.write_text(json.dumps(squad), "utf-8")
+    with pytest.raises(DataError) as error:
+        read_squad(path)
+    assert str(error.value).startswith(str(path)) and str(error.value).endswith(message)

@@ -149,13 +149,16 @@ def test_length_bucketing_keeps_every_example_once(data_dir, minilm_dir):
     expected_ids = preprocessor(examples.texts)["input_word_ids"].numpy()
 
     def batches(length_bucketing):
-        return list(
-            classification_dataset(
-                examples, preprocessor, labels, 16, shuffle=True, length_bucketing=length_bucketing
-            )
+        dataset = classification_dataset(
+            examples, preprocessor, labels, 16, shuffle=True, length_bucketing=length_bucketing
         )
+        batches = list(dataset)
+        # An epoch is every bucket's batches, and the dataset says how many (`fit` counts them).
+        assert int(dataset.cardinality()) == len(batches)
+        return batches
 
     random_batches, bucketed = batches(False), batches(True)
+    assert len(bucketed) > len(random_batches) == 13
     assert sorted(np.concatenate([b.numpy() for _, b in bucketed])) == list(range(200))
     padded_tokens = lambda batches: sum(x["input_mask"].numpy().size for x, _ in batches)  # noqa: E731
     assert padded_tokens(bucketed) < 0.8 * padded_tokens(random_batches)
@@ -164,3 +167,28 @@ def test_length_bucketing_keeps_every_example_once(data_dir, minilm_dir):
         assert lengths.max() // 8 == lengths.min() // 8 or lengths.max() == 64
         width = inputs["input_word_ids"].shape[1]
         np.testing.assert_array_equal(inputs["input_word_ids"], expected_ids[batch_labels, :width])
+
+
+def test_ner_batches_are_packed_without_an_integer_transpose(data_dir, preprocessor):
+    """oneDNN builds of TensorFlow (the default on CPUs with AVX-512) take every Transpose, and
+    log "oneDNN supports DT_INT64 only on platforms with AVX-512" for one of integers, as a
+    ragged concat of the rows' lengths was: the batches are packed in dense ops."""
+    sentences = read_conll(data_dir / "benchmarks" / "conll2003" / "eng.testa").sample(8)
+    tag_ids = [[0] * len(words) for words in sentences.words]
+    dataset = token_classification_dataset(sentences, preprocessor, tag_ids, 8)
+    graph = tf.compat.v1.GraphDef.FromString(dataset._as_serialized_graph().numpy())
+    nodes = [*graph.node, *(node for f in graph.library.function for node in f.node_def)]
+    assert "RaggedTensorToTensor" in {node.op for node in nodes}  # the map's function is read
+    integer_transposes = [
+        node.name
+        for node in nodes
+        if "Transpose" in node.op and tf.as_dtype(node.attr["T"].type).is_integer
+    ]
+    assert integer_transposes == []
+    inputs, _ = next(iter(dataset))
+    packer = preprocessor.packer
+    lengths = inputs["input_mask"].numpy().sum(1)
+    for word_ids, length in zip(inputs["input_word_ids"].numpy(), lengths, strict=True):
+        assert word_ids[0] == packer.cls_id and word_ids[length - 1] == packer.sep_id
+        assert (word_ids[length:] == packer.pad_id).all()
+        assert packer.sep_id not in word_ids[1 : length - 1]

@@ -6,7 +6,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.decoding.answers import best_answer_spans
-from keras_bert.decoding.entities import BioTagTable, bio_entities, bio_spans
+from keras_bert.decoding.bio_tags import bio_spans
+from keras_bert.decoding.entities import BioTagTable, bio_entities
 
 TAGS = ["O", "B-a", "I-a", "B-b", "I-b"]
 

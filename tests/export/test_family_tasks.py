@@ -18,7 +18,7 @@ from keras_bert.data.token_classification import (
     tag_names_of,
     token_classification_dataset,
 )
-from keras_bert.decoding.entities import bio_spans
+from keras_bert.decoding.bio_tags import bio_spans
 from keras_bert.export import QuestionAnswererServing, TokenClassifierServing, export_for_serving
 from keras_bert.models.token_classifier import IGNORED_LABEL
 from tests.export.fresh_process import run_signatures

@@ -3,11 +3,13 @@ as the SavedModel's string signatures, tokenizer.json gives our ids, int8 keeps 
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 import textwrap
 from collections import Counter
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -18,6 +20,8 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.decoding.mask_fillers import mask_token_of
 from keras_bert.export.onnx import MaskedLMOptions, hf_tokenizer, task_graph, tokenizer_agreement
+from keras_bert.export.onnx.model_files import parameter_count
+from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
@@ -33,6 +37,34 @@ TEXTS = [
 
 def _checkpoint(family, reference_dir, minilm_dir):
     return minilm_dir if family == "bert" else reference_dir / "variants" / family
+
+
+@functools.cache
+def _family_models(checkpoint: Path) -> dict:
+    """A checkpoint's preprocessor, encoder, a model of every head on it (new heads, seeded)
+    and its masked LM (MiniLM's is new: it has no masked-LM head), loaded once per module."""
+    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=24)
+    encoder = keras_bert.load_encoder(checkpoint)
+    keras.utils.set_random_seed(0)
+    heads = {
+        "classifier": keras_bert.BertClassifier(encoder, 3),
+        "regressor, mean pooling": keras_bert.BertClassifier(encoder, 1, pooling="mean"),
+        "token classifier": keras_bert.BertTokenClassifier(encoder, ["O", "B-x", "I-x"]),
+        "question answerer": keras_bert.BertQuestionAnswerer(encoder),
+    }
+    masked_lm = (
+        keras_bert.BertMaskedLM(encoder)
+        if encoder.bert_config.model_type == "bert"
+        else keras_bert.load_masked_lm(checkpoint)
+    )
+    mask_id = preprocessor.tokenizer.token_to_id(mask_token_of(preprocessor.tokenizer))
+    return {
+        "preprocessor": preprocessor,
+        "encoder": encoder,
+        "heads": heads,
+        "masked_lm": masked_lm,
+        "masked_lm_options": MaskedLMOptions(mask_id, top_k=3, max_masks=2),
+    }
 
 
 def _run(model, feeds, masked_lm=None) -> dict[str, np.ndarray]:
@@ -52,12 +84,10 @@ def _close_at_real_tokens(ours, theirs, mask, atol=1e-4):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_head_equals_keras(family, reference_dir, minilm_dir):
-    checkpoint = _checkpoint(family, reference_dir, minilm_dir)
-    preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=24)
+    models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
+    preprocessor, encoder = models["preprocessor"], models["encoder"]
     feeds = {name: value.numpy() for name, value in preprocessor(tf.constant(TEXTS)).items()}
     mask = feeds["input_mask"].astype(bool)
-    encoder = keras_bert.load_encoder(checkpoint)
-    keras.utils.set_random_seed(0)
     outputs, graph = _run(encoder, feeds)
     expected = encoder(feeds)
     _close_at_real_tokens(outputs["sequence_output"], expected["sequence_output"], mask)
@@ -65,13 +95,7 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     layers = encoder.bert_config.num_layers
     assert counts["Attention"] + counts["MultiHeadAttention"] == layers  # one per layer
     assert counts["Einsum"] == 0
-    models = {
-        "classifier": keras_bert.BertClassifier(encoder, 3),
-        "regressor, mean pooling": keras_bert.BertClassifier(encoder, 1, pooling="mean"),
-        "token classifier": keras_bert.BertTokenClassifier(encoder, ["O", "B-x", "I-x"]),
-        "question answerer": keras_bert.BertQuestionAnswerer(encoder),
-    }
-    for model in models.values():
+    for model in models["heads"].values():
         outputs, _ = _run(model, feeds)
         expected = model(feeds)
         expected = expected if isinstance(expected, dict) else {"logits": expected}
@@ -79,9 +103,8 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
             _close_at_real_tokens(outputs[output], value, mask)
     if family == "bert":
         return  # MiniLM has no masked-LM head
-    masked_lm = keras_bert.load_masked_lm(checkpoint)
-    mask_id = preprocessor.tokenizer.token_to_id(mask_token_of(preprocessor.tokenizer))
-    outputs, _ = _run(masked_lm, feeds, MaskedLMOptions(mask_id, top_k=3, max_masks=2))
+    masked_lm = models["masked_lm"]
+    outputs, _ = _run(masked_lm, feeds, models["masked_lm_options"])
     serving = keras_bert.export.MaskedLMServing(masked_lm, preprocessor, 3, 2)  # kept alive
     expected = serving.serve_ids(feeds)
     assert outputs["num_masks"].tolist() == [0, 0, 0, 1]
@@ -89,6 +112,25 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     np.testing.assert_allclose(
         outputs["top_probabilities"], expected["top_probabilities"], atol=1e-4
     )
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_graph_holds_each_keras_parameter_once(family, reference_dir, minilm_dir):
+    """ALBERT's shared blocks, the masked LM's tied decoder and DeBERTa's relative table: one
+    initializer each, so the float32 graph's parameters are the Keras model's."""
+    models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
+    options = models["masked_lm_options"]
+    for name, model in {
+        "encoder": models["encoder"],
+        **models["heads"],
+        "masked LM": models["masked_lm"],
+    }.items():
+        graph = task_graph(model, options if name == "masked LM" else None)
+        assert parameter_count(graph) == model.count_params(), name
+    if family == "bert":  # the pretrainer's masked-LM graph leaves its next-sentence head out
+        pretrainer = BertPretrainer(models["encoder"])
+        expected = pretrainer.count_params() - pretrainer.next_sentence_head.count_params()
+        assert parameter_count(task_graph(pretrainer, options)) == expected
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -197,37 +239,82 @@ def test_runtime_imports_no_tensorflow(onnx_exported_base):
     assert "imported: []" in result.stdout, result.stdout + result.stderr
 
 
+def _dev_texts(data_dir, count: int) -> list[str]:
+    lines = (data_dir / "sentiment" / "movie_snippets.dev.jsonl").read_text().splitlines()
+    return [json.loads(line)["text"] for line in lines[:count]]
+
+
 @pytest.mark.slow
-def test_int8_classifier_keeps_labels(serving_modules, data_dir):
-    """int8 on real sentences: quantized matmuls and attention, labels and logits checked
-    against float32 (a random tiny model's labels are near ties, so the check may leave nodes in
-    float32; what it returns meets both bounds)."""
+@pytest.mark.parametrize("mode", ["dynamic", "static"])
+def test_int8_classifier_keeps_labels_on_held_out_texts(serving_modules, data_dir, mode):
+    """int8 on real sentences: quantized matmuls (dynamic: and attention) checked against
+    float32 on the half of the texts that chose nothing (a random tiny model's labels are near
+    ties, so the search may leave nodes in float32; what it returns meets both bounds)."""
     from keras_bert.export.onnx import prepare_onnx
     from keras_bert.export.onnx.quantization import MAX_RELATIVE_ERROR, MIN_LABEL_AGREEMENT
     from keras_bert.export.precision import PrecisionAgreementError
 
-    lines = (data_dir / "sentiment" / "movie_snippets.dev.jsonl").read_text().splitlines()
-    texts = [json.loads(line)["text"] for line in lines[:128]]
+    texts = _dev_texts(data_dir, 400)
     try:
-        export = prepare_onnx(serving_modules["classifier"], "int8", [{"text": texts}])
+        export = prepare_onnx(serving_modules["classifier"], "int8", [{"text": texts}], mode)
     except PrecisionAgreementError as error:
         pytest.skip(f"no int8 configuration agrees on this random model: {error}")
     counts = Counter(node.op_type for node in export.model.graph.node)
     int8 = export.metadata["checks"]["int8"]
-    assert int8["int8_nodes"] == counts["QAttention"] + counts["MatMulInteger"] > 0
+    if mode == "dynamic":
+        assert int8["int8_nodes"] == counts["QAttention"] + counts["MatMulInteger"] > 0
+    else:  # the attention's projection a MatMul like the others, weights through DequantizeLinear
+        assert counts["Attention"] == 0 and counts["MultiHeadAttention"] == 2
+        assert int8["int8_nodes"] > 0 and counts["QuantizeLinear"] >= int8["int8_nodes"]
+    # Every other text held out (texts of one row each: their labels).
+    assert int8["mode"] == mode and int8["labels"] == 200 and int8["search_labels"] == 202
     assert int8["label_agreement"] >= MIN_LABEL_AGREEMENT and int8["per_channel"]
     assert int8["relative_error"] <= MAX_RELATIVE_ERROR
     assert export.metadata["precision"] == "int8"
+
+
+def test_int8_and_auto_refuse_without_enough_agreement_data(serving_modules, data_dir):
+    from keras_bert.errors import ConfigError, DataError
+    from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
+    from keras_bert.export.onnx.exporter import MIN_AGREEMENT_TEXTS, check_int8_inputs
+
+    classifier = serving_modules["classifier"]
+    with pytest.raises(DataError, match="pass --agreement-data.*; got 0"):
+        prepare_onnx(classifier, "int8")
+    too_few = [{"text": _dev_texts(data_dir, MIN_AGREEMENT_TEXTS - 1)}]
+    with pytest.raises(DataError, match=f"at least {MIN_AGREEMENT_TEXTS} .*; got 299"):
+        prepare_onnx(classifier, "int8", too_few)
+    with pytest.raises(DataError, match="pass --agreement-data"):
+        choose_onnx_precision(classifier, too_few)
+    # An encoder's int8 is refused whatever the data (auto then keeps float32).
+    with pytest.raises(ConfigError, match="hold none"):
+        check_int8_inputs(serving_modules["encoder"], too_few)
+
+
+def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
+    from keras_bert.errors import ConfigError
+    from keras_bert.export import ClassifierServing
+    from keras_bert.export.onnx import prepare_onnx
+    from keras_bert.text import BertPreprocessor
+
+    preprocessor = BertPreprocessor(str(minilm_dir / "vocab.txt"), seq_length=32)
+    config = keras_bert.BertConfig.preset(
+        "tiny", vocab_size=len(preprocessor.tokenizer.vocabulary), max_position_embeddings=16
+    )
+    classifier = keras_bert.BertClassifier(keras_bert.BertEncoder(config), 2)
+    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 ids"):
+        prepare_onnx(ClassifierServing(classifier, preprocessor))
 
 
 @pytest.mark.slow
 def test_auto_precision_times_float32_and_int8(serving_modules, data_dir):
     from keras_bert.export.onnx import choose_onnx_precision
 
-    lines = (data_dir / "sentiment" / "movie_snippets.dev.jsonl").read_text().splitlines()
-    texts = [json.loads(line)["text"] for line in lines[:32]]
     export, timings = choose_onnx_precision(
-        serving_modules["classifier"], [{"text": texts}], rounds=1, batch1_requests=4
+        serving_modules["classifier"],
+        [{"text": _dev_texts(data_dir, 300)}],
+        rounds=1,
+        batch1_requests=4,
     )
     assert [timing.precision for timing in timings] == ["float32", "int8"]
     passed = [timing for timing in timings if timing.refused is None]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.decoding.entities import bio_spans
+from keras_bert.decoding.bio_tags import bio_spans
 from tests.export.builders import NER_LABELS, SENTIMENT_LABELS, SEQ_LENGTH
 from tests.export.fresh_process import run_signatures
 

@@ -9,15 +9,23 @@ import pytest
 from keras_bert import load_preprocessor
 from keras_bert.data.classification import read_classification_file
 from keras_bert.data.squad import read_squad
-from keras_bert.data.token_classification import encode_tags, read_tagged_jsonl
+from keras_bert.data.token_classification import (
+    TaggedSentences,
+    encode_tags,
+    read_conll,
+    read_tagged_jsonl,
+    tagging_windows,
+)
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.finetuning.recipe import FinetuningConfig, checkpoint_encoder
 from keras_bert.finetuning.token_classification import (
     finetune_token_classifier,
+    predict_tags_in_context,
     tag_log_priors,
 )
+from keras_bert.metrics import entity_scores
 from keras_bert.models import BertClassifier
 
 pytestmark = pytest.mark.slow
@@ -117,6 +125,23 @@ def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
     bias = model.get_layer("token_logits").bias.numpy()
     np.testing.assert_allclose(bias, priors, atol=1e-3)
     assert bias.argmax() == model.label_names.index("O") and bias.max() > -0.2
+
+
+def test_ner_tagger_reads_sentences_in_their_documents(tiny_checkpoint_dir, data_dir, tmp_path):
+    conll = read_conll(data_dir / "benchmarks" / "conll2003" / "eng.testa")
+    documents = TaggedSentences(conll.words[:120], conll.tags[:120], conll.documents[:120])
+    settings = config(
+        tiny_checkpoint_dir, tmp_path, seq_length=64, max_train_examples=60, document_context=True
+    )
+    model, summary = finetune_token_classifier(settings, documents, documents)
+    # 60 drawn sentences trained inside their documents: fewer windows than sentences.
+    windows = tagging_windows(
+        documents, model.preprocessor, scored=documents.drawn_flags(60, settings.run.seed)
+    )
+    assert summary["train_steps"] == -(-len(windows) // settings.batch_size) < 60 / 8
+    # The scores are the model's tags read in context.
+    in_context = predict_tags_in_context(model, model.preprocessor, documents)
+    assert summary["evaluation"] == entity_scores(documents.tags, in_context)
 
 
 def test_question_answering(tiny_checkpoint_dir, data_dir, tmp_path):

@@ -7,6 +7,7 @@ from scipy import stats
 from sklearn import metrics as sklearn_metrics
 
 from keras_bert.data.glue import glue_task, read_glue_split
+from keras_bert.data.squad import read_squad
 from keras_bert.metrics import entity_scores, regression_scores, squad_scores
 from keras_bert.metrics.classification import classification_scores, matthews_correlation
 from keras_bert.metrics.glue import glue_average, glue_scores
@@ -104,3 +105,16 @@ def test_squad_official_rules():
     assert v2 == {"exact_match": 50.0, "f1": pytest.approx(100 * 2.5 / 4), "count": 4}
     with pytest.raises(ValueError, match="SQuAD version"):
         squad_scores(predictions, truths, version="3")
+
+
+def test_a_question_without_a_prediction_scores_zero_as_squads_script_scores_it(data_dir):
+    """One dev question's gold answers include "." (nothing once normalised): an empty
+    prediction matches it exactly, a missing one scores 0, as v1.1's script scores it."""
+    examples = read_squad(data_dir / "benchmarks" / "squad" / "squad-v1.1-dev.json")
+    question = next(example for example in examples if example.id == "57340d124776f419006617bf")
+    assert "." in question.answers
+    answers = {question.id: question.answers, "other": ["1889"]}
+    assert squad_scores({question.id: "", "other": "1889"}, answers)["exact_match"] == 100.0
+    for version in ("1.1", "2.0"):
+        scores = squad_scores({"other": "1889"}, answers, version)
+        assert scores == {"exact_match": 50.0, "f1": 50.0, "count": 2}

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from keras_bert.decoding.entities import EntitySpan, bio_spans
+from keras_bert.decoding.bio_tags import EntitySpan, bio_spans
 from keras_bert.metrics import (
     classification_scores,
     entity_scores,

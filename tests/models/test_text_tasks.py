@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from keras_bert.data.classification import ClassificationExamples
+from keras_bert.data.classification import ClassificationExamples, packed_lengths
 from keras_bert.errors import ConfigError
 from keras_bert.export import serving_module
 from keras_bert.finetuning.classification import predict_classifier
@@ -39,7 +39,7 @@ def trained_classifier() -> tuple[BertClassifier, dict]:
     classifier = BertClassifier.from_checkpoint(CHECKPOINT, num_classes=2, seq_length=SEQ_LENGTH)
     initial_logits = classifier.predict(TEXTS, verbose=0)
     history = classifier.fit(
-        TEXTS, LABELS, batch_size=4, epochs=2, validation_data=(TEXTS[:4], LABELS[:4]), verbose=0
+        TEXTS, LABELS, batch_size=3, epochs=2, validation_data=(TEXTS[:4], LABELS[:4]), verbose=0
     )
     return classifier, {"history": history.history, "initial_logits": initial_logits}
 
@@ -49,8 +49,12 @@ def test_fit_on_strings_compiles_with_the_recipe_and_trains(trained_classifier):
     assert len(fitted["history"]["loss"]) == len(fitted["history"]["val_accuracy"]) == 2
     schedule = classifier.optimizer.get_config()["learning_rate"]
     assert schedule["class_name"] == WarmupLinearDecay.__name__
-    assert schedule["config"]["total_steps"] == 4  # 2 epochs of 8 texts in batches of 4
-    assert int(classifier.optimizer.iterations) == 4
+    # Batches by length, as the classifier job's: 4 texts of 9-10 tokens and 4 of 5 make two
+    # buckets of 2 batches of 3 (or fewer), 4 batches an epoch (random batches: 3).
+    lengths = packed_lengths(ClassificationExamples(TEXTS, None), classifier.preprocessor)
+    assert sorted(lengths.tolist()) == [5, 5, 5, 5, 9, 9, 10, 10]
+    assert schedule["config"]["total_steps"] == 8  # 2 epochs
+    assert int(classifier.optimizer.iterations) == 8
     assert float(classifier.optimizer.learning_rate) == 0.0  # decayed to 0 at the end
     assert not np.allclose(classifier.predict(TEXTS, verbose=0), fitted["initial_logits"])
 

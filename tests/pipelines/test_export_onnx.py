@@ -19,3 +19,19 @@ def test_onnx_and_both_formats(tiny_checkpoint_dir, tmp_path):
     assert (both / "model.onnx").is_file() and (both / "saved_model.pb").is_file()
     with pytest.raises(ValueError, match="ONNX exports are float32, int8 or auto"):
         export.main([*arguments, "--format", "onnx", "--precision", "bfloat16"])
+
+
+@pytest.mark.parametrize(
+    ("flags", "refused"),
+    [
+        (["--precision", "int8"], "pass --agreement-data, a JSONL of at least 300"),
+        (["--int8-mode", "float16"], "Unknown --int8-mode 'float16'"),
+    ],
+)
+def test_onnx_int8_flags_are_checked_before_the_model_loads(flags, refused, capsys):
+    arguments = ["--task", "classifier", "--name", "x", "--model", "missing.keras"]
+    with pytest.raises(SystemExit) as exited:
+        export.run_job(export.main, [*arguments, "--format", "onnx", *flags])
+    assert exited.value.code == 2
+    printed = capsys.readouterr().err
+    assert printed.startswith("error: ") and refused in printed and printed.count("\n") == 1

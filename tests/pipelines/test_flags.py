@@ -30,6 +30,7 @@ JOBS = (
     "finetune_classifier",
     "finetune_ner",
     "finetune_qa",
+    "glue",
     "pretrain",
 )
 
@@ -134,6 +135,21 @@ def test_fine_tuning_jobs_default_to_their_measured_epochs(job, epochs, capsys):
         importlib.import_module(f"pipelines.{job}").main(["--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"--epochs EPOCHS passes over the training data (default: {epochs})" in help_text
+
+
+def test_glue_help_shows_the_defaults_each_task_runs(capsys):
+    with pytest.raises(SystemExit):
+        importlib.import_module("pipelines.glue").main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert (
+        "--epochs EPOCHS passes over the training data "
+        "(default: each task's recipe: 6 for stsb, rte; 3 for the others)"
+    ) in help_text
+    assert (
+        "--learning-rate LEARNING_RATE peak learning rate "
+        "(default: each task's recipe: 5e-05 for qqp, mnli, qnli, wnli; 0.0001 for the others)"
+    ) in help_text
+    assert "(default: 2)" not in help_text and "(default: 5e-05)" not in help_text
 
 
 def test_booleans_are_parsed_one_way():

@@ -1,14 +1,14 @@
 """`pipelines.glue` end to end on slices of GLUE's real files (tiny checkpoint): every task
-with its metrics, GLUE's server files, results.json, and a stopped job resumed."""
+with its metrics, GLUE's server files, results.json, and a stopped job resumed; every file
+read before the first task trains."""
 
 import json
+import shutil
 
 import pytest
 
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from pipelines import glue
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,7 @@ def small_glue(tmp_path_factory, data_dir):
     return directory
 
 
+@pytest.mark.slow
 def test_glue_job_scores_every_task_and_resumes(small_glue, tiny_checkpoint_dir, tmp_path, capsys):
     flags = [
         "--data-dir", str(small_glue), "--tasks", "all", "--output-dir", str(tmp_path),
@@ -53,3 +54,19 @@ def test_glue_job_scores_every_task_and_resumes(small_glue, tiny_checkpoint_dir,
     assert "examples, 1 epochs" not in capsys.readouterr().out
     with pytest.raises(ConfigError, match="holds a run with other settings"):
         glue.main([*flags, "--learning-rate", "1e-3"])
+
+
+def test_every_file_is_read_before_the_first_task_trains(small_glue, tmp_path, capsys):
+    """RTE, the last task, has no dev.tsv, then an empty one: the job stops at once, before
+    CoLA trains (its checkpoint does not exist: training would fail with another error)."""
+    data_dir = tmp_path / "glue"
+    shutil.copytree(small_glue, data_dir)
+    (data_dir / "RTE" / "dev.tsv").unlink()
+    flags = ["--data-dir", str(data_dir), "--output-dir", str(tmp_path / "runs")]
+    flags += ["--checkpoint", str(tmp_path / "no_checkpoint")]
+    with pytest.raises(FileNotFoundError, match=r"RTE/dev.tsv: no such file \(rte's validation"):
+        glue.main(flags)
+    (data_dir / "RTE" / "dev.tsv").write_text("")
+    with pytest.raises(DataError, match=r"RTE/dev.tsv: the file is empty"):
+        glue.main(flags)
+    assert capsys.readouterr().out == "" and not (tmp_path / "runs").exists()

@@ -1,19 +1,22 @@
 """ONNX exports: every family and task as an ONNX Runtime graph, `tokenizer.json`, int8.
 
-`export_onnx(module, base_dir, name)` writes `<base_dir>/<name>/<version>/` with `model.onnx`,
-`tokenizer.json` and `keras_bert.json`; `keras_bert.serving.OnnxModel` serves it without
-TensorFlow. `pipelines.export --format onnx` (or `both`) is the command-line form.
+`export_onnx(module, base_dir, name)` writes `<base_dir>/<name>/<version>/` with `model.onnx`
+(its weights in `model.onnx.data` above 2 GB), `tokenizer.json` and `keras_bert.json`;
+`keras_bert.serving.OnnxModel` serves it without TensorFlow. `pipelines.export --format onnx`
+(or `both`) is the command-line form.
 """
 
 from keras_bert.export.onnx.exporter import (
+    MIN_AGREEMENT_TEXTS,
     OnnxExport,
     OnnxParityError,
     export_onnx,
     int8_export,
     prepare_onnx,
 )
+from keras_bert.export.onnx.model_files import parameter_count
 from keras_bert.export.onnx.precision_choice import choose_onnx_precision
-from keras_bert.export.onnx.quantization import Int8Agreement, quantize_int8
+from keras_bert.export.onnx.quantization import INT8_MODES, Int8Agreement, quantize_int8
 from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph
 from keras_bert.export.onnx.tokenizer_json import (
     TokenizerAgreementError,
@@ -23,6 +26,8 @@ from keras_bert.export.onnx.tokenizer_json import (
 )
 
 __all__ = [
+    "INT8_MODES",
+    "MIN_AGREEMENT_TEXTS",
     "Int8Agreement",
     "MaskedLMOptions",
     "OnnxExport",
@@ -33,6 +38,7 @@ __all__ = [
     "export_onnx",
     "hf_tokenizer",
     "int8_export",
+    "parameter_count",
     "prepare_onnx",
     "quantize_int8",
     "task_graph",

@@ -22,36 +22,48 @@ in ONNX Runtime at the attention's `Reshape` (its shape arithmetic reads the
 `[batch * sequence, hidden]` shape from before `SequenceDense`'s reshape). This writer: 58 nodes,
 one `Attention` per layer, logits within 1.0e-7 of Keras on the 1,033 dev sentences, 0.6 s.
 
-Padding: a padded key gets -10000 added to its scores, as `MASKED_SCORE` in Keras (ONNX Runtime's
-default `mask_filter_value`), so outputs equal the Keras model's at every position.
+What the layers hold, the graph reads from them, never from a copy of its own: the padding
+mask's score (`MASKED_SCORE`, added to a padded key's scores, so outputs equal the Keras model's at
+every position), each attention's scale (`score_scale`), each dense layer's activation
+(`activation_name`: an activation without an ONNX form is an error, never a substitute),
+RoBERTa's position offset and DeBERTa's relative rows (`relative_embedding_rows`), LayerNorm
+epsilons. Each weight is one initializer, however many layers read it (`GraphBuilder.weight`).
 
-Families: RoBERTa's positions count real tokens from its offset (`CumSum` of the mask),
-DistilBERT has no token types (the graph has no `input_type_ids` input) and no pooler,
-ALBERT's factorized embeddings are projected to H and its layers reuse their group's weights
-(one initializer per weight), DeBERTa-v3 has no absolute positions and zeroes padding.
+Families: RoBERTa's positions count real tokens from its offset (`CumSum` of the mask, the rule of
+`BertEmbeddings.position_ids`), DistilBERT has no token types (the graph has no
+`input_type_ids` input) and no pooler, ALBERT's factorized embeddings are projected to H and
+its layers reuse their group's blocks (and so their initializers), DeBERTa-v3 has no absolute
+positions and zeroes padding; its relative table, LayerNorm and the query and key projections
+of the table are nodes on the stored weights, which ONNX Runtime folds into constants when it
+loads the model.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from onnx import TensorProto
 
 from keras_bert.errors import ConfigError
-from keras_bert.export.onnx.graph_builder import GraphBuilder
+from keras_bert.export.onnx.graph_builder import MICROSOFT_DOMAIN, GraphBuilder
+from keras_bert.layers.activations import activation_name
 from keras_bert.layers.relative_positions import relative_embedding_rows
+from keras_bert.layers.self_attention import MASKED_SCORE
 
 # Graph inputs, as the SavedModel's `serving_ids` names them.
 WORD_IDS, MASK, TYPE_IDS = "input_word_ids", "input_mask", "input_type_ids"
 BATCH, SEQUENCE = "batch", "sequence"
-# Names DeBERTa's relative-term matmuls (a constant 3-D operand, which int8 leaves alone).
+# Names DeBERTa's relative-position matmuls (of the relative table, and of the activations with
+# its projected rows), which int8 leaves alone.
 RELATIVE_TERM_PREFIX = "relative_"
-
-
-def weight(variable) -> np.ndarray:
-    """A Keras variable's value as float32 numpy."""
-    return np.asarray(variable.numpy(), np.float32)
+# Each activation name (`activation_name`) as ONNX: (operator, its domain, the operator that
+# also adds a bias first, or None).
+ONNX_ACTIVATIONS: dict[str, tuple[str, str, str | None]] = {
+    "gelu": ("Gelu", MICROSOFT_DOMAIN, "BiasGelu"),  # exact: erf
+    "gelu_approximate": ("FastGelu", MICROSOFT_DOMAIN, "FastGelu"),  # tanh form
+    "relu": ("Relu", "", None),
+    "tanh": ("Tanh", "", None),
+}
+LINEAR = "linear"
 
 
 def layer_norm_epsilon(layer) -> float:
@@ -79,21 +91,23 @@ class EncoderGraph:
 
     Args:
         encoder: a float32 `BertEncoder` (`feed_forward_shards=1`).
+        fused_attention: BERT's self-attention as one `Attention` node; else its input
+            projection as a `MatMul` into `MultiHeadAttention` (what static int8 quantizes).
 
     Raises:
         ConfigError: for an encoder whose config the graph does not cover
             (`unsupported_reason`).
     """
 
-    def __init__(self, encoder):
+    def __init__(self, encoder, fused_attention: bool = True):
         self.encoder = encoder
+        self.fused_attention = fused_attention
         self.config = encoder.bert_config
         reason = unsupported_reason(self.config)
         if reason or encoder.feed_forward_shards != 1:
             raise ConfigError(
                 f"The ONNX export does not cover {reason or 'feed_forward_shards > 1'}."
             )
-        self._block_weights: dict[int, dict[str, str]] = {}
 
     def write(self, builder: GraphBuilder) -> dict[str, str]:
         """Declares the inputs and writes the encoder; returns its output values by name."""
@@ -101,91 +115,77 @@ class EncoderGraph:
         for name in input_names(self.config):
             builder.input(name, TensorProto.INT32, [BATCH, SEQUENCE])
         hidden = self._embeddings()
-        relative_bias = self._relative_positions() if self.config.relative_attention else None
+        relative_bias = self.relative_positions() if self.config.relative_attention else None
         for group in self.config.layer_groups:
             for block in self.encoder.block_groups[group]:
                 hidden = self._block(block, hidden, relative_bias)
         outputs = {"sequence_output": hidden}
         if self.encoder.pooler is not None:
-            dense = self.encoder.pooler.dense
             first = builder.op("Gather", hidden, builder.constant("zero", np.array(0)), axis=1)
-            outputs["pooled_output"] = builder.op("Tanh", self.dense(first, dense, "pooler"))
+            outputs["pooled_output"] = self.dense(first, self.encoder.pooler.dense, "pooler")
         return outputs
 
     # Building blocks shared with the task heads ------------------------------------------
 
     def dense(self, value: str, layer, name: str) -> str:
-        """`value @ kernel + bias` of a Keras dense layer (no activation)."""
+        """A Keras dense layer: `value @ kernel + bias` through the layer's own activation (the
+        bias and a GELU in one node)."""
         builder = self.builder
         product = builder.op(
-            "MatMul", value, builder.constant(f"{name}/kernel", weight(layer.kernel)), name=name
+            "MatMul", value, builder.weight(f"{name}/kernel", layer.kernel), name=name
         )
-        if layer.bias is None:
-            return product
-        return builder.op("Add", product, builder.constant(f"{name}/bias", weight(layer.bias)))
+        bias = None if layer.bias is None else builder.weight(f"{name}/bias", layer.bias)
+        activation = self.activation_of(layer)
+        if activation == LINEAR:
+            return product if bias is None else builder.op("Add", product, bias)
+        op_type, domain, with_bias = ONNX_ACTIVATIONS[activation]
+        if bias is not None and with_bias:
+            return builder.op(with_bias, product, bias, domain=domain)
+        if bias is not None:
+            product = builder.op("Add", product, bias)
+        return builder.op(op_type, product, domain=domain)
+
+    def activation_of(self, layer) -> str:
+        """The name of a dense layer's activation (`activation_name`), one that
+        `ONNX_ACTIVATIONS` writes or "linear"; a `ConfigError` for any other."""
+        try:
+            name = activation_name(layer.activation)
+        except ValueError as error:
+            raise ConfigError(
+                f"The ONNX export has no form of {layer.name}'s activation."
+            ) from error
+        if name != LINEAR and name not in ONNX_ACTIVATIONS:
+            raise ConfigError(f"The ONNX export has no form of {layer.name}'s activation {name!r}.")
+        return name
 
     def layer_norm(self, value: str, layer, name: str) -> str:
         builder = self.builder
         return builder.op(
             "LayerNormalization",
             value,
-            builder.constant(f"{name}/gamma", weight(layer.gamma)),
-            builder.constant(f"{name}/beta", weight(layer.beta)),
+            builder.weight(f"{name}/gamma", layer.gamma),
+            builder.weight(f"{name}/beta", layer.beta),
             axis=-1,
             epsilon=layer_norm_epsilon(layer),
         )
 
-    def activation(self, value: str, name: str) -> str:
-        """`value` through an activation named as `BertConfig.hidden_activation` or a Keras
-        activation string ("tanh", "relu", "gelu")."""
+    def real_tokens(self) -> str:
+        """The mask as float32 `[batch, sequence, 1]`."""
         builder = self.builder
-        if name == "gelu":
-            return builder.contrib("Gelu", value)
-        if name == "gelu_approximate":
-            return builder.contrib("FastGelu", value)
-        if name in ("relu", "tanh"):
-            return builder.op(name.capitalize(), value)
-        raise ConfigError(f"No ONNX activation for {name!r}.")
+        mask = builder.op("Cast", MASK, to=TensorProto.FLOAT)
+        return builder.op("Unsqueeze", mask, builder.constant("minus_one", np.array([-1])))
 
-    # The encoder --------------------------------------------------------------------------
-
-    def _embeddings(self) -> str:
-        builder, layer = self.builder, self.encoder.embeddings
-        summed = builder.op(
-            "Gather",
-            builder.constant("token_embedding", weight(layer.token_embedding.embeddings)),
-            WORD_IDS,
-        )
-        if layer.segment_embedding is not None:
-            table = builder.constant(
-                "segment_embedding", weight(layer.segment_embedding.embeddings)
-            )
-            summed = builder.op("Add", summed, builder.op("Gather", table, TYPE_IDS))
-        if layer.position_embedding is not None:
-            table = builder.constant(
-                "position_embedding", weight(layer.position_embedding.embeddings)
-            )
-            summed = builder.op("Add", summed, builder.op("Gather", table, self._positions()))
-        hidden = self.layer_norm(summed, layer.layer_norm, "embeddings/layer_norm")
-        if layer.zero_padding:
-            hidden = builder.op("Mul", hidden, self._real_tokens())
-        if self.encoder.embedding_projection is not None:
-            hidden = self.dense(hidden, self.encoder.embedding_projection, "embedding_projection")
-        return hidden
-
-    def _positions(self) -> str:
-        """Position ids: 0, 1, ... (`[sequence]`), or RoBERTa's `[batch, sequence]` ids that
-        count real tokens from `position_offset` (padding: `position_offset - 1`)."""
+    def position_ids(self) -> str:
+        """`BertEmbeddings.position_ids`: 0, 1, ... (`[sequence]`), or with the layer's
+        `position_offset` (RoBERTa) `[batch, sequence]` ids that count real tokens from it
+        (padding: `position_offset - 1`)."""
         builder = self.builder
-        offset = self.config.position_offset
+        offset = self.encoder.embeddings.position_offset
         if not offset:
-            length = builder.op(
-                "Gather", builder.op("Shape", WORD_IDS), builder.constant("one", np.array(1))
-            )
             return builder.op(
                 "Range",
                 builder.constant("zero", np.array(0)),
-                length,
+                self._sequence_length(),
                 builder.constant("one", np.array(1)),
             )
         counted = builder.op("CumSum", MASK, builder.constant("one", np.array(1)))
@@ -195,58 +195,68 @@ class EncoderGraph:
             builder.constant("position_offset", np.array(offset - 1, np.int32)),
         )
 
-    def _real_tokens(self) -> str:
-        """The mask as float32 `[batch, sequence, 1]`."""
+    # The encoder --------------------------------------------------------------------------
+
+    def _sequence_length(self) -> str:
+        """The inputs' sequence length, an int64 scalar."""
         builder = self.builder
-        mask = builder.op("Cast", MASK, to=TensorProto.FLOAT)
-        return builder.op("Unsqueeze", mask, builder.constant("minus_one", np.array([-1])))
+        return builder.op(
+            "Gather", builder.op("Shape", WORD_IDS), builder.constant("one", np.array(1))
+        )
+
+    def _embeddings(self) -> str:
+        builder, layer = self.builder, self.encoder.embeddings
+        summed = builder.op(
+            "Gather",
+            builder.weight("token_embedding", layer.token_embedding.embeddings),
+            WORD_IDS,
+        )
+        if layer.segment_embedding is not None:
+            table = builder.weight("segment_embedding", layer.segment_embedding.embeddings)
+            summed = builder.op("Add", summed, builder.op("Gather", table, TYPE_IDS))
+        if layer.position_embedding is not None:
+            table = builder.weight("position_embedding", layer.position_embedding.embeddings)
+            summed = builder.op("Add", summed, builder.op("Gather", table, self.position_ids()))
+        hidden = self.layer_norm(summed, layer.layer_norm, "embeddings/layer_norm")
+        if layer.zero_padding:
+            hidden = builder.op("Mul", hidden, self.real_tokens())
+        if self.encoder.embedding_projection is not None:
+            hidden = self.dense(hidden, self.encoder.embedding_projection, "embedding_projection")
+        return hidden
 
     def _block(self, block, hidden: str, relative_bias) -> str:
-        builder = self.builder
         name = block.name
         attention = block.attention
-        if relative_bias is None:
+        if relative_bias is not None:
+            context = self._disentangled_attention(attention, hidden, relative_bias, name)
+        elif self.fused_attention:
             context = self._fused_attention(attention, hidden, name)
         else:
-            context = self._disentangled_attention(attention, hidden, relative_bias, name)
+            context = self._multi_head_attention(
+                attention, *self._query_key_value(attention, hidden, name)
+            )
         hidden = self._skip_layer_norm(
-            builder.op(
-                "MatMul",
-                context,
-                builder.constant(
-                    f"{name}/attention_output/kernel", weight(attention.output_dense.kernel)
-                ),
-                name=f"{name}/attention_output",
-            ),
+            self._projection(context, attention.output_dense, f"{name}/attention_output"),
             hidden,
             block.attention_layer_norm,
             attention.output_dense.bias,
             f"{name}/attention",
         )
-        intermediate = block.intermediate_dense
-        product = builder.op(
-            "MatMul",
-            hidden,
-            builder.constant(f"{name}/intermediate/kernel", weight(intermediate.kernel)),
-            name=f"{name}/intermediate",
-        )
-        bias = builder.constant(f"{name}/intermediate/bias", weight(intermediate.bias))
-        activation = block.hidden_activation
-        if activation == "gelu":
-            activated = builder.contrib("BiasGelu", product, bias)
-        elif activation == "gelu_approximate":
-            activated = builder.contrib("FastGelu", product, bias)
-        else:
-            activated = builder.op("Relu", builder.op("Add", product, bias))
-        output = block.output_dense
-        product = builder.op(
-            "MatMul",
-            activated,
-            builder.constant(f"{name}/output/kernel", weight(output.kernel)),
-            name=f"{name}/output",
-        )
+        activated = self.dense(hidden, block.intermediate_dense, f"{name}/intermediate")
         return self._skip_layer_norm(
-            product, hidden, block.output_layer_norm, output.bias, f"{name}/output"
+            self._projection(activated, block.output_dense, f"{name}/output"),
+            hidden,
+            block.output_layer_norm,
+            block.output_dense.bias,
+            f"{name}/output",
+        )
+
+    def _projection(self, value: str, layer, name: str) -> str:
+        """`value @ kernel` of a linear dense layer whose bias the next node adds."""
+        if self.activation_of(layer) != LINEAR:
+            raise ConfigError(f"The ONNX export expects {layer.name} without an activation.")
+        return self.builder.op(
+            "MatMul", value, self.builder.weight(f"{name}/kernel", layer.kernel), name=name
         )
 
     def _skip_layer_norm(self, value: str, residual: str, layer, bias, name: str) -> str:
@@ -255,41 +265,74 @@ class EncoderGraph:
             "SkipLayerNormalization",
             value,
             residual,
-            builder.constant(f"{name}/layer_norm/gamma", weight(layer.gamma)),
-            builder.constant(f"{name}/layer_norm/beta", weight(layer.beta)),
-            builder.constant(f"{name}/bias", weight(bias)),
+            builder.weight(f"{name}/layer_norm/gamma", layer.gamma),
+            builder.weight(f"{name}/layer_norm/beta", layer.beta),
+            builder.weight(f"{name}/bias", bias),
             epsilon=layer_norm_epsilon(layer),
+        )
+
+    def _qkv_weights(self, attention, name: str) -> tuple[str, str]:
+        """The query, key and value kernels `[hidden, 3 * hidden]` and biases as one each."""
+        projections = (attention.query, attention.key, attention.value)
+        for projection in projections:
+            if self.activation_of(projection) != LINEAR:
+                raise ConfigError(f"The ONNX export expects {projection.name} to be linear.")
+        builder = self.builder
+        return (
+            builder.weight(f"{name}/attention/qkv_kernel", *(p.kernel for p in projections)),
+            builder.weight(f"{name}/attention/qkv_bias", *(p.bias for p in projections)),
+        )
+
+    def _query_key_value(self, attention, hidden: str, name: str) -> list[str]:
+        """The query, key and value `[batch, sequence, hidden]`: one `MatMul` and its bias."""
+        builder = self.builder
+        kernel, bias = self._qkv_weights(attention, name)
+        qkv = builder.op(
+            "Add", builder.op("MatMul", hidden, kernel, name=f"{name}/attention/qkv"), bias
+        )
+        return builder.op("Split", qkv, self._qkv_split(attention), axis=-1, outputs=3)
+
+    def _qkv_split(self, attention) -> str:
+        return self.builder.constant("qkv_split", np.array([attention.hidden_size] * 3))
+
+    def _multi_head_attention(self, attention, query, key, value, scores_bias=None) -> str:
+        """ONNX Runtime's `MultiHeadAttention`: masked softmax and context of projected
+        queries, keys and values, with `scores_bias` added to the scaled scores."""
+        return self.builder.contrib(
+            "MultiHeadAttention",
+            query,
+            key,
+            value,
+            "",
+            MASK,
+            *([scores_bias] if scores_bias is not None else []),
+            num_heads=attention.num_heads,
+            scale=attention.score_scale,
+            mask_filter_value=MASKED_SCORE,
         )
 
     def _fused_attention(self, attention, hidden: str, name: str) -> str:
         """ONNX Runtime's `Attention`: one node for projections, masked softmax and context."""
-        builder = self.builder
-        kernels = [
-            weight(projection.kernel)
-            for projection in (attention.query, attention.key, attention.value)
-        ]
-        biases = [
-            weight(projection.bias)
-            for projection in (attention.query, attention.key, attention.value)
-        ]
-        return builder.contrib(
+        kernel, bias = self._qkv_weights(attention, name)
+        return self.builder.contrib(
             "Attention",
             hidden,
-            builder.constant(f"{name}/attention/qkv_kernel", np.concatenate(kernels, axis=1)),
-            builder.constant(f"{name}/attention/qkv_bias", np.concatenate(biases)),
+            kernel,
+            bias,
             MASK,
             num_heads=attention.num_heads,
-            mask_filter_value=-10000.0,
+            scale=attention.score_scale,
+            mask_filter_value=MASKED_SCORE,
             name=f"{name}/attention",
         )
 
     # DeBERTa ------------------------------------------------------------------------------
 
-    def _relative_positions(self) -> dict[str, str]:
+    def relative_positions(self) -> dict[str, str]:
         """The relative rows of every (query, key) pair, `[sequence, sequence]` int64, for
         c2p and for p2c (transposed: `[key, query]`), cut from tables of the longest sequence
-        (`max_position_embeddings`) at run time; and the relative embedding table after its
-        LayerNorm (numpy: a constant)."""
+        (`max_position_embeddings`) at run time; and the relative embedding table, through its
+        LayerNorm if the layer has one."""
         builder, config = self.builder, self.config
         longest = config.max_position_embeddings
         span = config.relative_attention_span
@@ -304,9 +347,7 @@ class EncoderGraph:
         ):
             by_distance = np.concatenate([matrix[0, ::-1], matrix[1:, 0]])  # i - j = -(L-1) ... L-1
             rows[term] = builder.constant(f"relative_rows/{term}", by_distance.astype(np.int64))
-        length = builder.op(
-            "Gather", builder.op("Shape", WORD_IDS), builder.constant("one", np.array(1))
-        )
+        length = self._sequence_length()
         positions = builder.op(
             "Range",
             builder.constant("zero64", np.array(0, np.int64)),
@@ -323,68 +364,58 @@ class EncoderGraph:
             distance,
             builder.constant("relative_rows/center", np.array(longest - 1, np.int64)),
         )
-        table = self._relative_table()
+        layer = self.encoder.relative_embeddings
+        table = builder.weight("relative_embeddings", layer.embeddings)
+        if layer.layer_norm is not None:
+            table = self.layer_norm(table, layer.layer_norm, "relative_embeddings/layer_norm")
         relative = {term: builder.op("Gather", rows[term], index) for term in rows}
         length_axis = builder.constant("zero_axis", np.array([0]))
         return relative | {"table": table, "length": builder.op("Unsqueeze", length, length_axis)}
 
-    def _relative_table(self) -> np.ndarray:
-        layer = self.encoder.relative_embeddings
-        table = weight(layer.embeddings)
-        if layer.layer_norm is not None:
-            mean = table.mean(-1, keepdims=True)
-            variance = ((table - mean) ** 2).mean(-1, keepdims=True)
-            table = (table - mean) / np.sqrt(variance + layer.layer_norm.epsilon)
-            table = table * weight(layer.layer_norm.gamma) + weight(layer.layer_norm.beta)
-        return table.astype(np.float32)
-
     def _disentangled_attention(self, attention, hidden: str, relative: dict, name: str) -> str:
         """DeBERTa's attention: content→content in ONNX Runtime's `MultiHeadAttention`, the
         c2p and p2c terms as its `attention_bias`, `scale * (q·K_r + k·Q_r)` at each pair's
-        relative row. The relative keys and queries are constants (the table through the
-        projections), so each term is one batched matmul and one `GatherElements`."""
+        relative row. The relative keys and queries (the table through the key and query
+        projections) depend on weights only, so ONNX Runtime folds them into constants when it
+        loads the model: each term is one batched matmul and one `GatherElements`."""
         builder = self.builder
         heads, head_size = attention.num_heads, attention.head_size
-        scale = 1.0 / math.sqrt(head_size * (1 + len(attention.terms)))
-        projections = [attention.query, attention.key, attention.value]
-        qkv = builder.op(
-            "Add",
-            builder.op(
-                "MatMul",
-                hidden,
-                builder.constant(
-                    f"{name}/attention/qkv_kernel",
-                    np.concatenate([weight(p.kernel) for p in projections], 1),
-                ),
-                name=f"{name}/attention/qkv",
-            ),
-            builder.constant(
-                f"{name}/attention/qkv_bias", np.concatenate([weight(p.bias) for p in projections])
-            ),
-        )
-        hidden_size = heads * head_size
-        query, key, value = builder.op(
-            "Split",
-            qkv,
-            builder.constant("qkv_split", np.array([hidden_size] * 3)),
-            axis=-1,
-            outputs=3,
-        )
-        bias = None
+        query, key, value = self._query_key_value(attention, hidden, name)
+        kernel, bias = self._qkv_weights(attention, name)
         table = relative["table"]
-        for term, content, projection in (
-            ("c2p", query, attention.pos_key_proj or attention.key),
-            ("p2c", key, attention.pos_query_proj or attention.query),
+        scale = builder.constant(f"{name}/attention/score_scale", np.array(attention.score_scale))
+        table_qkv = None  # the table through the content projections (DeBERTa-v3's shared keys)
+        scores_bias = None
+        for term, content, own_projection, shared_index in (
+            ("c2p", query, attention.pos_key_proj, 1),
+            ("p2c", key, attention.pos_query_proj, 0),
         ):
             if term not in attention.terms:
                 continue
-            # [heads, head_size, rows]: the relative rows through the projection, per head.
-            rows = table @ weight(projection.kernel) + weight(projection.bias)
-            rows = rows.reshape(-1, heads, head_size).transpose(1, 2, 0) * scale
+            if own_projection is not None:
+                rows = self.dense(
+                    table, own_projection, f"{name}/{RELATIVE_TERM_PREFIX}{term}_rows"
+                )
+            else:
+                if table_qkv is None:
+                    product = builder.op(
+                        "MatMul", table, kernel, name=f"{name}/{RELATIVE_TERM_PREFIX}qkv"
+                    )
+                    table_qkv = builder.op(
+                        "Split",
+                        builder.op("Add", product, bias),
+                        self._qkv_split(attention),
+                        axis=-1,
+                        outputs=3,
+                    )
+                rows = table_qkv[shared_index]
+            # [rows, hidden] → [heads, head_size, rows], scaled as the content scores.
+            rows_shape = builder.constant("rows_shape", np.array([0, heads, head_size]))
+            rows = builder.op("Transpose", builder.op("Reshape", rows, rows_shape), perm=[1, 2, 0])
             scores = builder.op(
                 "MatMul",
-                self._split_heads(content),
-                builder.constant(f"{name}/attention/{term}_rows", rows),
+                self._split_heads(content, attention),
+                builder.op("Mul", rows, scale),
                 name=f"{name}/{RELATIVE_TERM_PREFIX}{term}",
             )
             # [batch, heads, query, key]: the scores' shape with the sequence as last axis.
@@ -395,24 +426,15 @@ class EncoderGraph:
             gathered = builder.op("GatherElements", scores, index, axis=3)
             if term == "p2c":  # computed as [key, query]
                 gathered = builder.op("Transpose", gathered, perm=[0, 1, 3, 2])
-            bias = gathered if bias is None else builder.op("Add", bias, gathered)
-        return builder.contrib(
-            "MultiHeadAttention",
-            query,
-            key,
-            value,
-            "",
-            MASK,
-            *([bias] if bias is not None else []),
-            num_heads=heads,
-            scale=scale,
-            mask_filter_value=-10000.0,
-        )
+            scores_bias = (
+                gathered if scores_bias is None else builder.op("Add", scores_bias, gathered)
+            )
+        return self._multi_head_attention(attention, query, key, value, scores_bias)
 
-    def _split_heads(self, value: str) -> str:
+    def _split_heads(self, value: str, attention) -> str:
         """`[batch, sequence, hidden]` → `[batch, heads, sequence, head_size]`."""
         builder = self.builder
         shape = builder.constant(
-            "heads_shape", np.array([0, 0, self.config.num_heads, self.config.head_size])
+            "heads_shape", np.array([0, 0, attention.num_heads, attention.head_size])
         )
         return builder.op("Transpose", builder.op("Reshape", value, shape), perm=[0, 2, 1, 3])

@@ -13,7 +13,9 @@ Before anything is written the export checks, on the module's example request an
 `agreement_requests`: float32 outputs equal the Keras model's (`serving_ids` on the same ids)
 within `PARITY_TOLERANCE` (per-position outputs at real tokens), `tokenizer.json` gives the
 preprocessor's ids on every text, and an int8 model's labels agree with float32's
-(`keras_bert.export.onnx.quantization`).
+(`keras_bert.export.onnx.quantization`): int8 needs `MIN_AGREEMENT_TEXTS` agreement inputs,
+every other one of which is held out from the choice of the float32 nodes, and the figures
+recorded are the held-out ones.
 """
 
 from __future__ import annotations
@@ -29,15 +31,19 @@ import onnx
 import tensorflow as tf
 
 from keras_bert.decoding.buckets import trim_to_bucket
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.layout import write_version
 from keras_bert.export.onnx.encoder_graph import input_names
+from keras_bert.export.onnx.model_files import inference_session, parameter_count, save_model
 from keras_bert.export.onnx.quantization import quantize_int8
 from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph, task_of
 from keras_bert.export.onnx.tokenizer_json import check_tokenizer, hf_tokenizer
-from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE, session_options
+from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE
 
 ONNX_PRECISIONS = ("float32", "int8")
+# int8 is checked on agreement inputs, half of them held out: with 150 held out, one flipped
+# label is 0.7%, under the 1% bar; two texts of a warm-up request would check nothing.
+MIN_AGREEMENT_TEXTS = 300
 # Largest |difference| between the ONNX model's float32 outputs and the Keras model's.
 PARITY_TOLERANCE = 1e-4
 # What each output holds, for keras_bert.json.
@@ -67,6 +73,50 @@ def requests_texts(requests: Sequence[Mapping[str, list]]) -> list[str]:
         for texts in request.values()
         for text in texts
     ]
+
+
+def request_rows(requests: Sequence[Mapping[str, list]]) -> int:
+    """The inputs (texts, or pairs) of `serving_default` requests."""
+    return sum(len(next(iter(request.values()), ())) for request in requests)
+
+
+def split_requests(
+    requests: Sequence[Mapping[str, list]],
+) -> tuple[list[dict[str, list]], list[dict[str, list]]]:
+    """The even rows and the odd rows of each request: (search part, held-out part).
+
+    Example:
+    >>> split_requests([{"text": ["a", "b", "c"]}])
+    ([{'text': ['a', 'c']}], [{'text': ['b']}])
+    """
+    halves = [
+        [
+            {name: list(values[parity::2]) for name, values in request.items()}
+            for request in requests
+        ]
+        for parity in (0, 1)
+    ]
+    return halves[0], halves[1]
+
+
+def check_int8_inputs(module, agreement_requests: Sequence[Mapping[str, list]]) -> None:
+    """Raises where an int8 export of `module` cannot be checked: `ConfigError` for an
+    encoder (its outputs hold no labels), `DataError` for fewer than `MIN_AGREEMENT_TEXTS`
+    agreement inputs."""
+    if task_of(module.model) == "encoder":
+        raise ConfigError("int8 exports are checked on labels; an encoder's outputs hold none.")
+    check_agreement_rows(request_rows(agreement_requests))
+
+
+def check_agreement_rows(rows: int) -> None:
+    """A one-line `DataError` that says what to pass if `rows` agreement inputs are too few
+    to check int8 on."""
+    if rows < MIN_AGREEMENT_TEXTS:
+        raise DataError(
+            f"int8 is checked against float32 on held-out inputs: pass --agreement-data, a JSONL "
+            f"of at least {MIN_AGREEMENT_TEXTS} serving_default inputs (e.g. the dev set); got "
+            f"{rows}."
+        )
 
 
 def masked_lm_options(module) -> MaskedLMOptions | None:
@@ -119,13 +169,16 @@ def check_parity(session, module, requests: Sequence[Mapping[str, list]]) -> flo
     return largest
 
 
+def _encoder(module):
+    return module.model if task_of(module.model) == "encoder" else module.model.encoder
+
+
 def metadata(module, model: onnx.ModelProto, precision: str) -> dict:
     """`keras_bert.json`: what a client needs to tokenize, pack and read the outputs."""
     task = task_of(module.model)
     preprocessor = module.preprocessor
     packer = preprocessor.packer
-    encoder = module.model if task == "encoder" else module.model.encoder
-    config = encoder.bert_config
+    config = _encoder(module).bert_config
     outputs = [output.name for output in model.graph.output]
     info = {
         "format": "keras_bert onnx export",
@@ -133,7 +186,11 @@ def metadata(module, model: onnx.ModelProto, precision: str) -> dict:
         "family": config.model_type,
         "precision": precision,
         "seq_length": preprocessor.seq_length,
+        "longest_input": config.longest_input,
+        "vocab_size": config.vocab_size,
+        "type_vocab_size": config.type_vocab_size,
         "hidden_size": config.hidden_size,
+        "parameters": parameter_count(model),
         "inputs": input_names(config),
         "outputs": {name: OUTPUT_MEANINGS[name] for name in outputs},
         "packing": {
@@ -177,7 +234,7 @@ class OnnxExport:
 
     def write(self, directory: Path) -> None:
         """Writes the three files into `directory`."""
-        onnx.save_model(self.model, str(directory / ONNX_FILE))
+        save_model(self.model, directory / ONNX_FILE)
         self.tokenizer.save(str(directory / TOKENIZER_FILE))
         (directory / METADATA_FILE).write_text(
             json.dumps(self.metadata, indent=1, ensure_ascii=False)
@@ -185,7 +242,10 @@ class OnnxExport:
 
 
 def prepare_onnx(
-    module, precision: str = "float32", agreement_requests: Sequence[Mapping[str, list]] = ()
+    module,
+    precision: str = "float32",
+    agreement_requests: Sequence[Mapping[str, list]] = (),
+    int8_mode: str = "dynamic",
 ) -> OnnxExport:
     """The checked ONNX export of a float32 serving module (see the module docstring).
 
@@ -194,34 +254,61 @@ def prepare_onnx(
             model, preprocessor and options (labels, `max_entities`, `top_k`, ...).
         precision: "float32" or "int8".
         agreement_requests: `serving_default` requests (dicts of lists of strings) for the
-            checks, e.g. held-out sentences; int8 needs some with labels to compare.
-    """
-    import onnxruntime
+            checks, e.g. held-out sentences; int8 needs `MIN_AGREEMENT_TEXTS` of them.
+        int8_mode: "dynamic" or "static" quantization (`quantize_int8`).
 
+    Raises:
+        ConfigError: a sequence length beyond the model's positions; int8 of an encoder.
+        DataError: int8 with fewer than `MIN_AGREEMENT_TEXTS` agreement inputs.
+        OnnxParityError, TokenizerAgreementError, PrecisionAgreementError: a failed check.
+    """
     if precision not in ONNX_PRECISIONS:
         raise ConfigError(f"ONNX precision must be one of {ONNX_PRECISIONS}, got {precision!r}.")
     if getattr(module, "precision", "float32") != "float32":
         raise ConfigError("An ONNX export starts from the float32 serving module.")
+    if precision == "int8":
+        check_int8_inputs(module, agreement_requests)
+    config = _encoder(module).bert_config
+    if module.preprocessor.seq_length > config.longest_input:
+        raise ConfigError(
+            f"seq_length {module.preprocessor.seq_length} is longer than the "
+            f"{config.longest_input} ids this {config.model_type} model reads."
+        )
     requests = [module.example_inputs(), *agreement_requests]
     model = task_graph(module.model, masked_lm_options(module))
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
-    )
+    session = inference_session(model)
     checks = {"parity_max_difference": check_parity(session, module, requests)}
     tokenizer = hf_tokenizer(module.preprocessor)
     agreement = check_tokenizer(tokenizer, module.preprocessor, requests_texts(requests))
     checks["tokenizer_texts_identical"] = agreement.identical
     export = OnnxExport(model, tokenizer, metadata(module, model, "float32") | {"checks": checks})
-    return export if precision == "float32" else int8_export(export, module, agreement_requests)
+    if precision == "float32":
+        return export
+    return int8_export(export, module, agreement_requests, int8_mode)
 
 
 def int8_export(
-    export: OnnxExport, module, agreement_requests: Sequence[Mapping[str, list]] = ()
+    export: OnnxExport,
+    module,
+    agreement_requests: Sequence[Mapping[str, list]],
+    mode: str = "dynamic",
 ) -> OnnxExport:
-    """The int8 form of a float32 `OnnxExport` (`quantize_int8`), checked on the module's
-    example request and `agreement_requests`."""
-    requests = [module.example_inputs(), *agreement_requests]
-    model, agreement = quantize_int8(export.model, list(packed_batches(module, requests)))
+    """The int8 form of a float32 `OnnxExport` (`quantize_int8` in `mode`): its float32
+    nodes chosen (and static ranges calibrated) on the module's example request and every
+    other agreement input, accepted on the rest (`check_int8_inputs` first)."""
+    check_int8_inputs(module, agreement_requests)
+    search, held_out = split_requests(agreement_requests)
+    search = [module.example_inputs(), *search]
+    model = export.model
+    if mode == "static":  # the attention's input projection as a MatMul that static quantizes
+        model = task_graph(module.model, masked_lm_options(module), fused_attention=False)
+        check_parity(inference_session(model), module, search)
+    model, agreement = quantize_int8(
+        model,
+        list(packed_batches(module, search)),
+        list(packed_batches(module, held_out)),
+        mode,
+    )
     checks = export.metadata["checks"] | {"int8": dataclasses.asdict(agreement)}
     return OnnxExport(
         model, export.tokenizer, export.metadata | {"precision": "int8", "checks": checks}
@@ -235,6 +322,7 @@ def export_onnx(
     version: int | None = None,
     precision: str = "float32",
     agreement_requests: Sequence[Mapping[str, list]] = (),
+    int8_mode: str = "dynamic",
 ) -> Path:
     """`prepare_onnx`, written as `<base_dir>/<name>/<version>` (the next free version if
     None; an existing one is never overwritten). Returns the version directory.
@@ -243,5 +331,5 @@ def export_onnx(
 
         export_onnx(serving_module(classifier, preprocessor), "saved_models", "sentiment")
     """
-    export = prepare_onnx(module, precision, agreement_requests)
+    export = prepare_onnx(module, precision, agreement_requests, int8_mode)
     return write_version(Path(base_dir) / name, export.write, version)

@@ -40,8 +40,12 @@ class GraphBuilder:
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []
         self.outputs: list[onnx.ValueInfoProto] = []
+        self.value_infos: list[onnx.ValueInfoProto] = []
         self._used = Counter()
         self._constants: dict[tuple, str] = {}
+        # By the identities of the variables: the initializer's name, and the variables (kept
+        # alive, so that no other object takes their ids).
+        self._weights: dict[tuple[int, ...], tuple[str, tuple]] = {}
 
     def unique(self, name: str) -> str:
         """`name`, or `name_2`, `name_3`, ... if taken."""
@@ -75,6 +79,29 @@ class GraphBuilder:
             self._constants[key] = unique
         return unique
 
+    def weight(self, name: str, *variables) -> str:
+        """An initializer holding the float32 value of Keras variables (several: joined along
+        their last axis, e.g. the query, key and value kernels), written once however often it
+        is asked for: what the Keras model shares (ALBERT's blocks across layers, the masked
+        LM's decoder tied to the token embeddings) the graph stores once.
+
+        Example:
+        >>> import keras
+        >>> builder, kernel = GraphBuilder(), keras.Variable(np.ones((2, 3)))
+        >>> builder.weight("kernel", kernel), builder.weight("again", kernel)
+        ('kernel', 'kernel')
+        >>> builder.weight("both", kernel, kernel), len(builder.initializers)
+        ('both', 2)
+        """
+        key = tuple(id(variable) for variable in variables)
+        if key not in self._weights:
+            arrays = [np.asarray(variable.numpy(), np.float32) for variable in variables]
+            array = np.concatenate(arrays, axis=-1) if len(arrays) > 1 else arrays[0]
+            unique = self.unique(name)
+            self.initializers.append(numpy_helper.from_array(np.ascontiguousarray(array), unique))
+            self._weights[key] = (unique, variables)
+        return self._weights[key][0]
+
     def op(
         self,
         op_type: str,
@@ -84,13 +111,21 @@ class GraphBuilder:
         name: str | None = None,
         **attributes,
     ) -> str | list[str]:
-        """Adds a node; returns its output name (a list of them if `outputs > 1`)."""
+        """Adds a node; returns its output name (a list of them if `outputs > 1`).
+
+        The outputs of a `com.microsoft` node are declared float32 (all of this writer's are):
+        ONNX's shape inference types none of them, and ONNX Runtime's quantizers calibrate and
+        quantize only tensors of a known float type."""
         base = self.unique(name or op_type.lower())
         # "node:index": never the plain name of a graph input, output or initializer.
         names = [f"{base}:{index}" for index in range(outputs)]
         self.nodes.append(
             helper.make_node(op_type, list(inputs), names, name=base, domain=domain, **attributes)
         )
+        if domain == MICROSOFT_DOMAIN:
+            self.value_infos += [
+                helper.make_tensor_value_info(output, TensorProto.FLOAT, None) for output in names
+            ]
         return names[0] if outputs == 1 else names
 
     def contrib(self, op_type: str, *inputs: str, **attributes) -> str | list[str]:
@@ -99,7 +134,12 @@ class GraphBuilder:
 
     def model(self, name: str = "keras_bert") -> onnx.ModelProto:
         graph = helper.make_graph(
-            self.nodes, name, self.inputs, self.outputs, initializer=self.initializers
+            self.nodes,
+            name,
+            self.inputs,
+            self.outputs,
+            initializer=self.initializers,
+            value_info=self.value_infos,
         )
         opsets = [helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(MICROSOFT_DOMAIN, 1)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name="keras_bert")

@@ -1,7 +1,8 @@
 """`--format onnx --precision auto`: float32 or int8, whichever serves faster on this machine
-(int8 only if its labels agree, `quantize_int8`), timed through `OnnxModel` as a client calls
-it (strings in, answers out) on batch-1 and batch-32 requests, the two taking turns call by
-call (`keras_bert.export.precision_choice`, which does the same for SavedModels)."""
+(int8 only if its labels agree on held-out inputs, `quantize_int8`, so auto needs the agreement
+inputs int8 does), timed through `OnnxModel` as a client calls it (strings in, answers out) on
+batch-1 and batch-32 requests, the two taking turns call by call
+(`keras_bert.export.precision_choice`, which does the same for SavedModels)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,20 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from keras_bert.errors import ConfigError
-from keras_bert.export.onnx.exporter import OnnxExport, int8_export, prepare_onnx
+from keras_bert.export.onnx.exporter import (
+    OnnxExport,
+    check_int8_inputs,
+    int8_export,
+    prepare_onnx,
+)
 from keras_bert.export.onnx.quantization import Int8Agreement
 from keras_bert.export.precision import PrecisionAgreementError
 from keras_bert.export.precision_choice import (
     TIMED_BATCH_SIZES,
     PrecisionTiming,
     _request_batches,
-    _timed,
 )
+from keras_bert.timing import interleaved_median_seconds
 
 
 def choose_onnx_precision(
@@ -27,6 +33,7 @@ def choose_onnx_precision(
     rounds: int = 3,
     batch1_requests: int = 16,
     intra_op_threads: int = 0,
+    int8_mode: str = "dynamic",
 ) -> tuple[OnnxExport, list[PrecisionTiming]]:
     """The faster of the float32 and int8 exports of `module` that passes its checks, and the
     timing of each (as `choose_precision`'s).
@@ -37,15 +44,24 @@ def choose_onnx_precision(
         rounds: timed passes over the batches.
         batch1_requests: batch-1 requests per pass.
         intra_op_threads: ONNX Runtime's threads while timing (0: one per core).
+        int8_mode: how int8 quantizes ("dynamic" or "static", `quantize_int8`).
+
+    Raises:
+        DataError: fewer than `MIN_AGREEMENT_TEXTS` inputs where int8 could be chosen.
     """
     from keras_bert.serving.onnx_model import OnnxModel
 
-    exports = {"float32": prepare_onnx(module, "float32", requests)}
     refusals = {}
     try:
-        exports["int8"] = int8_export(exports["float32"], module, requests)
-    except (ConfigError, PrecisionAgreementError) as error:
+        check_int8_inputs(module, requests)
+    except ConfigError as error:  # an encoder: no labels to check int8 on, float32 it is
         refusals["int8"] = str(error)
+    exports = {"float32": prepare_onnx(module, "float32", requests)}
+    if "int8" not in refusals:
+        try:
+            exports["int8"] = int8_export(exports["float32"], module, requests, int8_mode)
+        except (ConfigError, PrecisionAgreementError) as error:
+            refusals["int8"] = str(error)
     timed = [module.example_inputs(), *requests]
     with tempfile.TemporaryDirectory() as directory:
         models = {}
@@ -68,7 +84,7 @@ def choose_onnx_precision(
                 ]
                 for precision, model in models.items()
             }
-            seconds |= _timed(calls, rounds)
+            seconds |= interleaved_median_seconds(calls, rounds)
     timings = [
         PrecisionTiming(
             precision,

@@ -1,35 +1,48 @@
-"""int8 ONNX exports: ONNX Runtime's dynamic quantization of the fused graph, with the nodes
-that move the answers most left in float32.
+"""int8 ONNX exports: ONNX Runtime's quantization of the fused graph, dynamic or static, with the
+nodes that move the answers most left in float32, chosen on one part of the checked inputs and
+accepted on the other.
 
-`quantize_int8` quantizes the weights of every `MatMul` and `Attention` node to int8 with a
-scale per output channel (per-channel scales keep the labels better than one per tensor, the
-peer's default `quantize_dynamic`), and each activation per call with one scale per tensor
-(dynamic quantization: no calibration data). `reduce_range` (7-bit weights) only on a CPU
-without VNNI, where the 8-bit products of the older instructions can saturate.
+Two ways to quantize (`INT8_MODES`), both with int8 weights and a scale per output channel
+(per-channel scales keep the labels better than one per tensor, the peer's default
+`quantize_dynamic`); `reduce_range` (7-bit weights) only on a CPU without VNNI, where the 8-bit
+products of the older instructions can saturate:
 
-The int8 model must stay close to float32 on the checked inputs: at least
-`MIN_LABEL_AGREEMENT` of its labels agree, and the scores the labels are read from (logits,
-mask fillers' probabilities) differ from float32's by at most `MAX_RELATIVE_ERROR` of their
-size (`relative_error`). Labels alone flatter int8 on inputs the model was trained on: a label
-flips only near a tie, and such inputs hold few ties. On the fine-tuned MiniLM sentiment
-classifier, 8 of 1,053 training sentences (every 8th) lie within 0.2 of a tie in logit margin
-against 20 of the 1,033 held-out dev sentences; all-int8 agreed on 99.15% of the training
-slice but on 97.77% of dev. The relative error depends far less on the ties (all-int8: 6.2%
-on either of two training slices, 8.0% on dev; with the nine most sensitive nodes in float32:
-1.4% and 1.8%), so a bound on it carries over to inputs that were not checked.
+- "dynamic" (`quantize_dynamic`): the weights of every `MatMul` and `Attention` node; each
+  activation quantized per call, with one scale per tensor computed from its values.
+- "static" (`quantize_static`, QDQ format): the weights of every `MatMul` node, and its
+  activation input with a fixed scale calibrated (MinMax) on the search inputs, so no range is
+  computed at run time. ONNX Runtime's `Attention` has no static form, so the graph is written
+  with the attention's input projection as a `MatMul` (`task_graph(fused_attention=False)`).
 
-If the all-int8 model misses either bound, `quantize_int8` measures each node's sensitivity
-(the relative error when only that node is int8: one quantization and one pass over the checked
-inputs per node) and leaves nodes in float32 from the most sensitive down, one more at a time,
-until the model meets both; the export fails if none does. Activation rounding, not weight
-rounding, makes most of the error, and an early block's error grows through every later block:
-on MiniLM the first blocks' feed-forward matmuls and attention weights lead the order, the last
-blocks' and the head's come last. `Int8Agreement` records what was chosen and measured.
+The int8 model must stay close to float32: at least `MIN_LABEL_AGREEMENT` of its labels agree,
+and the scores the labels are read from (logits, mask fillers' probabilities) differ from
+float32's by at most `MAX_RELATIVE_ERROR` of their size (`relative_error`). Labels alone flatter
+int8 on inputs the model was trained on: a label flips only near a tie, and such inputs hold few
+ties. On the fine-tuned MiniLM sentiment classifier, 8 of 1,053 training sentences (every 8th) lie
+within 0.2 of a tie in logit margin against 20 of the 1,033 held-out dev sentences; all-int8
+agreed on 99.15% of the training slice but on 97.77% of dev. The relative error depends far less
+on the ties (all-int8: 6.2% on either of two training slices, 8.0% on dev; with the nine most
+sensitive nodes in float32: 1.4% and 1.8%), so a bound on it carries over to inputs that were
+not checked.
+
+The checked inputs come in two parts. On the search part (and the static calibration), if the
+all-int8 model misses either bound, `quantize_int8` measures each node's sensitivity (the
+relative error when only that node is int8: one quantization and one pass per node) and leaves
+nodes in float32 from the most sensitive down, one more at a time, until the model meets both.
+The model it chose must then keep `MIN_LABEL_AGREEMENT` of the labels of the held-out part,
+which chose nothing (its relative error is reported, not bounded: a bound met on the search
+part is expected to be exceeded a little on new inputs, by design, see `MAX_RELATIVE_ERROR`):
+the figures `Int8Agreement` reports (and `keras_bert.json` records) are the held-out ones.
+Activation rounding, not weight rounding, makes most of the error, and an early block's error
+grows through every later block: on MiniLM the first blocks' feed-forward matmuls and attention
+weights lead the order, the last blocks' and the head's come last.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,9 +50,14 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from keras_bert.cpu import cpu_features
 from keras_bert.errors import ConfigError
-from keras_bert.export.cpu import cpu_features
 from keras_bert.export.onnx.encoder_graph import RELATIVE_TERM_PREFIX
+from keras_bert.export.onnx.model_files import (
+    inference_session,
+    needs_external_data,
+    save_model,
+)
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
 # The issue's bar (and the SavedModel int8 check's, `keras_bert.export.precision`).
@@ -49,7 +67,9 @@ MIN_LABEL_AGREEMENT = 0.99
 # sentences the error was 1.3 times the checked training slice's, so 1.5% on the checked inputs
 # comes to about 0.45% of new labels: inside the 1% bar, and at most half a point of accuracy.
 MAX_RELATIVE_ERROR = 0.015
-QUANTIZED_OPS = ("MatMul", "Attention")
+INT8_MODES = ("dynamic", "static")
+# The nodes each mode quantizes.
+QUANTIZED_OPS = {"dynamic": ("MatMul", "Attention"), "static": ("MatMul",)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,24 +77,33 @@ class Int8Agreement:
     """What `quantize_int8` chose and measured.
 
     Args:
-        labels: labels compared with float32's.
-        label_agreement: the share that agree.
-        max_probability_difference: the largest |p_int8 - p_float32| of any label.
-        relative_error: the label scores' error relative to their size (`relative_error`).
+        mode: "dynamic" or "static" (`INT8_MODES`).
+        labels: held-out labels compared with float32's.
+        label_agreement: the share of them that agree.
+        max_probability_difference: the largest |p_int8 - p_float32| of a held-out label.
+        relative_error: the held-out label scores' error relative to their size
+            (`relative_error`).
+        search_labels: the labels the nodes were ranked and chosen on (and, static, calibrated).
+        search_label_agreement: the share of them that agree.
+        search_relative_error: their relative error.
         per_channel: a weight scale per output channel.
         reduce_range: 7-bit weights (a CPU without VNNI).
-        int8_nodes: how many `MatMul` and `Attention` nodes are int8.
-        float32_nodes: the names of the `MatMul` and `Attention` nodes left in float32.
+        int8_nodes: how many quantizable nodes (`QUANTIZED_OPS`) are int8.
+        float32_nodes: the names of those left in float32.
         sensitivity: each node's relative error when only it is int8 (measured only when the
             all-int8 model is too far from float32).
-        tried: (label agreement, relative error) of each model tried before, in order: all
-            int8, then the most sensitive node in float32, then the two most, ...
+        tried: (label agreement, relative error) on the search part of each model tried before,
+            in order: all int8, then the most sensitive node in float32, then the two most, ...
     """
 
+    mode: str
     labels: int
     label_agreement: float
     max_probability_difference: float
     relative_error: float
+    search_labels: int
+    search_label_agreement: float
+    search_relative_error: float
     per_channel: bool
     reduce_range: bool
     int8_nodes: int
@@ -89,24 +118,19 @@ def has_vnni() -> bool:
     return features["avx512_vnni"] or features["avx_vnni"] or features["amx_int8"]
 
 
-def quantizable_nodes(model: onnx.ModelProto) -> list[str]:
-    """The `MatMul` and `Attention` nodes `quantize_int8` may quantize, in graph order
-    (DeBERTa's relative-position terms stay float32: their operands are activations)."""
+def quantizable_nodes(model: onnx.ModelProto, mode: str = "dynamic") -> list[str]:
+    """The nodes `quantize_int8` may quantize in `mode`, in graph order (DeBERTa's
+    relative-position matmuls stay float32)."""
     return [
         node.name
         for node in model.graph.node
-        if node.op_type in QUANTIZED_OPS and RELATIVE_TERM_PREFIX not in node.name
+        if node.op_type in QUANTIZED_OPS[mode] and RELATIVE_TERM_PREFIX not in node.name
     ]
 
 
-def _session(model: onnx.ModelProto):
-    import onnxruntime
-
-    from keras_bert.serving.onnx_model import session_options
-
-    return onnxruntime.InferenceSession(
-        model.SerializeToString(), session_options(), providers=["CPUExecutionProvider"]
-    )
+def relative_nodes(model: onnx.ModelProto) -> list[str]:
+    """DeBERTa's relative-position matmuls, which int8 leaves in float32."""
+    return [node.name for node in model.graph.node if RELATIVE_TERM_PREFIX in node.name]
 
 
 def _outputs(session, batches: Sequence[dict]) -> list[dict]:
@@ -175,71 +199,176 @@ def relative_error(candidate: list[dict], reference: list[dict], batches: Sequen
     return (error / size) ** 0.5 if size else 0.0
 
 
+@dataclasses.dataclass(frozen=True)
+class _Measure:
+    """An int8 model's outputs against float32's on some batches."""
+
+    labels: int
+    agreement: float
+    difference: float
+    error: float
+
+    @classmethod
+    def of(cls, outputs: list[dict], reference: list[dict], batches: Sequence[dict]) -> _Measure:
+        labels, agreement, difference = label_agreement(outputs, reference, batches)
+        return cls(labels, agreement, difference, relative_error(outputs, reference, batches))
+
+    @property
+    def passes(self) -> bool:
+        return self.agreement >= MIN_LABEL_AGREEMENT and self.error <= MAX_RELATIVE_ERROR
+
+
+@contextlib.contextmanager
+def _quiet():
+    """ONNX Runtime's quantizers log warnings on every call (each time, "Please consider to run
+    pre-processing before quantization"): an export prints its own lines only."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
+class _CalibrationReader:
+    """`onnxruntime.quantization.CalibrationDataReader` of packed batches: each batch's
+    graph inputs, once."""
+
+    def __init__(self, batches: Sequence[dict], input_names: Sequence[str]):
+        self._feeds = iter([{name: batch[name] for name in input_names} for batch in batches])
+
+    def get_next(self) -> dict | None:
+        return next(self._feeds, None)
+
+
+def _quantizer(model: onnx.ModelProto, mode: str, reduce_range: bool, calibration, directory):
+    """A function of the nodes to leave in float32 that quantizes `model` in `mode` (static:
+    calibrated once on `calibration`, the ranges cached in `directory`)."""
+    from onnxruntime.quantization import (
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_dynamic,
+        quantize_static,
+    )
+
+    always_float32 = relative_nodes(model)
+    options = {
+        "op_types_to_quantize": list(QUANTIZED_OPS[mode]),
+        "per_channel": True,
+        "reduce_range": reduce_range,
+        "weight_type": QuantType.QInt8,
+        "use_external_data_format": needs_external_data(model),
+        # ONNX's shape inference types no output of a com.microsoft node.
+        "extra_options": {"DefaultTensorType": onnx.TensorProto.FLOAT},
+    }
+    # A matmul's output stays float32 (its next node adds a bias, a residual, a LayerNorm): 8
+    # bits would round the sum every block carries.
+    static_options = options["extra_options"] | {"OpTypesToExcludeOutputQuantization": ["MatMul"]}
+    # The quantizers read a file: given a ModelProto, they may move its weights to external data
+    # in a directory of their own, and delete it.
+    float32_path, path = Path(directory) / "float32.onnx", Path(directory) / "int8.onnx"
+    save_model(model, float32_path)
+    input_names = [graph_input.name for graph_input in model.graph.input]
+
+    def quantized(float32_nodes: list[str]) -> onnx.ModelProto:
+        excluded = always_float32 + float32_nodes
+        with _quiet():
+            if mode == "dynamic":
+                quantize_dynamic(float32_path, path, nodes_to_exclude=excluded, **options)
+            else:
+                quantize_static(
+                    float32_path,
+                    path,
+                    _CalibrationReader(calibration, input_names),
+                    quant_format=QuantFormat.QDQ,
+                    activation_type=QuantType.QUInt8,
+                    calibrate_method=CalibrationMethod.MinMax,
+                    calibration_cache_path=Path(directory) / "calibration.json",
+                    nodes_to_exclude=excluded,
+                    **options | {"extra_options": static_options},
+                )
+        return onnx.load(str(path))
+
+    return quantized
+
+
 def quantize_int8(
-    model: onnx.ModelProto, batches: Sequence[dict], reduce_range: bool | None = None
+    model: onnx.ModelProto,
+    search_batches: Sequence[dict],
+    held_out_batches: Sequence[dict],
+    mode: str = "dynamic",
+    reduce_range: bool | None = None,
 ) -> tuple[onnx.ModelProto, Int8Agreement]:
-    """The int8 model of a float32 task graph that stays close to it on `batches` (packed
-    inputs), with the fewest of the most sensitive nodes in float32 (see the module).
+    """The int8 model of a float32 task graph with the fewest of the most sensitive nodes in
+    float32 that stays close to it on `search_batches`, accepted if it keeps the labels of
+    `held_out_batches` (packed inputs; see the module).
 
     Raises:
-        PrecisionAgreementError: no model with an int8 node meets both bounds.
-        ConfigError: the outputs hold no labels (an encoder's embeddings).
+        PrecisionAgreementError: no model with an int8 node meets both bounds on the search
+            batches, or the one that does keeps too few held-out labels.
+        ConfigError: an unknown mode; the outputs hold no labels (an encoder's embeddings).
     """
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
+    if mode not in INT8_MODES:
+        raise ConfigError(f"int8 mode must be one of {INT8_MODES}, got {mode!r}.")
     if reduce_range is None:
         reduce_range = not has_vnni()
-    nodes = quantizable_nodes(model)
+    nodes = quantizable_nodes(model, mode)
     if not nodes:
-        raise ConfigError("This graph has no MatMul or Attention node to quantize.")
-    always_float32 = [node.name for node in model.graph.node if RELATIVE_TERM_PREFIX in node.name]
-    reference = _outputs(_session(model), batches)
+        raise ConfigError(f"This graph has no {' or '.join(QUANTIZED_OPS[mode])} node to quantize.")
+    float32_session = inference_session(model)
+    reference = _outputs(float32_session, search_batches)
+    held_out_reference = _outputs(float32_session, held_out_batches)
 
     with tempfile.TemporaryDirectory() as directory:
+        quantized_with = _quantizer(model, mode, reduce_range, search_batches, directory)
 
-        def quantized_with(float32_nodes: list[str]) -> tuple[onnx.ModelProto, list[dict]]:
-            path = Path(directory) / "int8.onnx"
-            quantize_dynamic(
-                model,
-                path,
-                op_types_to_quantize=list(QUANTIZED_OPS),
-                per_channel=True,
-                reduce_range=reduce_range,
-                weight_type=QuantType.QInt8,
-                nodes_to_exclude=always_float32 + float32_nodes,
-                # ONNX's shape inference types no output of a com.microsoft node.
-                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-            )
-            quantized = onnx.load(str(path))
-            return quantized, _outputs(_session(quantized), batches)
+        def measured(float32_nodes: list[str]) -> tuple[onnx.ModelProto, _Measure]:
+            quantized = quantized_with(float32_nodes)
+            outputs = _outputs(inference_session(quantized), search_batches)
+            return quantized, _Measure.of(outputs, reference, search_batches)
 
         sensitivity, tried = {}, []
         for count in range(len(nodes)):
             if count == 1:  # all int8 is too far from float32: rank the nodes
                 for node in nodes:
-                    _, outputs = quantized_with([other for other in nodes if other != node])
-                    sensitivity[node] = relative_error(outputs, reference, batches)
+                    _, alone = measured([other for other in nodes if other != node])
+                    sensitivity[node] = alone.error
                 nodes = sorted(nodes, key=sensitivity.get, reverse=True)
-            quantized, outputs = quantized_with(nodes[:count])
-            labels, agreement, difference = label_agreement(outputs, reference, batches)
-            error = relative_error(outputs, reference, batches)
-            if agreement >= MIN_LABEL_AGREEMENT and error <= MAX_RELATIVE_ERROR:
-                return quantized, Int8Agreement(
-                    labels=labels,
-                    label_agreement=agreement,
-                    max_probability_difference=difference,
-                    relative_error=error,
-                    per_channel=True,
-                    reduce_range=reduce_range,
-                    int8_nodes=len(nodes) - count,
-                    float32_nodes=always_float32 + nodes[:count],
-                    sensitivity=sensitivity,
-                    tried=tried,
-                )
-            tried.append((agreement, error))
-    raise PrecisionAgreementError(
-        f"No int8 model agrees with float32 on {MIN_LABEL_AGREEMENT} of {labels} labels with a "
-        f"relative error of at most {MAX_RELATIVE_ERROR}, with up to {len(nodes) - 1} of "
-        f"{len(nodes)} nodes in float32 (best agreement {max(tried)[0]:.4f}, smallest error "
-        f"{min(error for _, error in tried):.4f}). Export in float32."
+            quantized, search = measured(nodes[:count])
+            if search.passes:
+                break
+            tried.append((search.agreement, search.error))
+        else:
+            raise PrecisionAgreementError(
+                f"No {mode} int8 model agrees with float32 on {MIN_LABEL_AGREEMENT} of "
+                f"{search.labels} labels with a relative error of at most {MAX_RELATIVE_ERROR}, "
+                f"with up to {len(nodes) - 1} of {len(nodes)} nodes in float32 (best agreement "
+                f"{max(tried)[0]:.4f}, smallest error {min(error for _, error in tried):.4f}). "
+                "Export in float32."
+            )
+    held_out_outputs = _outputs(inference_session(quantized), held_out_batches)
+    held_out = _Measure.of(held_out_outputs, held_out_reference, held_out_batches)
+    if held_out.agreement < MIN_LABEL_AGREEMENT:
+        raise PrecisionAgreementError(
+            f"The {mode} int8 model chosen on the search inputs ({count} of {len(nodes)} nodes "
+            f"in float32; agreement {search.agreement:.4f}, error {search.error:.4f}) agrees "
+            f"with float32 on {held_out.agreement:.4f} of {held_out.labels} held-out labels (at "
+            f"least {MIN_LABEL_AGREEMENT}). Export in float32, or check on more inputs."
+        )
+    return quantized, Int8Agreement(
+        mode=mode,
+        labels=held_out.labels,
+        label_agreement=held_out.agreement,
+        max_probability_difference=held_out.difference,
+        relative_error=held_out.error,
+        search_labels=search.labels,
+        search_label_agreement=search.agreement,
+        search_relative_error=search.error,
+        per_channel=True,
+        reduce_range=reduce_range,
+        int8_nodes=len(nodes) - count,
+        float32_nodes=relative_nodes(model) + nodes[:count],
+        sensitivity=sensitivity,
+        tried=tried,
     )

@@ -22,15 +22,8 @@ import onnx
 from onnx import TensorProto
 
 from keras_bert.errors import ConfigError
-from keras_bert.export.onnx.encoder_graph import (
-    BATCH,
-    SEQUENCE,
-    WORD_IDS,
-    EncoderGraph,
-    weight,
-)
+from keras_bert.export.onnx.encoder_graph import BATCH, SEQUENCE, WORD_IDS, EncoderGraph
 from keras_bert.export.onnx.graph_builder import GraphBuilder
-from keras_bert.families import family
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
 
@@ -69,17 +62,20 @@ def task_of(model) -> str:
     raise TypeError(f"No ONNX graph for a {type(model).__name__}.")
 
 
-def task_graph(model, masked_lm: MaskedLMOptions | None = None) -> onnx.ModelProto:
+def task_graph(
+    model, masked_lm: MaskedLMOptions | None = None, fused_attention: bool = True
+) -> onnx.ModelProto:
     """The ONNX model of a keras_bert task model (see the module for its outputs).
 
     Args:
         model: a float32 `BertClassifier`, `BertTokenClassifier`, `BertQuestionAnswerer`,
             `BertEncoder`, `BertMaskedLM` or `BertPretrainer`.
         masked_lm: the masked LM's options (required for one).
+        fused_attention: self-attention as ONNX Runtime's `Attention` (see `EncoderGraph`).
     """
     task = task_of(model)
     encoder = model if task == "encoder" else model.encoder
-    graph = EncoderGraph(encoder)
+    graph = EncoderGraph(encoder, fused_attention)
     builder = GraphBuilder()
     encoded = graph.write(builder)
     sequence = encoded["sequence_output"]
@@ -131,7 +127,7 @@ def _first_token(builder: GraphBuilder, sequence: str) -> str:
 def _mean_over_mask(graph: EncoderGraph, sequence: str) -> str:
     """The mean of the sequence over its real tokens (at least one counted), in float32."""
     builder = graph.builder
-    mask = graph._real_tokens()
+    mask = graph.real_tokens()
     axis = builder.constant("one_axis", np.array([1]))
     total = builder.op("ReduceSum", builder.op("Mul", sequence, mask), axis, keepdims=0)
     count = builder.op("ReduceSum", mask, axis, keepdims=0)
@@ -141,19 +137,16 @@ def _mean_over_mask(graph: EncoderGraph, sequence: str) -> str:
 
 def _classifier_logits(graph: EncoderGraph, model, encoded: dict[str, str]) -> str:
     """The family's head (`BertClassifier`): the pooler, the first token through its own dense
-    layer, or the mean over the mask; then the logits layer (dropout is inactive)."""
-    builder = graph.builder
+    layer (with that layer's activation), or the mean over the mask; then the logits layer
+    (dropout is inactive)."""
     sequence = encoded["sequence_output"]
     if model.pooling == "mean":
         features = _mean_over_mask(graph, sequence)
     elif model.uses_pooled_output:
         features = encoded["pooled_output"]
     else:
-        activation = family(model.encoder.bert_config.model_type).classifier_head.activation
-        dense = graph.dense(
-            _first_token(builder, sequence), model.get_layer("pre_classifier"), "pre_classifier"
-        )
-        features = graph.activation(dense, activation)
+        first_token = _first_token(graph.builder, sequence)
+        features = graph.dense(first_token, model.get_layer("pre_classifier"), "pre_classifier")
     return graph.dense(features, model.get_layer("logits"), "logits")
 
 
@@ -206,21 +199,21 @@ def _masked_lm(
         builder.op("Unsqueeze", positions, builder.constant("minus_one", np.array([-1]))),
         batch_dims=1,
     )
-    transformed = graph.activation(
-        graph.dense(gathered, head.dense, "masked_lm/dense"), head.hidden_activation
-    )
+    transformed = graph.dense(gathered, head.dense, "masked_lm/dense")
     transformed = graph.layer_norm(transformed, head.layer_norm, "masked_lm/layer_norm")
-    table = weight(head.token_embedding.embeddings)
+    # The decoder is the token embedding table itself (tied), read transposed by `Gemm`, which
+    # takes rows: [batch * max_masks, width] → [batch * max_masks, vocabulary].
+    width = builder.constant("masked_lm/rows", np.array([-1, head.token_embedding.output_dim]))
     logits = builder.op(
-        "Add",
-        builder.op(
-            "MatMul",
-            transformed,
-            builder.constant("masked_lm/decoder", np.ascontiguousarray(table.T)),
-            name="masked_lm/decoder",
-        ),
-        builder.constant("masked_lm/output_bias", weight(head.output_bias)),
+        "Gemm",
+        builder.op("Reshape", transformed, width),
+        builder.weight("token_embedding", head.token_embedding.embeddings),
+        builder.weight("masked_lm/output_bias", head.output_bias),
+        transB=1,
+        name="masked_lm/decoder",
     )
+    logits_shape = np.array([-1, options.max_masks, head.vocabulary_size])
+    logits = builder.op("Reshape", logits, builder.constant("masked_lm/logits_shape", logits_shape))
     probabilities = builder.op("Softmax", logits, axis=-1)
     top_probabilities, top_ids = builder.op(
         "TopK",

@@ -1,0 +1,61 @@
+"""The benchmark campaign: recorded runs are skipped, tables come from the results lines."""
+
+import json
+
+from bench import field_benchmarks
+from bench.field_benchmarks import job_recipe, quality_table, run_campaign, write_between_markers
+
+
+def record(task: str, seed: int, evaluation: dict, recipe: dict | None = None) -> dict:
+    return {
+        "task": task,
+        "seed": seed,
+        "recipe": job_recipe(task) if recipe is None else recipe,
+        "evaluation": {task: evaluation},
+        "sequences_per_second": 20.0 + seed,
+        "revision": "abc1234",
+        "cpu": "AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f",
+        "load_average_15min": 1.9,
+    }
+
+
+def anchors() -> dict:
+    return json.loads(field_benchmarks.ANCHORS.read_text("utf-8"))
+
+
+def test_recorded_runs_are_not_run_again(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(record("rte", 0, {"accuracy": 0.56})) + "\n")
+    run_campaign(["rte"], [0], results)  # would start a fine-tuning process if it were missing
+    assert "0 runs to go" in capsys.readouterr().out
+
+
+def test_the_table_sets_each_mean_beside_the_peers():
+    records = [
+        record("rte", seed, {"accuracy": value}) for seed, value in enumerate((0.6, 0.58, 0.62))
+    ]
+    # A run under another recipe is not today's default: it does not count.
+    records.append(record("rte", 0, {"accuracy": 0.9}, recipe={"epochs": 1}))
+    table = quality_table(records, anchors())
+    rte = next(line for line in table.splitlines() if line.startswith("| RTE"))
+    # Ours: 60.00 (58.00-62.00); the anchors' RTE: 58.48, 54.51, 56.32 -> 56.44.
+    assert "**60.00** (58.00-62.00)" in rte and "**56.44** (54.51-58.48)" in rte
+    assert "| +3.56 |" in rte
+    assert "GLUE average (rte; all seeds) | | **60.00** | 56.44 | +3.56 |" in table
+    assert "| CoLA (Matthews) | not run |" in table
+
+
+def test_a_pair_of_metrics_is_scored_by_their_mean():
+    records = [record("mrpc", 0, {"f1": 0.88, "accuracy": 0.82})]
+    mrpc = next(line for line in quality_table(records, anchors()).splitlines() if "MRPC" in line)
+    assert "**85.00** = 88.00 / 82.00" in mrpc
+    # One seed of three: no GLUE average yet.
+    assert "GLUE average" not in quality_table(records, anchors())
+
+
+def test_tables_are_written_between_the_markers(tmp_path):
+    page = tmp_path / "BENCHMARKS.md"
+    start, end = field_benchmarks.MARKERS
+    page.write_text(f"# Title\n{start}\nold table\n{end}\nafter\n")
+    write_between_markers(page, "new table")
+    assert page.read_text() == f"# Title\n{start}\nnew table\n{end}\nafter\n"
