@@ -228,10 +228,10 @@ class OnnxModel:
         one text.
 
         Raises:
-            TypeError: an item that is not text (`str` or UTF-8 `bytes`), or a pair of texts
-                for a model of pairs, naming its position.
+            TypeError: an item that is not text (`str` or UTF-8 `bytes`), or among pairs one
+                that is not a pair of texts, naming its position.
             ValueError: pairs for a model of single texts, single texts for a model of pairs
-                (a question answerer, a classifier exported with `text_pairs`), or as many
+                (a question answerer, a classifier exported with `text_pairs`), or not as many
                 second texts as first ones.
         """
         first, second = _split_pairs(inputs, second)

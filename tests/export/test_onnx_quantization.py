@@ -68,7 +68,7 @@ def test_all_int8_when_within_tolerance(mode):
     assert agreement.int8_nodes == 2 and agreement.float32_nodes == []
     assert agreement.sensitivity == {} and agreement.tried == []
     assert agreement.label_agreement >= MIN_LABEL_AGREEMENT
-    assert agreement.relative_error <= MAX_RELATIVE_ERROR
+    assert agreement.search_relative_error <= MAX_RELATIVE_ERROR
 
 
 @pytest.mark.parametrize("mode", INT8_MODES)
@@ -80,7 +80,7 @@ def test_the_most_sensitive_node_goes_back_to_float32(mode):
     assert agreement.float32_nodes == ["first"] and agreement.int8_nodes == 1
     assert agreement.tried == [(0.5, 1.0)]
     assert agreement.sensitivity["first"] == 1.0
-    assert agreement.sensitivity["second"] == agreement.relative_error <= MAX_RELATIVE_ERROR
+    assert agreement.sensitivity["second"] == agreement.search_relative_error <= MAX_RELATIVE_ERROR
     assert agreement.label_agreement >= MIN_LABEL_AGREEMENT
     first = next(node for node in model.graph.node if node.name == "first")
     assert first.op_type == "MatMul" and first.input[0] == "features"  # float32, untouched
