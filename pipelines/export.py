@@ -99,7 +99,8 @@ class ExportJob:
             between the two) or "both" in one version directory.
         int8_mode: how ONNX int8 quantizes: "dynamic" (activation ranges computed per call)
             or "static" (ranges calibrated on half the agreement data; see
-            `keras_bert.export.onnx.quantization`).
+            `keras_bert.export.onnx.quantization`). Unset, `--precision int8` is dynamic
+            and `--precision auto` times both.
     """
 
     task: str
@@ -124,7 +125,7 @@ class ExportJob:
     buckets: tuple[int, ...] | None = None
     agreement_data: str | None = None
     format: str = "savedmodel"
-    int8_mode: str = "dynamic"
+    int8_mode: str | None = None
 
     def __post_init__(self):
         from keras_bert.export.onnx.quantization import INT8_MODES
@@ -133,7 +134,7 @@ class ExportJob:
             raise ConfigError(f"Unknown --format {self.format!r}; expected one of {FORMATS}.")
         if self.format != "savedmodel" and self.precision not in ("float32", "int8", "auto"):
             raise ConfigError(f"ONNX exports are float32, int8 or auto, not {self.precision}.")
-        if self.int8_mode not in INT8_MODES:
+        if self.int8_mode is not None and self.int8_mode not in INT8_MODES:
             raise ConfigError(
                 f"Unknown --int8-mode {self.int8_mode!r}; expected one of {INT8_MODES}."
             )
@@ -225,17 +226,22 @@ def chosen_precision(make_module, float32_module, requests: list[dict[str, list[
 
 def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[str]]]):
     """The job's checked `OnnxExport` (`keras_bert.export.onnx`); with `--precision auto` the
-    faster of float32 and int8 here, after printing what was measured on this CPU."""
+    fastest of float32 and int8 (each mode) here, after printing what was measured on this CPU."""
     from keras_bert.cpu import cpu_summary
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
+    from keras_bert.export.onnx.quantization import INT8_MODES
 
     if job.precision != AUTO_PRECISION:
-        return prepare_onnx(float32_module, job.precision, requests, job.int8_mode)
-    export, timings = choose_onnx_precision(float32_module, requests, int8_mode=job.int8_mode)
+        return prepare_onnx(float32_module, job.precision, requests, job.int8_mode or "dynamic")
+    int8_modes = (job.int8_mode,) if job.int8_mode else INT8_MODES
+    export, timings = choose_onnx_precision(float32_module, requests, int8_modes=int8_modes)
     print(f"--format onnx --precision auto on {cpu_summary()}:")
     for timing in timings:
         print(f"  {timing.describe()}")
-    print(f"chose {export.metadata['precision']}")
+    int8_check = export.metadata["checks"].get("int8")
+    print(
+        f"chose {export.metadata['precision']}" + (f" {int8_check['mode']}" if int8_check else "")
+    )
     return export
 
 

@@ -5,7 +5,8 @@ An ONNX export (`python -m pipelines.export --format onnx`) is a version directo
 `model.onnx` (ids in, the `serving_ids` outputs), `tokenizer.json` and `keras_bert.json` (the
 task, labels, packing and the meaning of each output). `OnnxModel` tokenizes with
 `tokenizers` (Rust), packs the ids as keras_bert's preprocessor does, pads each batch to its
-longest sequence, runs ONNX Runtime and decodes as the SavedModel's `serving_default` does
+longest sequence, runs ONNX Runtime (rows of a batch in groups of similar length,
+`keras_bert.serving.length_groups`) and decodes as the SavedModel's `serving_default` does
 (`keras_bert.serving.onnx_decoding`): the same output names and values.
 
 Text comes as `str` or UTF-8 `bytes` (invalid sequences become U+FFFD, as in the SavedModel);
@@ -25,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from keras_bert.serving.length_groups import CALL_COST_TOKENS, length_groups
 from keras_bert.serving.onnx_decoding import (
     best_answer_span,
     bio_entities,
@@ -38,6 +40,9 @@ METADATA_FILE = "keras_bert.json"
 # The inputs of every export's graph, int32 `[batch, sequence]` (token types where the family
 # has them; `keras_bert.json` lists the graph's own).
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The graph's symbolic axes: a tensor's rows, and its positions (`run` pads the outputs that have
+# them back to the batch's width).
+BATCH, SEQUENCE = "batch", "sequence"
 
 Text = str | bytes
 # Values that pass as a (text, text_pair) pair.
@@ -74,6 +79,9 @@ class OnnxModel:
         intra_op_threads: ONNX Runtime's threads inside one operator (0: one per core).
         inter_op_threads: threads running independent operators (0: ONNX Runtime's choice).
         spinning: whether idle threads spin-wait for work (see `session_options`).
+        call_cost_tokens: what one more ONNX Runtime call costs in tokens: `run` splits a
+            batch into groups of similar length where that saves more padding
+            (`keras_bert.serving.length_groups`); None runs each batch whole.
 
     `predict(texts)` (or `predict(pairs)` of `(text, text_pair)`, and for a question answerer
     `(question, context)`) returns a dict of NumPy arrays with the outputs of the SavedModel's
@@ -94,6 +102,7 @@ class OnnxModel:
         intra_op_threads: int = 0,
         inter_op_threads: int = 0,
         spinning: bool = True,
+        call_cost_tokens: int | None = CALL_COST_TOKENS,
     ):
         import onnxruntime
         from tokenizers import Tokenizer
@@ -112,6 +121,12 @@ class OnnxModel:
             providers=["CPUExecutionProvider"],
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
+        self.call_cost_tokens = call_cost_tokens
+        # Each output's axes of positions (token classifier logits, span logits, sequences).
+        self.sequence_axes = {
+            output.name: [axis for axis, dim in enumerate(output.shape) if dim == SEQUENCE]
+            for output in self.session.get_outputs()
+        }
         # The longest row the graph reads, and each input's ids (older exports: unchecked).
         self.longest_input: int = self.metadata.get("longest_input", self.seq_length)
         if self.seq_length > self.longest_input:
@@ -193,7 +208,9 @@ class OnnxModel:
         return {"input_word_ids": word_ids, "input_mask": mask, "input_type_ids": type_ids}
 
     def run(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The ONNX model's outputs (`serving_ids`'s) on packed inputs.
+        """The ONNX model's outputs (`serving_ids`'s) on packed inputs, the rows run in groups
+        of similar length (`call_cost_tokens`) where their masks are prefixes: outputs with a
+        position axis keep the batch's width, and hold zeros past a group's longest row.
 
         Raises:
             ValueError: inputs that are not `[batch, sequence]` integers, rows longer than
@@ -214,8 +231,31 @@ class OnnxModel:
             if limit is not None and ids.size and (ids.min() < 0 or ids.max() >= limit):
                 raise ValueError(f"{name} holds ids outside 0 ... {limit - 1}.")
         feeds = {name: ids.astype(np.int32) for name, ids in feeds.items()}
-        names = [output.name for output in self.session.get_outputs()]
-        return dict(zip(names, self.session.run(names, feeds), strict=True))
+        names = list(self.sequence_axes)
+        rows, width = feeds[self.input_names[0]].shape
+        mask = feeds.get("input_mask")
+        lengths = None if mask is None else mask.sum(1)
+        prefixes = mask is not None and bool((mask == (np.arange(width) < lengths[:, None])).all())
+        if self.call_cost_tokens is None or rows < 2 or not prefixes:
+            return dict(zip(names, self.session.run(names, feeds), strict=True))
+        lengths = np.maximum(lengths, 1)
+        outputs = {}
+        for group in length_groups(lengths, self.call_cost_tokens):
+            group_width = int(lengths[group].max())
+            group_feeds = {name: ids[group, :group_width] for name, ids in feeds.items()}
+            for name, values in zip(names, self.session.run(names, group_feeds), strict=True):
+                if name not in outputs:
+                    shape = [
+                        width if axis in self.sequence_axes[name] else size
+                        for axis, size in enumerate(values.shape)
+                    ]
+                    outputs[name] = np.zeros([rows, *shape[1:]], values.dtype)
+                slices = tuple(
+                    slice(0, group_width) if axis in self.sequence_axes[name] else slice(None)
+                    for axis in range(1, values.ndim)
+                )
+                outputs[name][(group, *slices)] = values
+        return outputs
 
     # Predictions --------------------------------------------------------------------------
 

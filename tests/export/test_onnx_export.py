@@ -203,6 +203,24 @@ def test_runtime_answers_as_the_savedmodel(onnx_exported_base, serving_modules, 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_runtime_runs_rows_by_length_as_one_batch(onnx_exported_base, data_dir, task):
+    """`run` in groups of similar length gives each row what the whole padded batch gives it,
+    at every real position (outputs over positions keep the batch's width)."""
+    texts = _dev_texts(data_dir, 12) + ["Paris.", "The [MASK] sat on the [MASK] mat. " * 6]
+    grouped = OnnxModel(onnx_exported_base / task / "1", call_cost_tokens=0)
+    whole = OnnxModel(onnx_exported_base / task / "1", call_cost_tokens=None)
+    ids = [encoding.ids for encoding in grouped.encode(texts)]
+    packed = grouped.pack(ids, ids) if task == "question_answerer" else grouped.pack(ids)
+    ours, expected = grouped.run(packed), whole.run(packed)
+    mask = packed["input_mask"].astype(bool)
+    for name, value in expected.items():
+        assert ours[name].shape == value.shape, name
+        real = mask if grouped.sequence_axes[name] else slice(None)
+        np.testing.assert_allclose(ours[name][real], value[real], atol=1e-5, err_msg=name)
+
+
+@pytest.mark.slow
 def test_export_layout_and_metadata(onnx_exported_base):
     version = onnx_exported_base / "classifier" / "1"
     assert sorted(path.name for path in version.iterdir()) == [
@@ -307,7 +325,7 @@ def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
 
 
 @pytest.mark.slow
-def test_auto_precision_times_float32_and_int8(serving_modules, data_dir):
+def test_auto_precision_times_float32_and_each_int8_mode(serving_modules, data_dir):
     from keras_bert.export.onnx import choose_onnx_precision
 
     export, timings = choose_onnx_precision(
@@ -316,7 +334,9 @@ def test_auto_precision_times_float32_and_int8(serving_modules, data_dir):
         rounds=1,
         batch1_requests=4,
     )
-    assert [timing.precision for timing in timings] == ["float32", "int8"]
+    assert [timing.precision for timing in timings] == ["float32", "int8 dynamic", "int8 static"]
     passed = [timing for timing in timings if timing.refused is None]
     fastest = min(passed, key=lambda timing: timing.ms_per_sentence)
-    assert export.metadata["precision"] == fastest.precision
+    int8_check = export.metadata["checks"].get("int8")
+    chosen = f"int8 {int8_check['mode']}" if int8_check else export.metadata["precision"]
+    assert chosen == fastest.precision
