@@ -45,6 +45,7 @@ LAYERS = (
         "keras_bert.timing",
         "keras_bert.serving.onnx_model",
         "keras_bert.serving.onnx_decoding",
+        "keras_bert.serving.length_groups",
     ),
     ("keras_bert.families",),
     ("keras_bert.config",),
