@@ -229,6 +229,7 @@ def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[st
     fastest of float32 and int8 (each mode) here, after printing what was measured on this CPU."""
     from keras_bert.cpu import cpu_summary
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
+    from keras_bert.export.onnx.precision_choice import candidate_name
     from keras_bert.export.onnx.quantization import INT8_MODES
 
     if job.precision != AUTO_PRECISION:
@@ -238,10 +239,7 @@ def onnx_export(job: ExportJob, float32_module, requests: list[dict[str, list[st
     print(f"--format onnx --precision auto on {cpu_summary()}:")
     for timing in timings:
         print(f"  {timing.describe()}")
-    int8_check = export.metadata["checks"].get("int8")
-    print(
-        f"chose {export.metadata['precision']}" + (f" {int8_check['mode']}" if int8_check else "")
-    )
+    print(f"chose {candidate_name(export)}")
     return export
 
 

@@ -40,8 +40,8 @@ METADATA_FILE = "keras_bert.json"
 # The inputs of every export's graph, int32 `[batch, sequence]` (token types where the family
 # has them; `keras_bert.json` lists the graph's own).
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-# The graph's symbolic axes: a tensor's rows, and its positions (`run` pads the outputs that have
-# them back to the batch's width).
+# The graph's symbolic axes, as the ONNX writer names them: a tensor's rows, and its positions
+# (`run` pads the outputs that have them back to the batch's width).
 BATCH, SEQUENCE = "batch", "sequence"
 
 Text = str | bytes

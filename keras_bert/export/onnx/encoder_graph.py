@@ -48,10 +48,10 @@ from keras_bert.export.onnx.graph_builder import MICROSOFT_DOMAIN, GraphBuilder
 from keras_bert.layers.activations import activation_name
 from keras_bert.layers.relative_positions import relative_embedding_rows
 from keras_bert.layers.self_attention import MASKED_SCORE
+from keras_bert.serving.onnx_model import BATCH, SEQUENCE  # the axes OnnxModel reads
 
 # Graph inputs, as the SavedModel's `serving_ids` names them.
 WORD_IDS, MASK, TYPE_IDS = "input_word_ids", "input_mask", "input_type_ids"
-BATCH, SEQUENCE = "batch", "sequence"
 # Names DeBERTa's relative-position matmuls (of the relative table, and of the activations with
 # its projected rows), which int8 leaves alone.
 RELATIVE_TERM_PREFIX = "relative_"

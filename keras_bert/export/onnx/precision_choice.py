@@ -117,6 +117,13 @@ def int8_precision(mode: str) -> str:
     return f"int8 {mode}"
 
 
+def candidate_name(export: OnnxExport) -> str:
+    """The name `choose_onnx_precision` times `export` under: "float32" or `int8_precision` of
+    its mode."""
+    int8_check = export.metadata["checks"].get("int8")
+    return int8_precision(int8_check["mode"]) if int8_check else export.metadata["precision"]
+
+
 def _int8_agreement(export: OnnxExport | None) -> Int8Agreement | None:
     if export is None or "int8" not in export.metadata["checks"]:
         return None
