@@ -44,6 +44,7 @@ evaluation) are less disturbed by other jobs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime
 import json
@@ -301,8 +302,14 @@ def job_config(output_dir: Path) -> dict:
 
 def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
     """Our job for the task with its defaults: only the data, the output directory and the
-    seed (and `--max-train-examples` when given)."""
-    with tempfile.TemporaryDirectory(prefix=f"peer_{task}_") as output_dir:
+    seed (and `--max-train-examples` when given). The output directory is the run's work
+    directory when it has one (a killed run's job resumes there), else a temporary one."""
+    output = (
+        contextlib.nullcontext(args.one_run_work_dir)
+        if args.one_run_work_dir
+        else tempfile.TemporaryDirectory(prefix=f"peer_{task}_")
+    )
+    with output as output_dir:
         flags = ["--output-dir", output_dir, "--seed", str(args.seed)]
         for flag, value in (
             ("--epochs", args.epochs),
@@ -336,6 +343,9 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
             config = job_config(Path(output_dir))
     return {
         "config": config,
+        # The job's seconds are its last process's: an earlier, killed one trained the epochs
+        # before this.
+        "resumed_after_epoch": run.get("resumed_after_epoch"),
         "train_seconds": run["train_seconds"],
         "train_sequences": round(run["sequences_per_second"] * run["train_seconds"]),
         "evaluation": evaluation,
@@ -444,9 +454,12 @@ def child_flags(args: argparse.Namespace) -> list[str]:
     return flags
 
 
-def run_in_subprocess(side: str, task: str, seed: int, args: argparse.Namespace) -> dict:
+def run_in_subprocess(
+    side: str, task: str, seed: int, args: argparse.Namespace, work_dir: Path | None = None
+) -> dict:
     """One run in a fresh process (no shared thread pools or caches); its output goes to this
-    process's stderr, its result comes back as JSON."""
+    process's stderr, its result comes back as JSON. Our job writes to `work_dir` when given,
+    and resumes there if an earlier run was killed (one directory per task, seed and recipe)."""
     with tempfile.TemporaryDirectory(prefix="peer_run_") as directory:
         output = Path(directory) / "result.json"
         command = [
@@ -454,6 +467,7 @@ def run_in_subprocess(side: str, task: str, seed: int, args: argparse.Namespace)
             *("--one-run", side, "--tasks", task, "--seeds", str(seed)),
             *("--one-run-output", str(output), *child_flags(args)),
         ]
+        command += ["--one-run-work-dir", str(work_dir)] if work_dir else []
         environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
         subprocess.run(command, check=True, stdout=sys.stderr, env=environment)
         return json.loads(output.read_text("utf-8"))
@@ -659,6 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--one-run", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--one-run-output", help=argparse.SUPPRESS)
+    parser.add_argument("--one-run-work-dir", help=argparse.SUPPRESS)
     return parser
 
 

@@ -14,7 +14,10 @@ JSON line of `bench/results/field_benchmarks.jsonl`: task, seed, the recipe it r
 (`keras_bert.training.recipes`), the job's whole resolved configuration, every metric,
 training seconds and sequences/s, the commit, the CPU and its features, the load average.
 A run whose task, seed and recipe are recorded is not run again; a changed recipe runs anew.
-Stopping the command loses at most the run in flight.
+Each run's job writes to its own directory under `--work-dir` (deleted once the run is
+recorded): run the command again after it was stopped and the run in flight resumes from its
+last finished epoch (its line then records `resumed_after_epoch`, and its `train_seconds` are
+the resumed process's only).
 
 `table` sets each task's mean and spread beside Hugging Face's (`peer_anchors.json`: the example
 scripts' recipes on the same weights, 3 seeds, measured once on a GPU) and, with `--write`,
@@ -26,8 +29,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -45,6 +50,12 @@ from bench.bench_peer_finetuning import (
 )
 
 RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
+# Runs in flight, kept across sessions (checkpoints: not for the repository).
+WORK_DIR = (
+    Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    / "keras_bert"
+    / "field_benchmarks"
+)
 # Training speed of both sides, one run taking turns (`bench.bench_peer_finetuning --results`).
 SPEED_RESULTS = RESULTS.with_name("training_speed.jsonl")
 ANCHORS = BENCHMARKS / "peer_anchors.json"
@@ -109,8 +120,18 @@ def record_of(task: str, seed: int, result: dict) -> dict:
     }
 
 
-def run_campaign(tasks: Sequence[str], seeds: Sequence[int] | None, results: Path) -> None:
-    """Runs every (task, seed) not yet in `results` under today's recipe, appending each."""
+def run_work_dir(root: Path, task: str, seed: int) -> Path:
+    """Where the job of (task, seed) under today's recipe writes: the same directory when the
+    run is started again, another once the recipe changes."""
+    recipe = json.dumps(job_recipe(task), sort_keys=True).encode()
+    return root / f"{task}-seed{seed}-{hashlib.sha256(recipe).hexdigest()[:12]}"
+
+
+def run_campaign(
+    tasks: Sequence[str], seeds: Sequence[int] | None, results: Path, work_root: Path = WORK_DIR
+) -> None:
+    """Runs every (task, seed) not yet in `results` under today's recipe, appending each; a
+    run stopped earlier resumes in its directory under `work_root`."""
     done = [(r["task"], r["seed"], r["recipe"]) for r in read_records(results)]
     todo = [
         (task, seed)
@@ -121,11 +142,15 @@ def run_campaign(tasks: Sequence[str], seeds: Sequence[int] | None, results: Pat
     for number, (task, seed) in enumerate(todo, start=1):
         print(f"[{number}/{len(todo)}] {task}, seed {seed}", flush=True)
         args = build_parser().parse_args(["--tasks", task, "--sides", "keras_bert"])
-        result = run_in_subprocess("keras_bert", task, seed, args)
+        work_dir = run_work_dir(work_root, task, seed)
+        if work_dir.exists():
+            print(f"[{number}/{len(todo)}] resuming in {work_dir}", flush=True)
+        result = run_in_subprocess("keras_bert", task, seed, args, work_dir)
         record = record_of(task, seed, result)
         results.parent.mkdir(parents=True, exist_ok=True)
         with results.open("a", encoding="utf-8") as file:
             file.write(json.dumps(record) + "\n")
+        shutil.rmtree(work_dir)
         scores = " / ".join(f"{value:.2f}" for value in headline_scores(record))
         print(f"[{number}/{len(todo)}] {task}, seed {seed}: {scores}", flush=True)
 
@@ -284,6 +309,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tasks", default=",".join(GRID), help="comma-separated, of the grid")
     parser.add_argument("--seeds", help="comma-separated; default: the grid's for each task")
     parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--work-dir",
+        type=Path,
+        default=WORK_DIR,
+        help="runs in flight, one directory each, kept until recorded (default: %(default)s)",
+    )
     parser.add_argument("--write", type=Path, help="table: the file to write it into")
     args = parser.parse_args(argv)
     if args.command == "table":
@@ -300,7 +331,7 @@ def main(argv: list[str] | None = None) -> None:
     # TensorFlow's C++ log lines off, before anything imports it.
     import pipelines  # noqa: F401
 
-    run_campaign(tasks, seeds, args.results)
+    run_campaign(tasks, seeds, args.results, args.work_dir)
 
 
 if __name__ == "__main__":

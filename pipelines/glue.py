@@ -227,8 +227,10 @@ def main(argv: list[str] | None = None) -> dict:
         runs[task.name] = {
             key: summary[key] for key in ("train_seconds", "sequences_per_second", "train_examples")
         }
-        # What the run trained in (None from runs whose summary predates the record).
-        runs[task.name]["precision"] = summary.get("precision")
+        # What the run trained in, and where it resumed (None from runs whose summary predates
+        # the record).
+        for key in ("precision", "resumed_after_epoch"):
+            runs[task.name][key] = summary.get(key)
         elapsed = time.perf_counter() - started
         remaining = sum(sequences(t.name) for t in tasks[number:])
         left = f"; about {_minutes(elapsed / trained * remaining)} left" if trained else ""

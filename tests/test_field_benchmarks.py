@@ -3,7 +3,13 @@
 import json
 
 from bench import field_benchmarks
-from bench.field_benchmarks import job_recipe, quality_table, run_campaign, write_between_markers
+from bench.field_benchmarks import (
+    job_recipe,
+    quality_table,
+    run_campaign,
+    run_work_dir,
+    write_between_markers,
+)
 
 
 def record(task: str, seed: int, evaluation: dict, recipe: dict | None = None) -> dict:
@@ -26,8 +32,20 @@ def anchors() -> dict:
 def test_recorded_runs_are_not_run_again(tmp_path, capsys):
     results = tmp_path / "results.jsonl"
     results.write_text(json.dumps(record("rte", 0, {"accuracy": 0.56})) + "\n")
-    run_campaign(["rte"], [0], results)  # would start a fine-tuning process if it were missing
+    run_campaign(["rte"], [0], results, tmp_path)  # a missing run would start fine-tuning
     assert "0 runs to go" in capsys.readouterr().out
+
+
+def test_a_stopped_run_finds_its_directory_again_until_the_recipe_changes(tmp_path, monkeypatch):
+    from keras_bert.training import recipes
+
+    directory = run_work_dir(tmp_path, "squad", 0)
+    assert run_work_dir(tmp_path, "squad", 0) == directory
+    assert (
+        len({directory, run_work_dir(tmp_path, "squad", 1), run_work_dir(tmp_path, "rte", 0)}) == 3
+    )
+    monkeypatch.setitem(recipes.QA_RECIPE, "batch_size", 16)
+    assert run_work_dir(tmp_path, "squad", 0) != directory
 
 
 def test_the_table_sets_each_mean_beside_the_peers():

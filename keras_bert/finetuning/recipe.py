@@ -192,7 +192,9 @@ def fit_model(
         step_shape=step_shape or TrainStepShape(config.batch_size, config.seq_length),
     )
     summary = {
+        # This process's seconds: a resumed run's earlier epochs were timed by the killed one.
         "train_seconds": round(result.train_seconds, 1),
+        "resumed_after_epoch": result.initial_epoch,
         "train_steps": total_steps,
         # The examples this process trained on: a step holds `batch_size` of them on average
         # only where every batch is full.

@@ -111,6 +111,7 @@ def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, t
     _, summary = finetune_classifier(settings, train)
     # Epochs 1 and 2 were done before the interruption; only epoch 3 runs again.
     assert len(summary["history"]["loss"]) == 1
+    assert summary["resumed_after_epoch"] == 2
 
 
 def test_ner_tagger(tiny_checkpoint_dir, data_dir, tmp_path):
