@@ -70,4 +70,6 @@ def batch_by_length(
         bucket_boundaries=boundaries,
         bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
         drop_remainder=drop_remainder,
+        # Batched as they are (ragged words stay ragged); fixed-shape elements need no padding.
+        no_padding=True,
     )

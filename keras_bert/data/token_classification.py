@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.data.batching import batch_by_length, batch_count_by_length
 from keras_bert.data.document_windows import IGNORED_LABEL, TaggingWindows, document_windows
 from keras_bert.errors import DataError
 
@@ -229,6 +230,17 @@ def word_pieces_and_labels(
     return as_sentences(pieces.flat_values), as_sentences(labels)
 
 
+def packed_sentence_lengths(sentences: TaggedSentences, preprocessor) -> np.ndarray:
+    """Each sentence's packed length in tokens: `[CLS]`, its word pieces, `[SEP]`, at most the
+    preprocessor's `seq_length`."""
+    words = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(sentences.words, tf.string))
+    pieces = [
+        preprocessor.tokenizer.tokenize_split_words(batch).merge_dims(1, 2).row_lengths().numpy()
+        for batch in words.batch(4096)
+    ]
+    return np.minimum(np.concatenate(pieces) + 2, preprocessor.seq_length).astype(np.int32)
+
+
 def token_classification_dataset(
     sentences: TaggedSentences,
     preprocessor,
@@ -236,23 +248,36 @@ def token_classification_dataset(
     batch_size: int,
     shuffle: bool = False,
     seed: int = 0,
+    length_bucketing: bool = False,
 ) -> tf.data.Dataset:
     """Batches of `(inputs, labels)` with labels `[batch, seq]` aligned to the packed tokens.
 
     Sentences longer than `seq_length - 2` pieces are truncated (their last words are not
-    trained on); each batch is cut to its longest sequence.
+    trained on); each batch is cut to its longest sequence. With `length_bucketing`
+    (training), each batch holds sentences of similar length (`batch_by_length`), in shuffled
+    order, and the dataset's `cardinality` is an epoch's batches.
     """
     tokenizer, seq_length = preprocessor.tokenizer, preprocessor.seq_length
     packer = preprocessor.packer
     cls_id, sep_id, pad_id = packer.cls_id, packer.sep_id, packer.pad_id
+    columns = (
+        tf.ragged.constant(sentences.words, dtype=tf.string),
+        tf.ragged.constant(tag_ids, dtype=tf.int32),
+    )
+    lengths = packed_sentence_lengths(sentences, preprocessor) if length_bucketing else None
     dataset = tf.data.Dataset.from_tensor_slices(
-        (
-            tf.ragged.constant(sentences.words, dtype=tf.string),
-            tf.ragged.constant(tag_ids, dtype=tf.int32),
-        )
+        columns if lengths is None else (*columns, lengths)
     )
     if shuffle:
         dataset = dataset.shuffle(len(sentences), seed=seed, reshuffle_each_iteration=True)
+    if lengths is None:
+        dataset = dataset.batch(batch_size)
+    else:
+        dataset = batch_by_length(
+            dataset, lambda words, tags, length: length, batch_size, seq_length
+        ).map(lambda words, tags, length: (words, tags))
+        batches = batch_count_by_length(lengths, batch_size, seq_length)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
 
     def encode(words, word_tag_ids):
         piece_ids, labels = word_pieces_and_labels(tokenizer, words, word_tag_ids)
@@ -277,7 +302,7 @@ def token_classification_dataset(
         }
         return inputs, pack(labels, IGNORED_LABEL, IGNORED_LABEL, IGNORED_LABEL)
 
-    dataset = dataset.batch(batch_size).map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+    dataset = dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 

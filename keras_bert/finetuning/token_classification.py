@@ -159,6 +159,7 @@ def finetune_token_classifier(
             config.batch_size,
             shuffle=True,
             seed=config.run.seed,
+            length_bucketing=config.length_bucketing,
         )
 
     def build(encoder):
@@ -172,7 +173,10 @@ def finetune_token_classifier(
         head.bias.assign(tag_log_priors(train_tag_ids, len(tag_names)).astype("float32"))
         return model
 
-    model, summary = fit_task_model(build, config, train_dataset, num_examples, checkpoint)
+    batches = int(train_dataset.cardinality())  # every bucket's batches
+    model, summary = fit_task_model(
+        build, config, train_dataset, num_examples, checkpoint, batches_per_epoch=batches
+    )
     if in_context:
         # A window holds several sentences: speed counts the sentences trained, as without.
         sentences = sum(scored) if scored is not None else len(train)

@@ -169,6 +169,35 @@ def test_length_bucketing_keeps_every_example_once(data_dir, minilm_dir):
         np.testing.assert_array_equal(inputs["input_word_ids"], expected_ids[batch_labels, :width])
 
 
+def test_ner_length_bucketing_packs_each_sentence_as_before(data_dir, minilm_dir):
+    preprocessor = BertPreprocessor.from_checkpoint(minilm_dir, seq_length=64)
+    sentences = read_conll(data_dir / "benchmarks" / "conll2003" / "eng.testa").sample(200, seed=3)
+    # Every word tagged with its sentence's number: a row's labels say which sentence it is.
+    tag_ids = [[number] * len(words) for number, words in enumerate(sentences.words)]
+
+    def rows(length_bucketing):
+        dataset = token_classification_dataset(
+            sentences, preprocessor, tag_ids, 16, shuffle=True, length_bucketing=length_bucketing
+        )
+        batches = list(dataset)
+        assert int(dataset.cardinality()) == len(batches)
+        by_sentence, padded = {}, 0
+        for inputs, labels in batches:
+            lengths = inputs["input_mask"].numpy().sum(1)
+            padded += lengths.size * lengths.max()
+            if length_bucketing:
+                assert lengths.max() // 8 == lengths.min() // 8 or lengths.max() == 64
+            for ids, row, length in zip(
+                inputs["input_word_ids"].numpy(), labels, lengths, strict=True
+            ):
+                by_sentence[int(row[1])] = (ids[:length].tolist(), row.numpy()[:length].tolist())
+        return by_sentence, len(batches), padded
+
+    (random, random_batches, random_padded), (bucketed, batches, padded) = rows(False), rows(True)
+    assert random_batches == 13 < batches and sorted(bucketed) == list(range(200))
+    assert bucketed == random and padded < 0.8 * random_padded
+
+
 def test_ner_batches_are_packed_without_an_integer_transpose(data_dir, preprocessor):
     """oneDNN builds of TensorFlow (the default on CPUs with AVX-512) take every Transpose, and
     log "oneDNN supports DT_INT64 only on platforms with AVX-512" for one of integers, as a
