@@ -230,13 +230,12 @@ def word_pieces_and_labels(
     return as_sentences(pieces.flat_values), as_sentences(labels)
 
 
-def packed_sentence_lengths(sentences: TaggedSentences, preprocessor) -> np.ndarray:
+def packed_sentence_lengths(words: tf.RaggedTensor, preprocessor) -> np.ndarray:
     """Each sentence's packed length in tokens: `[CLS]`, its word pieces, `[SEP]`, at most the
-    preprocessor's `seq_length`."""
-    words = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(sentences.words, tf.string))
+    preprocessor's `seq_length`; `words` is `[sentences, (words)]`."""
     pieces = [
         preprocessor.tokenizer.tokenize_split_words(batch).merge_dims(1, 2).row_lengths().numpy()
-        for batch in words.batch(4096)
+        for batch in tf.data.Dataset.from_tensor_slices(words).batch(4096)
     ]
     return np.minimum(np.concatenate(pieces) + 2, preprocessor.seq_length).astype(np.int32)
 
@@ -260,13 +259,11 @@ def token_classification_dataset(
     tokenizer, seq_length = preprocessor.tokenizer, preprocessor.seq_length
     packer = preprocessor.packer
     cls_id, sep_id, pad_id = packer.cls_id, packer.sep_id, packer.pad_id
-    columns = (
-        tf.ragged.constant(sentences.words, dtype=tf.string),
-        tf.ragged.constant(tag_ids, dtype=tf.int32),
-    )
-    lengths = packed_sentence_lengths(sentences, preprocessor) if length_bucketing else None
+    words = tf.ragged.constant(sentences.words, dtype=tf.string)
+    tags = tf.ragged.constant(tag_ids, dtype=tf.int32)
+    lengths = packed_sentence_lengths(words, preprocessor) if length_bucketing else None
     dataset = tf.data.Dataset.from_tensor_slices(
-        columns if lengths is None else (*columns, lengths)
+        (words, tags) if lengths is None else (words, tags, lengths)
     )
     if shuffle:
         dataset = dataset.shuffle(len(sentences), seed=seed, reshuffle_each_iteration=True)
