@@ -250,35 +250,67 @@ def provenance(records: Sequence[dict]) -> str:
     )
 
 
+def after_first_epoch_rate(record: dict) -> float | None:
+    """Sequences/s over a speed run's epochs after its first (which holds our graph building
+    and both sides' warm-up); None for a run of one epoch, or one that did not time its epochs.
+
+    Example:
+    >>> after_first_epoch_rate({"train_sequences": 2000, "epoch_seconds": [30.0, 10.0]})
+    100.0
+    """
+    seconds = record.get("epoch_seconds") or []
+    if len(seconds) < 2:
+        return None
+    return record["train_sequences"] / len(seconds) * (len(seconds) - 1) / sum(seconds[1:])
+
+
 def speed_table(records: Sequence[dict]) -> str:
-    """Markdown: per task our sequences/s against Hugging Face's as its script runs by default
-    (run_glue pads to 128, run_ner to each batch's longest, run_qa to 384) and, for GLUE, padded
-    to each batch's longest, with the ratio to the peer's faster; the latest record of each
-    (task, side, padding)."""
-    latest: dict[tuple[str, str, str], dict] = {}
-    for record in records:
-        padding = record["settings"].get("glue_padding", "max_length")
-        latest[(record["task"], record["side"], padding)] = record
+    """Markdown: per task, the latest speed run of ours beside Hugging Face's runs with the same
+    settings (run_glue as its script pads, to 128, and to each batch's longest; run_ner and
+    run_qa as their scripts run): sequences/s over the whole run and, where the runs timed
+    more than one epoch, over the epochs after the first, with our ratio to the peer's faster."""
     lines = [
-        "| task | keras_bert | HF, its script's default | HF, GLUE padded to the longest | "
-        "keras_bert / HF's faster | CPU, commit |",
+        "| task, examples × epochs | keras_bert: whole run; after epoch 1 "
+        "| HF, its script's padding | HF, GLUE padded to the longest "
+        "| keras_bert / HF's faster: whole run; after epoch 1 | CPU, commit |",
         "|---|---:|---:|---:|---:|---|",
     ]
+
+    def rates(record: dict) -> str:
+        later = after_first_epoch_rate(record)
+        whole = f"{record['sequences_per_second']:.1f}"
+        return f"{whole}; {later:.1f}" if later else whole
+
+    def ratio(ours: float | None, peers: list[float | None]) -> str:
+        known = [rate for rate in peers if rate]
+        return f"**{ours / max(known):.2f}×**" if ours and known else "–"
+
     for task in GRID:
-        ours = [r for (t, side, _), r in latest.items() if t == task and side == "keras_bert"]
+        ours = [r for r in records if r["task"] == task and r["side"] == "keras_bert"]
         if not ours:
             continue
-        peer = {
-            padding: latest[(task, "hugging_face", padding)]["sequences_per_second"]
-            for padding in ("max_length", "longest")
-            if (task, "hugging_face", padding) in latest
-        }
-        speed = ours[-1]["sequences_per_second"]
-        cells = [f"{peer[p]:.1f}" if p in peer else "" for p in ("max_length", "longest")]
-        ratio = f"**{speed / max(peer.values()):.2f}×**" if peer else ""
+        ours = ours[-1]
+        peer = {}
+        for record in records:
+            settings = dict(record["settings"])
+            padding = settings.pop("glue_padding", "max_length")
+            if (record["task"], record["side"], settings) == (
+                task,
+                "hugging_face",
+                ours["settings"],
+            ):
+                peer[padding] = record
+        cells = [rates(peer[p]) if p in peer else "" for p in ("max_length", "longest")]
+        whole = ratio(
+            ours["sequences_per_second"], [r["sequences_per_second"] for r in peer.values()]
+        )
+        later = ratio(
+            after_first_epoch_rate(ours), [after_first_epoch_rate(r) for r in peer.values()]
+        )
+        size = f"{ours['settings']['max_train_examples']:,} × {ours['settings'].get('epochs', 1)}"
         lines.append(
-            f"| {task} | {speed:.1f} | {cells[0]} | {cells[1]} | {ratio} "
-            f"| {ours[-1]['cpu'].split(';')[0]}, {ours[-1]['revision']} |"
+            f"| {task}, {size} | {rates(ours)} | {cells[0]} | {cells[1]} | {whole}; {later} "
+            f"| {ours['cpu'].split(';')[0]}, {ours['revision']} |"
         )
     return "\n".join(lines)
 

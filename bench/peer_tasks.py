@@ -55,6 +55,7 @@ class PeerRun:
     train_seconds: float
     train_sequences: int
     epoch_losses: list[float]
+    epoch_seconds: list[float]
     evaluation: dict
 
 
@@ -152,7 +153,7 @@ def run_glue(
         eval_features = glue_features(tokenizer, split.examples, task, pad_to_max_length)
         (logits,) = predict_like_trainer(model, model_inputs(eval_features), collator)
         evaluation[split.split] = glue_scores(task, split.examples.labels, stacked(logits))
-    return PeerRun(run.seconds, run.sequences, run.epoch_losses, evaluation)
+    return PeerRun(run.seconds, run.sequences, run.epoch_losses, run.epoch_seconds, evaluation)
 
 
 # --- run_ner --------------------------------------------------------------------------------
@@ -235,7 +236,11 @@ def run_ner(
     piece_predictions = [row for batch in logits for row in batch.argmax(-1)]
     predicted = word_tags(piece_predictions, eval_features, label_list, evaluation)
     return PeerRun(
-        run.seconds, run.sequences, run.epoch_losses, entity_scores(evaluation.tags, predicted)
+        run.seconds,
+        run.sequences,
+        run.epoch_losses,
+        run.epoch_seconds,
+        entity_scores(evaluation.tags, predicted),
     )
 
 
@@ -395,4 +400,4 @@ def run_qa(train, evaluation, seed: int, recipe: TrainerRecipe = RUN_QA) -> Peer
         evaluation, eval_features, stacked(start_logits), stacked(end_logits)
     )
     scores = squad_scores(predictions, {example.id: example.answers for example in evaluation})
-    return PeerRun(run.seconds, run.sequences, run.epoch_losses, scores)
+    return PeerRun(run.seconds, run.sequences, run.epoch_losses, run.epoch_seconds, scores)

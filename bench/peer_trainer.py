@@ -97,12 +97,13 @@ def hugging_face_step(model, batch: dict, optimizer, schedule, max_grad_norm: fl
 @dataclasses.dataclass
 class TrainingRun:
     """What a training loop did: its seconds, the sequences it trained on (features x
-    epochs), its steps and each epoch's mean loss."""
+    epochs), its steps, each epoch's mean loss and each epoch's seconds."""
 
     seconds: float
     sequences: int
     steps: int
     epoch_losses: list[float]
+    epoch_seconds: list[float]
 
 
 def train_like_trainer(
@@ -136,22 +137,23 @@ def train_like_trainer(
     )
     model.train()
     model.zero_grad()
-    epoch_losses, steps = [], 0
+    epoch_losses, epoch_seconds, steps = [], [], 0
     started = time.perf_counter()
     for epoch in range(recipe.epochs):
-        losses = []
+        losses, epoch_started = [], time.perf_counter()
         for batch in loader:
             loss = hugging_face_step(model, batch, optimizer, schedule, recipe.max_grad_norm)
             losses.append(loss)
             steps += 1
         epoch_losses.append(float(np.mean(losses)))
+        epoch_seconds.append(round(time.perf_counter() - epoch_started, 1))
         print(
             f"epoch {epoch + 1}/{recipe.epochs}: loss {epoch_losses[-1]:.4f}, "
             f"{time.perf_counter() - started:.0f} s",
             flush=True,
         )
     seconds = time.perf_counter() - started
-    return TrainingRun(seconds, len(features) * recipe.epochs, steps, epoch_losses)
+    return TrainingRun(seconds, len(features) * recipe.epochs, steps, epoch_losses, epoch_seconds)
 
 
 def predict_like_trainer(

@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> dict:
         }
         # What the run trained in, and where it resumed (None from runs whose summary predates
         # the record).
-        for key in ("precision", "resumed_after_epoch"):
+        for key in ("precision", "resumed_after_epoch", "epoch_seconds"):
             runs[task.name][key] = summary.get(key)
         elapsed = time.perf_counter() - started
         remaining = sum(sequences(t.name) for t in tasks[number:])

@@ -8,6 +8,7 @@ from bench.field_benchmarks import (
     quality_table,
     run_campaign,
     run_work_dir,
+    speed_table,
     write_between_markers,
 )
 
@@ -69,6 +70,36 @@ def test_a_pair_of_metrics_is_scored_by_their_mean():
     assert "**85.00** = 88.00 / 82.00" in mrpc
     # One seed of three: no GLUE average yet.
     assert "GLUE average" not in quality_table(records, anchors())
+
+
+def speed_record(side: str, epochs: int, epoch_seconds: list[float], padding: str = "") -> dict:
+    settings = {"max_train_examples": 1000, "epochs": epochs}
+    settings.update({"glue_padding": padding} if padding else {})
+    return {
+        "task": "mrpc",
+        "side": side,
+        "settings": settings,
+        "train_sequences": 1000 * epochs,
+        "sequences_per_second": round(1000 * epochs / sum(epoch_seconds), 2),
+        "epoch_seconds": epoch_seconds,
+        "revision": "abc1234",
+        "cpu": "AMD EPYC, 2 cores; has: avx2, fma",
+    }
+
+
+def test_the_speed_table_compares_runs_of_one_protocol_after_their_first_epoch():
+    records = [
+        # An earlier protocol's peer run: not compared with a run of two epochs.
+        speed_record("hugging_face", 1, [5.0], "longest"),
+        speed_record("keras_bert", 2, [30.0, 10.0]),
+        speed_record("hugging_face", 2, [40.0, 40.0], "max_length"),
+        speed_record("hugging_face", 2, [20.0, 20.0], "longest"),
+    ]
+    mrpc = next(line for line in speed_table(records).splitlines() if line.startswith("| mrpc"))
+    # Whole runs: ours 2000 / 40 s = 50.0 against the peer's faster 2000 / 40 s; after the
+    # first epoch 100.0 against 50.0.
+    assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 | 25.0; 25.0 | 50.0; 50.0 |")
+    assert "**1.00×**; **2.00×**" in mrpc
 
 
 def test_tables_are_written_between_the_markers(tmp_path):

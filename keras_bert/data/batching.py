@@ -50,22 +50,33 @@ def batch_count_by_length(
 def batch_by_length(
     dataset: tf.data.Dataset,
     length_of,
+    lengths: np.ndarray,
     batch_size: int,
     seq_length: int,
     drop_remainder: bool = False,
 ) -> tf.data.Dataset:
     """Batches elements whose lengths fall in the same bucket (`BUCKET_WIDTH` tokens wide up to
     `seq_length`), in the order their buckets fill: shuffled elements give shuffled batches.
+    The dataset's `cardinality` is one pass's batches (`batch_count_by_length`), which is what
+    `fit` counts as an epoch.
 
     Args:
         dataset: the elements, shuffled if the batches should be.
         length_of: a function of an element's components that returns its length in tokens.
+        lengths: every element's length (in any order), to count the batches.
         batch_size: elements per batch.
         seq_length: the longest length (the last bucket holds it and anything longer).
         drop_remainder: drop each bucket's last, smaller batch (fixed shapes for TPUs).
+
+    Example:
+    >>> lengths = np.array([3, 4, 5, 12, 13, 30], np.int32)
+    >>> batches = batch_by_length(tf.data.Dataset.from_tensor_slices(lengths), lambda n: n,
+    ...                           lengths, batch_size=2, seq_length=32)
+    >>> int(batches.cardinality()), [batch.tolist() for batch in batches.as_numpy_iterator()]
+    (4, [[3, 4], [12, 13], [5], [30]])
     """
     boundaries = bucket_boundaries(seq_length)
-    return dataset.bucket_by_sequence_length(
+    batches = dataset.bucket_by_sequence_length(
         length_of,
         bucket_boundaries=boundaries,
         bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
@@ -73,3 +84,5 @@ def batch_by_length(
         # Batched as they are (ragged words stay ragged); fixed-shape elements need no padding.
         no_padding=True,
     )
+    count = batch_count_by_length(lengths, batch_size, seq_length, drop_remainder)
+    return batches.apply(tf.data.experimental.assert_cardinality(count))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.batching import batch_by_length, batch_count_by_length, trim_padding
+from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.errors import DataError
 
 # Text and label features of common tfds classification datasets.
@@ -202,7 +202,7 @@ def classification_dataset(
     wide), so that, with `dynamic_padding`, little compute goes to padding: on the movie-review
     snippets (27 tokens on average) a batch is ~30 tokens long instead of ~51 for random
     batches. Batches are still drawn in shuffled order, and an epoch is every bucket's batches
-    (`batch_count_by_length`, the dataset's `cardinality`, so that `fit` counts them).
+    (the dataset's `cardinality`, so that `fit` counts them).
 
     Args:
         examples: the texts.
@@ -231,14 +231,11 @@ def classification_dataset(
         dataset = batch_by_length(
             dataset,
             lambda segments, labels, length: length,
+            lengths,
             batch_size,
             preprocessor.seq_length,
             drop_remainder,
         ).map(lambda segments, labels, length: (segments, labels))
-        batches = batch_count_by_length(
-            lengths, batch_size, preprocessor.seq_length, drop_remainder
-        )
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     dataset = dataset.map(
         lambda segments, labels: (preprocessor(tuple(tf.unstack(segments))), labels),
         num_parallel_calls=tf.data.AUTOTUNE,

@@ -162,6 +162,7 @@ class QuestionWindows:
         dataset = batch_by_length(
             dataset,
             lambda inputs, labels: tf.reduce_sum(inputs["input_mask"]),
+            self.inputs["input_mask"].sum(axis=1),
             batch_size,
             seq_length,
         )

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import tensorflow as tf
 
-from keras_bert.data.batching import batch_by_length, batch_count_by_length
+from keras_bert.data.batching import batch_by_length
 from keras_bert.data.document_windows import IGNORED_LABEL, TaggingWindows, document_windows
 from keras_bert.errors import DataError
 
@@ -271,10 +271,8 @@ def token_classification_dataset(
         dataset = dataset.batch(batch_size)
     else:
         dataset = batch_by_length(
-            dataset, lambda words, tags, length: length, batch_size, seq_length
+            dataset, lambda words, tags, length: length, lengths, batch_size, seq_length
         ).map(lambda words, tags, length: (words, tags))
-        batches = batch_count_by_length(lengths, batch_size, seq_length)
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
 
     def encode(words, word_tag_ids):
         piece_ids, labels = word_pieces_and_labels(tokenizer, words, word_tag_ids)

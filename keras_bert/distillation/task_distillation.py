@@ -216,7 +216,13 @@ def distill_token_classifier(
     ]
     preprocessor = checkpoint_preprocessor(config)
     train_dataset = token_classification_dataset(
-        sentences, preprocessor, tag_ids, config.batch_size, shuffle=True, seed=config.run.seed
+        sentences,
+        preprocessor,
+        tag_ids,
+        config.batch_size,
+        shuffle=True,
+        seed=config.run.seed,
+        length_bucketing=config.length_bucketing,
     )
     return distill_task_model(
         config,

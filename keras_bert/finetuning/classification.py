@@ -88,10 +88,7 @@ def finetune_classifier(
             preprocessor=preprocessor,
         )
 
-    batches = int(train_dataset.cardinality())  # every bucket's batches
-    model, summary = fit_task_model(
-        build, config, train_dataset, len(train), checkpoint, batches_per_epoch=batches
-    )
+    model, summary = fit_task_model(build, config, train_dataset, len(train), checkpoint)
     if evaluation is not None:
         summary["evaluation"] = evaluate_classifier(model, preprocessor, evaluation)
     save_run(model, summary, config)

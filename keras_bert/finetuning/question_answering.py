@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from keras_bert.data.batching import batch_count_by_length
 from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.decoding.answers import Answer, decode_answers
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
@@ -100,17 +99,12 @@ def finetune_question_answerer(
         seed=config.run.seed,
         length_bucketing=config.length_bucketing,
     )
-    batches = None
-    if config.length_bucketing:
-        lengths = windows.inputs["input_mask"].sum(axis=1)
-        batches = batch_count_by_length(lengths, config.batch_size, config.seq_length)
     model, summary = fit_task_model(
         lambda encoder: BertQuestionAnswerer(encoder, preprocessor=preprocessor),
         config,
         train_dataset,
         len(windows),
         checkpoint,
-        batches_per_epoch=batches,
     )
     if evaluation is not None:
         summary["evaluation"] = evaluate_question_answerer(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import logging
 from pathlib import Path
@@ -131,7 +132,6 @@ def fit_task_model(
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
     checkpoint: CheckpointFiles | None = None,
-    batches_per_epoch: int | None = None,
 ) -> tuple[keras.Model, dict]:
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
@@ -139,12 +139,12 @@ def fit_task_model(
         build_model: a function `encoder -> task model`, called in the strategy's scope with
             the encoder of `config.checkpoint`.
         config: the run's settings.
-        train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it.
-        num_train_examples: examples per epoch, for the step count of the schedule.
+        train_dataset: batches of `(inputs, labels)`; the trainer repeats and limits it. An
+            epoch is its `cardinality` where known (batches by length: every bucket's
+            batches), else `ceil(num_train_examples / batch_size)` batches.
+        num_train_examples: examples per epoch.
         checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
             find it now.
-        batches_per_epoch: the batches of one pass over the examples where they are not
-            `ceil(num_train_examples / batch_size)` (batches by length: `batch_count_by_length`).
 
     Returns:
         The trained model and a summary: training time, sequences per second, the precision
@@ -156,7 +156,6 @@ def fit_task_model(
         config,
         train_dataset,
         num_train_examples,
-        batches_per_epoch,
         TrainStepShape.of(checkpoint.config, config.batch_size, config.seq_length),
     )
 
@@ -166,14 +165,16 @@ def fit_model(
     config: FinetuningConfig,
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
-    batches_per_epoch: int | None = None,
     step_shape: TrainStepShape | None = None,
 ) -> tuple[keras.Model, dict]:
     """`fit_task_model` for a model built without the checkpoint's encoder: `build_model`
     takes no argument (e.g. a `Distiller` of a trained teacher). `step_shape` is the train
     step `--precision auto` times (default: `TrainStepShape`'s encoder sizes at the run's batch
     and sequence length)."""
-    steps_per_epoch = batches_per_epoch or config.steps_per_epoch(num_train_examples)
+    known_batches = int(train_dataset.cardinality())  # < 0: infinite or unknown
+    steps_per_epoch = (
+        known_batches if known_batches > 0 else config.steps_per_epoch(num_train_examples)
+    )
     total_steps = max(1, round(config.epochs * steps_per_epoch))
 
     def datasets(start_step: int):
@@ -204,12 +205,26 @@ def fit_model(
             / result.train_seconds,
             2,
         ),
+        # Each epoch this process trained, in seconds: the first holds building the graph.
+        "epoch_seconds": epoch_seconds(result.history.history.get("train_seconds", [])),
         "precision": result.precision.to_dict(),
         "history": {
             name: [float(v) for v in values] for name, values in result.history.history.items()
         },
     }
     return result.model, summary
+
+
+def epoch_seconds(cumulative_seconds: list[float]) -> list[float]:
+    """Each epoch's seconds, from the seconds since `fit` began at each epoch's end (the
+    `train_seconds` `TrainingTime` logs).
+
+    Example:
+    >>> epoch_seconds([14.5, 20.0, 25.5])
+    [14.5, 5.5, 5.5]
+    """
+    ends = [0.0, *map(float, cumulative_seconds)]
+    return [round(end - start, 1) for start, end in itertools.pairwise(ends)]
 
 
 def save_run(model: keras.Model, summary: dict, config: FinetuningConfig) -> None:

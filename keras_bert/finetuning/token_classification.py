@@ -173,10 +173,7 @@ def finetune_token_classifier(
         head.bias.assign(tag_log_priors(train_tag_ids, len(tag_names)).astype("float32"))
         return model
 
-    batches = int(train_dataset.cardinality())  # every bucket's batches
-    model, summary = fit_task_model(
-        build, config, train_dataset, num_examples, checkpoint, batches_per_epoch=batches
-    )
+    model, summary = fit_task_model(build, config, train_dataset, num_examples, checkpoint)
     if in_context:
         # A window holds several sentences: speed counts the sentences trained, as without.
         sentences = sum(scored) if scored is not None else len(train)

@@ -164,8 +164,10 @@ def test_bad_windowing_settings(tokenizer):
 def test_training_batches_hold_windows_of_similar_length(data_dir, tokenizer):
     examples = read_squad(data_dir / "benchmarks" / "squad" / "squad-v1.1-dev.json")[:300]
     windows = build_question_windows(examples, tokenizer, seq_length=384, for_training=True)
-    starts = []
-    for inputs, labels in windows.dataset(16, shuffle=True, length_bucketing=True):
+    starts, dataset = [], windows.dataset(16, shuffle=True, length_bucketing=True)
+    batches = list(dataset)
+    assert int(dataset.cardinality()) == len(batches)  # what `fit` counts as an epoch
+    for inputs, labels in batches:
         lengths = inputs["input_mask"].numpy().sum(1)
         assert inputs["input_word_ids"].shape[1] == lengths.max()  # cut to the longest
         assert lengths.max() // 8 == lengths.min() // 8 or lengths.max() == 384
