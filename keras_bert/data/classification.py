@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length, trim_padding
+from keras_bert.data.prefetching import prefetched
 from keras_bert.errors import DataError
 
 # Text and label features of common tfds classification datasets.
@@ -243,4 +244,4 @@ def classification_dataset(
     )
     if dynamic_padding:
         dataset = dataset.map(trim_padding)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)

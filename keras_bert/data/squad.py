@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length, trim_padding
+from keras_bert.data.prefetching import prefetched
 from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.errors import DataError
 from keras_bert.text.packing import BertPacker
@@ -157,7 +158,7 @@ class QuestionWindows:
         if shuffle:
             dataset = dataset.shuffle(len(self), seed=seed, reshuffle_each_iteration=True)
         if not length_bucketing:
-            return dataset.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+            return prefetched(dataset.batch(batch_size))
         seq_length = self.inputs["input_word_ids"].shape[1]
         dataset = batch_by_length(
             dataset,
@@ -166,7 +167,7 @@ class QuestionWindows:
             batch_size,
             seq_length,
         )
-        return dataset.map(trim_padding).prefetch(tf.data.AUTOTUNE)
+        return prefetched(dataset.map(trim_padding))
 
 
 def _char_offsets(texts: Sequence[str], tokenizer) -> tuple[list, list, list]:

@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length
 from keras_bert.data.document_windows import IGNORED_LABEL, TaggingWindows, document_windows
+from keras_bert.data.prefetching import prefetched
 from keras_bert.errors import DataError
 
 _DOCUMENT_START = "-DOCSTART-"
@@ -298,7 +299,7 @@ def token_classification_dataset(
         return inputs, pack(labels, IGNORED_LABEL, IGNORED_LABEL, IGNORED_LABEL)
 
     dataset = dataset.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)
 
 
 def tagging_windows(
@@ -352,4 +353,4 @@ def windows_dataset(
         return inputs, labels.to_tensor(default_value=IGNORED_LABEL)
 
     dataset = dataset.batch(batch_size).map(dense, num_parallel_calls=tf.data.AUTOTUNE)
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset)

@@ -11,6 +11,7 @@ import tensorflow as tf
 
 from keras_bert.checkpoints.task_heads import MASKED_LM
 from keras_bert.data.masking import MaskingConfig, TokenMasker
+from keras_bert.data.prefetching import prefetched
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.errors import ConfigError
@@ -221,7 +222,7 @@ class BertMaskedLM(BertTask):
 
         seeds = tf.data.Dataset.random(rerandomize_each_iteration=True).batch(2)
         masked = tf.data.Dataset.zip(batches, seeds).map(mask, num_parallel_calls=tf.data.AUTOTUNE)
-        return masked.prefetch(tf.data.AUTOTUNE), None, None, None
+        return prefetched(masked), None, None, None
 
     def predict(self, x, batch_size=None, **kwargs):
         if holds_text(x):

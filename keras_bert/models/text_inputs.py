@@ -16,6 +16,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.data.prefetching import prefetched
+
 DEFAULT_BATCH_SIZE = 32
 
 
@@ -88,7 +90,7 @@ def preprocessed(dataset: tf.data.Dataset, preprocessor: keras.layers.Layer) -> 
         x, y, sample_weight = keras.utils.unpack_x_y_sample_weight(batch)
         return keras.utils.pack_x_y_sample_weight(preprocessor(x), y, sample_weight)
 
-    return dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    return prefetched(dataset.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE))
 
 
 def in_batches(
