@@ -290,10 +290,11 @@ def speed_table(records: Sequence[dict]) -> str:
         return f"**{ours / max(known):.2f}×**" if ours and known else "–"
 
     for task in GRID:
-        ours = [r for r in records if r["task"] == task and r["side"] == "keras_bert"]
-        if not ours:
+        ours = next(
+            (r for r in reversed(records) if r["task"] == task and r["side"] == "keras_bert"), None
+        )
+        if ours is None:
             continue
-        ours = ours[-1]
         peer = {}
         for record in records:
             settings = dict(record["settings"])
@@ -311,7 +312,8 @@ def speed_table(records: Sequence[dict]) -> str:
         later = ratio(
             after_first_epoch_rate(ours), [after_first_epoch_rate(r) for r in peer.values()]
         )
-        size = f"{ours['settings']['max_train_examples']:,} × {ours['settings'].get('epochs', 1)}"
+        examples = ours["settings"]["max_train_examples"]  # None: the whole training split
+        size = f"{f'{examples:,}' if examples else 'all'} × {ours['settings'].get('epochs', 1)}"
         lines.append(
             f"| {task}, {size} | {rates(ours)} | {cells[0]} | {cells[1]} | {whole}; {later} "
             f"| {ours['cpu'].split(';')[0]}, {ours['revision']} |"
