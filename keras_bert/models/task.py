@@ -14,6 +14,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
+from keras_bert.training.optimization import build_optimizer
 
 if TYPE_CHECKING:
     from keras_bert.checkpoints import Checkpoint, CheckpointFiles
@@ -261,6 +262,7 @@ class BertTask(keras.Model):
             shuffle = False
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
+        build_optimizer(self)
         return super().fit(
             x=x,
             y=y,

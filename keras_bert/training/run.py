@@ -20,7 +20,7 @@ import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import completed_epochs, training_callbacks
-from keras_bert.training.optimization import create_optimizer
+from keras_bert.training.optimization import build_optimizer, create_optimizer
 from keras_bert.training.precision import (
     PrecisionChoice,
     TrainStepShape,
@@ -243,6 +243,7 @@ def fit_resumable(
             steps_per_execution=settings.steps_per_execution,
             **(compile_options or {}),
         )
+        build_optimizer(model)
 
     with strategy.scope():
         model = build_model()
