@@ -491,11 +491,12 @@ def git_revision() -> str:
 
 
 def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:
-    """Runs every task, seed and side not already in the results file; returns this
-    invocation's records (appended to the file as they finish)."""
+    """Runs every task, seed and side not already in the results file (all of them with
+    `--again`); returns this invocation's records (appended to the file as they finish)."""
     from keras_bert.cpu import cpu_summary
 
-    done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in read_records(args.results)]
+    recorded = [] if args.again else read_records(args.results)
+    done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in recorded]
     context = {"cpu": cpu_summary(), "command": command, "revision": git_revision()}
     records = []
     for task in args.tasks:
@@ -672,6 +673,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run_glue's padding: to 128 (its default) or each batch's longest",
     )
     parser.add_argument("--results", type=Path, help="JSON lines of the runs: appended, resumed")
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="run even what --results holds (both sides anew, compared within this run)",
+    )
     parser.add_argument(
         "--table-only", action="store_true", help="print the table of --results, run nothing"
     )
