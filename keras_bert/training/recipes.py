@@ -47,7 +47,7 @@ GLUE_RECIPES: dict[str, dict] = {
     "sst2": recipe(epochs=3, learning_rate=1e-4),
     "mrpc": recipe(epochs=3, learning_rate=1e-4),
     "stsb": recipe(epochs=6, learning_rate=1e-4),
-    "rte": recipe(epochs=6, learning_rate=5e-5),
+    "rte": recipe(epochs=6, learning_rate=3e-5, batch_size=16),
 }
 
 # Sentence classification (`pipelines.finetune_classifier`): the movie snippets' 85.8% dev
