@@ -147,8 +147,11 @@ def test_glue_help_shows_the_defaults_each_task_runs(capsys):
     ) in help_text
     assert (
         "--learning-rate LEARNING_RATE peak learning rate "
-        "(default: each task's recipe: 0.0001 for cola, sst2, mrpc, stsb; 5e-05 for the others)"
+        "(default: each task's recipe: 5e-05 for qqp, mnli, qnli, wnli; 3e-05 for rte; "
+        "0.0001 for the others)"
     ) in help_text
+    assert "--batch-size BATCH_SIZE" in help_text
+    assert "(default: each task's recipe: 16 for rte; 32 for the others)" in help_text
     assert "(default: 2)" not in help_text and "(default: 5e-05)" not in help_text
 
 
