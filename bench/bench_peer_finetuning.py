@@ -39,7 +39,9 @@ Sequences/s are the sequences trained (examples, or QA windows, x epochs) over t
 the training loop (model loading and evaluation excluded); keras_bert's are what its job
 reports (steps x batch size). The field's benchmarks also record each epoch's seconds
 (`epoch_seconds`, both sides): with `--epochs 2` or more, the epochs after the first compare
-the training steps without our first step's graph building and both sides' warm-up. The CPU
+the training steps without our first step's graph building and both sides' warm-up.
+`--precision mixed_bfloat16` (or `auto`) trains our side in bfloat16: records carry it in their
+settings, so both precisions of ours can be timed beside the peer in one run. The CPU
 seconds of each whole run (loading, training, evaluation) are less disturbed by other jobs.
 """
 
@@ -316,6 +318,7 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
         for flag, value in (
             ("--epochs", args.epochs),
             ("--max-train-examples", args.max_train_examples),
+            ("--precision", args.precision),
         ):
             flags += [flag, str(value)] if value else []
         if is_glue(task):
@@ -351,6 +354,8 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
         "train_seconds": run["train_seconds"],
         "train_sequences": round(run["sequences_per_second"] * run["train_seconds"]),
         "epoch_seconds": run.get("epoch_seconds"),
+        # The policy it trained in, and for `--precision auto` the timings that chose it.
+        "precision": run.get("precision"),
         "evaluation": evaluation,
     }
 
@@ -441,6 +446,8 @@ def run_settings(task: str, side: str, args: argparse.Namespace) -> dict:
         settings["epochs"] = args.epochs
     if side == "hugging_face" and is_glue(task):
         settings["glue_padding"] = args.peer_glue_padding
+    if side == "keras_bert" and args.precision:
+        settings["precision"] = args.precision
     return settings
 
 
@@ -453,6 +460,7 @@ def child_flags(args: argparse.Namespace) -> list[str]:
     for flag, value in (
         ("--epochs", args.epochs),
         ("--max-train-examples", args.max_train_examples),
+        ("--precision", args.precision),
     ):
         flags += [flag, str(value)] if value else []
     return flags
@@ -671,6 +679,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("max_length", "longest"),
         default="max_length",
         help="run_glue's padding: to 128 (its default) or each batch's longest",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "mixed_bfloat16", "auto"),
+        help="our jobs' training precision on the field's benchmarks (default: the job's)",
     )
     parser.add_argument("--results", type=Path, help="JSON lines of the runs: appended, resumed")
     parser.add_argument(

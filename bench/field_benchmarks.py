@@ -5,6 +5,7 @@ CoNLL-2003 and SQuAD, seed by seed, each run appended to a results file in the r
     python -m bench.field_benchmarks run --tasks rte,mrpc --seeds 0
     python -m bench.field_benchmarks table               # the table, from the results file
     python -m bench.field_benchmarks table --write BENCHMARKS.md
+    python -m bench.field_benchmarks run --tasks rte,mrpc,stsb,cola --precision mixed_bfloat16
 
 The grid (`GRID`): RTE, MRPC, STS-B and CoLA with seeds 0, 1 and 2; SST-2, CoNLL-2003
 (`eng.testa`) and the SQuAD dev split of `../shared/data/benchmarks` with seed 0, each with
@@ -13,7 +14,9 @@ in a fresh process (`bench.bench_peer_finetuning`'s one-run child). A run is rec
 JSON line of `bench/results/field_benchmarks.jsonl`: task, seed, the recipe it ran under
 (`keras_bert.training.recipes`), the job's whole resolved configuration, every metric,
 training seconds and sequences/s, the commit, the CPU and its features, the load average.
-A run whose task, seed and recipe are recorded is not run again; a changed recipe runs anew.
+A run whose task, seed, recipe and precision are recorded is not run again; a changed recipe
+runs anew. `--precision mixed_bfloat16` runs the grid in bfloat16 (what `--precision auto`
+picks on a CPU with bfloat16 units), for its own table beside float32's spread.
 Each run's job writes to its own directory under `--work-dir` (deleted once the run is
 recorded): run the command again after it was stopped and the run in flight resumes from its
 last finished epoch (its line then records `resumed_after_epoch`, and its `train_seconds` are
@@ -30,6 +33,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -121,29 +125,47 @@ def record_of(task: str, seed: int, result: dict) -> dict:
     }
 
 
-def run_work_dir(root: Path, task: str, seed: int) -> Path:
+def trained_in(record: dict) -> str:
+    """The dtype policy a run trained in (records before it was recorded: float32).
+
+    Example:
+    >>> trained_in({"precision": {"policy": "mixed_bfloat16", "requested": "auto"}})
+    'mixed_bfloat16'
+    >>> trained_in({"task": "rte"})
+    'float32'
+    """
+    return (record.get("precision") or {}).get("policy", "float32")
+
+
+def run_work_dir(root: Path, task: str, seed: int, precision: str = "float32") -> Path:
     """Where the job of (task, seed) under today's recipe writes: the same directory when the
-    run is started again, another once the recipe changes."""
+    run is started again, another once the recipe or the precision changes."""
     recipe = json.dumps(job_recipe(task), sort_keys=True).encode()
-    return root / f"{task}-seed{seed}-{hashlib.sha256(recipe).hexdigest()[:12]}"
+    return root / f"{task}-seed{seed}-{precision}-{hashlib.sha256(recipe).hexdigest()[:12]}"
 
 
 def run_campaign(
-    tasks: Sequence[str], seeds: Sequence[int] | None, results: Path, work_root: Path = WORK_DIR
+    tasks: Sequence[str],
+    seeds: Sequence[int] | None,
+    results: Path,
+    work_root: Path = WORK_DIR,
+    precision: str = "float32",
 ) -> None:
-    """Runs every (task, seed) not yet in `results` under today's recipe, appending each; a
-    run stopped earlier resumes in its directory under `work_root`."""
-    done = [(r["task"], r["seed"], r["recipe"]) for r in read_records(results)]
+    """Runs every (task, seed) not yet in `results` under today's recipe in `precision`,
+    appending each; a run stopped earlier resumes in its directory under `work_root`."""
+    done = [(r["task"], r["seed"], r["recipe"], trained_in(r)) for r in read_records(results)]
     todo = [
         (task, seed)
         for task, seed in grid_runs(tasks, seeds)
-        if (task, seed, job_recipe(task)) not in done
+        if (task, seed, job_recipe(task), precision) not in done
     ]
-    print(f"{len(todo)} runs to go, appended to {results} as they finish", flush=True)
+    print(f"{len(todo)} runs to go in {precision}, appended to {results}", flush=True)
     for number, (task, seed) in enumerate(todo, start=1):
         print(f"[{number}/{len(todo)}] {task}, seed {seed}", flush=True)
-        args = build_parser().parse_args(["--tasks", task, "--sides", "keras_bert"])
-        work_dir = run_work_dir(work_root, task, seed)
+        args = build_parser().parse_args(
+            ["--tasks", task, "--sides", "keras_bert", "--precision", precision]
+        )
+        work_dir = run_work_dir(work_root, task, seed, precision)
         if work_dir.exists():
             print(f"[{number}/{len(todo)}] resuming in {work_dir}", flush=True)
         result = run_in_subprocess("keras_bert", task, seed, args, work_dir)
@@ -193,11 +215,13 @@ def summary_cell(per_seed: Sequence[Sequence[float]]) -> str:
     return f"**{statistics.mean(scores):.2f}**{spread}{metrics}"
 
 
-def latest_records(records: Sequence[dict]) -> dict[str, list[dict]]:
-    """Each task's records under its current recipe, one per seed (the last recorded)."""
+def latest_records(records: Sequence[dict], precision: str = "float32") -> dict[str, list[dict]]:
+    """Each task's records under its current recipe in `precision`, one per seed (the last
+    recorded)."""
     by_task: dict[str, dict[int, dict]] = {}
     for record in records:
-        if record["task"] in GRID and record["recipe"] == job_recipe(record["task"]):
+        current = record["task"] in GRID and record["recipe"] == job_recipe(record["task"])
+        if current and trained_in(record) == precision:
             by_task.setdefault(record["task"], {})[record["seed"]] = record
     return {task: [by_seed[seed] for seed in sorted(by_seed)] for task, by_seed in by_task.items()}
 
@@ -220,10 +244,7 @@ def quality_table(records: Sequence[dict], anchors: dict) -> str:
         per_seed = [headline_scores(record) for record in runs[task]]
         ours[task] = statistics.mean(map(task_score, per_seed))
         theirs[task] = statistics.mean(map(task_score, peer))
-        seeds = ", ".join(
-            f"{r['seed']}: {' / '.join(f'{v:.2f}' for v in s)}"
-            for r, s in zip(runs[task], per_seed, strict=True)
-        )
+        seeds = seed_cell(runs[task])
         speed = statistics.median(record["sequences_per_second"] for record in runs[task])
         lines.append(
             f"| {TASK_NAMES[task]} | {seeds} | {summary_cell(per_seed)} | {summary_cell(peer)} "
@@ -255,9 +276,45 @@ def ran_beside_other_work(record: dict) -> bool:
     return record["load_average_15min"] > cores + 1
 
 
-def provenance(records: Sequence[dict]) -> str:
+def seed_cell(runs: Sequence[dict]) -> str:
+    """ "seed: metrics" of each run."""
+    return ", ".join(
+        f"{run['seed']}: {' / '.join(f'{value:.2f}' for value in headline_scores(run))}"
+        for run in runs
+    )
+
+
+def bfloat16_table(records: Sequence[dict]) -> str:
+    """Markdown: per task, the runs in mixed_bfloat16 beside float32's mean and range, and
+    whether bfloat16's mean falls within float32's range over the same seeds' (task scores)."""
+    float32, bfloat16 = latest_records(records), latest_records(records, "mixed_bfloat16")
+    lines = [
+        "| task (metrics) | mixed_bfloat16 per seed | mixed_bfloat16 mean (range) "
+        "| float32 mean (range) | within float32's range |",
+        "|---|---|---|---|---|",
+    ]
+    for task, runs in bfloat16.items():
+        ours = [headline_scores(run) for run in runs]
+        base = [headline_scores(run) for run in float32.get(task, [])]
+        base_cell, within = "", "–"
+        if base:
+            mean, base_scores = statistics.mean(map(task_score, ours)), list(map(task_score, base))
+            base_cell = summary_cell(base)
+            within = (
+                "yes"
+                if min(base_scores) <= mean <= max(base_scores)
+                else f"no ({mean - statistics.mean(base_scores):+.2f})"
+            )
+        lines.append(
+            f"| {TASK_NAMES[task]} | {seed_cell(runs)} | {summary_cell(ours)} | {base_cell} "
+            f"| {within} |"
+        )
+    return "\n".join(lines)
+
+
+def provenance(records: Sequence[dict], precision: str = "float32") -> str:
     """The CPUs, commits and loads the table's runs come from."""
-    current = [record for runs in latest_records(records).values() for record in runs]
+    current = [record for runs in latest_records(records, precision).values() for record in runs]
     cpus = ", ".join(dict.fromkeys(record["cpu"] for record in current))
     revisions = ", ".join(dict.fromkeys(record["revision"] for record in current))
     shared = sum(ran_beside_other_work(record) for record in current)
@@ -302,21 +359,20 @@ def speed_table(records: Sequence[dict]) -> str:
         known = [rate for rate in peers if rate]
         return f"**{ours / max(known):.2f}×**" if ours and known else "–"
 
-    for task in GRID:
+    ours_runs = [record for record in records if record["side"] == "keras_bert"]
+    for task, precision in itertools.product(GRID, ("float32", "mixed_bfloat16")):
         ours = next(
-            (r for r in reversed(records) if r["task"] == task and r["side"] == "keras_bert"), None
+            (r for r in reversed(ours_runs) if (r["task"], trained_in(r)) == (task, precision)),
+            None,
         )
         if ours is None:
             continue
+        our_settings = {k: v for k, v in ours["settings"].items() if k != "precision"}
         peer = {}
         for record in records:
             settings = dict(record["settings"])
             padding = settings.pop("glue_padding", "max_length")
-            if (record["task"], record["side"], settings) == (
-                task,
-                "hugging_face",
-                ours["settings"],
-            ):
+            if (record["task"], record["side"], settings) == (task, "hugging_face", our_settings):
                 peer[padding] = record
         cells = [rates(peer[p]) if p in peer else "" for p in ("max_length", "longest")]
         whole = ratio(
@@ -327,8 +383,9 @@ def speed_table(records: Sequence[dict]) -> str:
         )
         examples = ours["settings"]["max_train_examples"]  # None: the whole training split
         size = f"{f'{examples:,}' if examples else 'all'} × {ours['settings'].get('epochs', 1)}"
+        label = "" if precision == "float32" else f" ({precision})"
         lines.append(
-            f"| {task}, {size} | {rates(ours)} | {cells[0]} | {cells[1]} | {whole}; {later} "
+            f"| {task}, {size}{label} | {rates(ours)} | {cells[0]} | {cells[1]} | {whole}; {later} "
             f"| {ours['cpu'].split('; lacks')[0]}, {ours['revision']} |"
         )
     return "\n".join(lines)
@@ -338,6 +395,12 @@ def table(results: Path, speed_results: Path = SPEED_RESULTS) -> str:
     records = read_records(results)
     anchors = json.loads(ANCHORS.read_text("utf-8"))
     text = f"{quality_table(records, anchors)}\n\n{provenance(records)}"
+    if latest_records(records, "mixed_bfloat16"):
+        text += (
+            f"\n\n**Trained in mixed_bfloat16** (`--precision mixed_bfloat16`, what `auto` picks "
+            f"on a CPU with bfloat16 units):\n\n{bfloat16_table(records)}\n\n"
+            f"{provenance(records, 'mixed_bfloat16')}"
+        )
     speed = read_records(speed_results)
     if speed:
         text += f"\n\n**Training speed** (`{SPEED_RESULTS.name}`):\n\n{speed_table(speed)}"
@@ -366,6 +429,12 @@ def main(argv: list[str] | None = None) -> None:
         default=WORK_DIR,
         help="runs in flight, one directory each, kept until recorded (default: %(default)s)",
     )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "mixed_bfloat16"),
+        default="float32",
+        help="run: the policy the jobs train in (default: %(default)s)",
+    )
     parser.add_argument("--write", type=Path, help="table: the file to write it into")
     args = parser.parse_args(argv)
     if args.command == "table":
@@ -382,7 +451,7 @@ def main(argv: list[str] | None = None) -> None:
     # TensorFlow's C++ log lines off, before anything imports it.
     import pipelines  # noqa: F401
 
-    run_campaign(tasks, seeds, args.results, args.work_dir)
+    run_campaign(tasks, seeds, args.results, args.work_dir, args.precision)
 
 
 if __name__ == "__main__":

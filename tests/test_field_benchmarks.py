@@ -4,6 +4,7 @@ import json
 
 from bench import field_benchmarks
 from bench.field_benchmarks import (
+    bfloat16_table,
     job_recipe,
     quality_table,
     run_campaign,
@@ -13,8 +14,11 @@ from bench.field_benchmarks import (
 )
 
 
-def record(task: str, seed: int, evaluation: dict, recipe: dict | None = None) -> dict:
+def record(
+    task: str, seed: int, evaluation: dict, recipe: dict | None = None, precision: str = ""
+) -> dict:
     return {
+        **({"precision": {"policy": precision, "requested": precision}} if precision else {}),
         "task": task,
         "seed": seed,
         "recipe": job_recipe(task) if recipe is None else recipe,
@@ -35,6 +39,29 @@ def test_recorded_runs_are_not_run_again(tmp_path, capsys):
     results.write_text(json.dumps(record("rte", 0, {"accuracy": 0.56})) + "\n")
     run_campaign(["rte"], [0], results, tmp_path)  # a missing run would start fine-tuning
     assert "0 runs to go" in capsys.readouterr().out
+
+
+def test_a_run_in_bfloat16_is_not_the_run_in_float32(tmp_path, monkeypatch):
+    results = tmp_path / "results.jsonl"
+    results.write_text(json.dumps(record("rte", 0, {"accuracy": 0.56})) + "\n")
+    started = []
+
+    def run_in_subprocess(side, task, seed, args, work_dir):
+        started.append((task, seed, args.precision))
+        work_dir.mkdir()
+        return {}
+
+    monkeypatch.setattr(field_benchmarks, "run_in_subprocess", run_in_subprocess)
+    monkeypatch.setattr(
+        field_benchmarks,
+        "record_of",
+        lambda task, seed, result: record(task, seed, {"accuracy": 0.5}, None, "mixed_bfloat16"),
+    )
+    run_campaign(["rte"], [0], results, tmp_path, precision="mixed_bfloat16")
+    assert started == [("rte", 0, "mixed_bfloat16")]
+    run_campaign(["rte"], [0], results, tmp_path, precision="mixed_bfloat16")  # recorded now
+    assert len(started) == 1
+    assert run_work_dir(tmp_path, "rte", 0) != run_work_dir(tmp_path, "rte", 0, "mixed_bfloat16")
 
 
 def test_a_stopped_run_finds_its_directory_again_until_the_recipe_changes(tmp_path, monkeypatch):
@@ -64,6 +91,22 @@ def test_the_table_sets_each_mean_beside_the_peers():
     assert "| CoLA (Matthews) | not run |" in table
 
 
+def test_bfloat16_runs_get_their_own_table_beside_float32s_range():
+    scores = {"float32": (0.56, 0.58, 0.60), "mixed_bfloat16": (0.57, 0.59, 0.58)}
+    records = [
+        record("rte", seed, {"accuracy": value}, precision=precision)
+        for precision, values in scores.items()
+        for seed, value in enumerate(values)
+    ]
+    records.append(record("cola", 0, {"mcc": 0.1}, precision="mixed_bfloat16"))
+    records.append(record("cola", 0, {"mcc": 0.3}))
+    # The float32 table holds float32's runs only.
+    assert "**58.00** (56.00-60.00)" in quality_table(records, anchors())
+    rte, cola = bfloat16_table(records).splitlines()[2:]
+    assert "| **58.00** (57.00-59.00) | **58.00** (56.00-60.00) | yes |" in rte
+    assert cola.endswith("| **10.00** | **30.00** | no (-20.00) |")
+
+
 def test_a_pair_of_metrics_is_scored_by_their_mean():
     records = [record("mrpc", 0, {"f1": 0.88, "accuracy": 0.82})]
     mrpc = next(line for line in quality_table(records, anchors()).splitlines() if "MRPC" in line)
@@ -72,10 +115,14 @@ def test_a_pair_of_metrics_is_scored_by_their_mean():
     assert "GLUE average" not in quality_table(records, anchors())
 
 
-def speed_record(side: str, epochs: int, epoch_seconds: list[float], padding: str = "") -> dict:
+def speed_record(
+    side: str, epochs: int, epoch_seconds: list[float], padding: str = "", precision: str = ""
+) -> dict:
     settings = {"max_train_examples": 1000, "epochs": epochs}
     settings.update({"glue_padding": padding} if padding else {})
+    settings.update({"precision": precision} if precision else {})
     return {
+        **({"precision": {"policy": precision}} if precision else {}),
         "task": "mrpc",
         "side": side,
         "settings": settings,
@@ -100,6 +147,18 @@ def test_the_speed_table_compares_runs_of_one_protocol_after_their_first_epoch()
     # first epoch 100.0 against 50.0.
     assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 | 25.0; 25.0 | 50.0; 50.0 |")
     assert "**1.00×**; **2.00×**" in mrpc
+
+
+def test_each_precision_of_ours_gets_its_row_against_the_same_peer_runs():
+    records = [
+        speed_record("keras_bert", 2, [30.0, 10.0], precision="float32"),
+        speed_record("keras_bert", 2, [20.0, 5.0], precision="mixed_bfloat16"),
+        speed_record("hugging_face", 2, [20.0, 20.0], "longest"),
+    ]
+    float32, bfloat16 = speed_table(records).splitlines()[2:]
+    assert float32.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 |") and "**1.00×**" in float32
+    assert bfloat16.startswith("| mrpc, 1,000 × 2 (mixed_bfloat16) | 80.0; 200.0 |")
+    assert "**1.60×**; **4.00×**" in bfloat16
 
 
 def test_tables_are_written_between_the_markers(tmp_path):
