@@ -285,12 +285,12 @@ def seed_cell(runs: Sequence[dict]) -> str:
 
 
 def bfloat16_table(records: Sequence[dict]) -> str:
-    """Markdown: per task, the runs in mixed_bfloat16 beside float32's mean and range, and
-    whether bfloat16's mean falls within float32's range over the same seeds' (task scores)."""
+    """Markdown: per task, the runs in mixed_bfloat16 beside float32's mean and range, and where
+    bfloat16's mean falls against float32's seeds (task scores): below, within or above."""
     float32, bfloat16 = latest_records(records), latest_records(records, "mixed_bfloat16")
     lines = [
         "| task (metrics) | mixed_bfloat16 per seed | mixed_bfloat16 mean (range) "
-        "| float32 mean (range) | within float32's range |",
+        "| float32 mean (range) | difference of the means; against float32's seeds |",
         "|---|---|---|---|---|",
     ]
     for task, runs in bfloat16.items():
@@ -300,11 +300,16 @@ def bfloat16_table(records: Sequence[dict]) -> str:
         if base:
             mean, base_scores = statistics.mean(map(task_score, ours)), list(map(task_score, base))
             base_cell = summary_cell(base)
-            within = (
-                "yes"
-                if min(base_scores) <= mean <= max(base_scores)
-                else f"no ({mean - statistics.mean(base_scores):+.2f})"
+            place = (
+                "below"
+                if mean < min(base_scores)
+                else "above"
+                if mean > max(base_scores)
+                else "within"
             )
+            # Rounded first, then + 0.0: a difference of -0.001 prints as +0.00, not -0.00.
+            difference = round(mean - statistics.mean(base_scores), 2) + 0.0
+            within = f"{difference:+.2f}; {place}"
         lines.append(
             f"| {TASK_NAMES[task]} | {seed_cell(runs)} | {summary_cell(ours)} | {base_cell} "
             f"| {within} |"

@@ -103,8 +103,8 @@ def test_bfloat16_runs_get_their_own_table_beside_float32s_range():
     # The float32 table holds float32's runs only.
     assert "**58.00** (56.00-60.00)" in quality_table(records, anchors())
     rte, cola = bfloat16_table(records).splitlines()[2:]
-    assert "| **58.00** (57.00-59.00) | **58.00** (56.00-60.00) | yes |" in rte
-    assert cola.endswith("| **10.00** | **30.00** | no (-20.00) |")
+    assert "| **58.00** (57.00-59.00) | **58.00** (56.00-60.00) | +0.00; within |" in rte
+    assert cola.endswith("| **10.00** | **30.00** | -20.00; below |")
 
 
 def test_a_pair_of_metrics_is_scored_by_their_mean():
