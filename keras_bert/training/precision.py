@@ -24,8 +24,10 @@ is smaller than the block's, hence the margin `BFLOAT16_MIN_SPEEDUP`.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -266,4 +268,35 @@ def resolve_precision(
             round(seconds["mixed_bfloat16"] * 1e3, 2),
         )
     logger.info("%s", choice.describe())
+    return choice
+
+
+def resolve_run_precision(
+    precision: str,
+    record: Path,
+    strategy: str = "default",
+    step_shape: TrainStepShape | None = None,
+    jit_compile: bool = False,
+) -> PrecisionChoice:
+    """`resolve_precision` once per run: the choice is written to `record`, and a run resumed
+    with the same `precision` setting trains in the policy it started in (its step is not
+    timed again, so a close timing cannot switch a resumed run's policy).
+
+    Example:
+    >>> import tempfile
+    >>> record = Path(tempfile.mkdtemp()) / "precision.json"
+    >>> resolve_run_precision("mixed_bfloat16", record).reason
+    'as set'
+    >>> resolve_run_precision("mixed_bfloat16", record).reason
+    'as this run chose when it started'
+    """
+    if record.is_file():
+        started = PrecisionChoice(**json.loads(record.read_text("utf-8")))
+        if started.requested == precision:
+            choice = dataclasses.replace(started, reason="as this run chose when it started")
+            logger.info("%s", choice.describe())
+            return choice
+    choice = resolve_precision(precision, strategy, step_shape, jit_compile)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(json.dumps(choice.to_dict()) + "\n", "utf-8")
     return choice

@@ -25,13 +25,16 @@ from keras_bert.training.precision import (
     PrecisionChoice,
     TrainStepShape,
     check_precision,
-    resolve_precision,
+    resolve_run_precision,
 )
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
 from keras_bert.training.time_budget import planned_total_steps
 from keras_bert.training.workarounds import enable_multi_worker_fit
 
 logger = logging.getLogger(__name__)
+
+# The policy a run chose (`PrecisionChoice`), in its output directory: a resumed run keeps it.
+PRECISION_FILE = "precision.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +191,7 @@ def fit_resumable(
             it is a dataset, or a function `tf.distribute.InputContext -> dataset` of global
             batches' per-replica shares (`distribute_datasets_from_function`).
         run_config: written to `output_dir/config.json` (the chief's), as JSON.
-        output_dir: `backup/`, `logs/`, `metrics.csv` and `config.json` go here.
+        output_dir: `backup/`, `logs/`, `metrics.csv`, `config.json` and `precision.json` go here.
         total_steps: batches of the whole run.
         steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary;
             a shorter last epoch is cut by the data's `take`).
@@ -207,8 +210,12 @@ def fit_resumable(
         raise ConfigError(
             f"total_steps ({total_steps}) and steps_per_epoch ({steps_per_epoch}) must be positive."
         )
-    precision = resolve_precision(
-        settings.precision, settings.strategy, step_shape, settings.jit_compile
+    precision = resolve_run_precision(
+        settings.precision,
+        Path(output_dir) / PRECISION_FILE,
+        settings.strategy,
+        step_shape,
+        settings.jit_compile,
     )
     settings = dataclasses.replace(settings, precision=precision.policy)
     # Seeded after "auto" timed its steps (their models draw random numbers): a run that chose
