@@ -31,6 +31,7 @@ given file: BENCHMARKS.md's tables are generated, not edited.
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import hashlib
 import itertools
@@ -88,14 +89,24 @@ TASK_NAMES = {
 
 
 def job_recipe(task: str) -> dict:
-    """The recipe our job runs a task with by default: a record's identity besides its seed."""
+    """The recipe our job runs a task with by default, less its precision: a record's identity
+    besides its seed and the precision it trained in (`trained_in`).
+
+    Example:
+    >>> job_recipe("mrpc")
+    {'epochs': 3, 'batch_size': 32, 'seq_length': 128, 'run': {'learning_rate': 0.0001, \
+'warmup_fraction': 0.1}}
+    """
     from keras_bert.training import recipes
 
     if is_glue(task):
-        return recipes.glue_recipe(task)
-    if task == "squad":
-        return {**recipes.QA_RECIPE, "windows": recipes.QA_WINDOWS}
-    return recipes.NER_RECIPE
+        recipe = recipes.glue_recipe(task)
+    elif task == "squad":
+        recipe = {**recipes.QA_RECIPE, "windows": recipes.QA_WINDOWS}
+    else:
+        recipe = copy.deepcopy(recipes.NER_RECIPE)
+    recipe.get("run", {}).pop("precision", None)
+    return recipe
 
 
 def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[str, int]]:
@@ -313,6 +324,22 @@ def bfloat16_table(records: Sequence[dict]) -> str:
         lines.append(
             f"| {TASK_NAMES[task]} | {seed_cell(runs)} | {summary_cell(ours)} | {base_cell} "
             f"| {within} |"
+        )
+    seeded = [task for task in GRID if is_glue(task) and len(GRID[task]) > 1]
+    if all(
+        len(runs.get(task, [])) == len(GRID[task])
+        for runs in (float32, bfloat16)
+        for task in seeded
+    ):
+        averages = [
+            statistics.mean(
+                task_score(headline_scores(run)) for task in seeded for run in runs[task]
+            )
+            for runs in (bfloat16, float32)
+        ]
+        lines.append(
+            f"| GLUE average ({', '.join(seeded)}; all seeds) | | **{averages[0]:.2f}** "
+            f"| **{averages[1]:.2f}** | {averages[0] - averages[1]:+.2f} |"
         )
     return "\n".join(lines)
 

@@ -83,7 +83,8 @@ def recipe_defaults() -> dict[str, str]:
     for flag in dict.fromkeys(flag for recipe in recipes.values() for flag in recipe):
         tasks_by_value = collections.defaultdict(list)
         for name, recipe in recipes.items():
-            tasks_by_value[f"{recipe[flag]:g}"].append(name)
+            value = recipe[flag]
+            tasks_by_value[value if isinstance(value, str) else f"{value:g}"].append(name)
         common, *others = sorted(tasks_by_value, key=lambda value: -len(tasks_by_value[value]))
         each = "; ".join(f"{value} for {', '.join(tasks_by_value[value])}" for value in others)
         defaults[flag] = (

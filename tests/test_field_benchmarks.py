@@ -102,9 +102,30 @@ def test_bfloat16_runs_get_their_own_table_beside_float32s_range():
     records.append(record("cola", 0, {"mcc": 0.3}))
     # The float32 table holds float32's runs only.
     assert "**58.00** (56.00-60.00)" in quality_table(records, anchors())
-    rte, cola = bfloat16_table(records).splitlines()[2:]
+    rte, cola = bfloat16_table(records).splitlines()[2:]  # no average before every seed
     assert "| **58.00** (57.00-59.00) | **58.00** (56.00-60.00) | +0.00; within |" in rte
     assert cola.endswith("| **10.00** | **30.00** | -20.00; below |")
+
+
+def test_the_bfloat16_table_averages_glue_once_both_precisions_hold_every_seed():
+    records = [
+        record(task, seed, evaluation, precision=precision)
+        for task, evaluation in (
+            ("rte", {"accuracy": 0.6}),
+            ("mrpc", {"f1": 0.9, "accuracy": 0.8}),
+            ("stsb", {"pearson": 0.8, "spearman": 0.8}),
+            ("cola", {"mcc": 0.3}),
+        )
+        for seed in range(3)
+        for precision in ("float32", "mixed_bfloat16")
+    ]
+    records.append(record("cola", 2, {"mcc": 0.34}, precision="mixed_bfloat16"))
+    average = bfloat16_table(records).splitlines()[-1]
+    # float32 (60 + 85 + 80 + 30) / 4 = 63.75; bfloat16's CoLA 31.33 adds 0.33.
+    assert (
+        average
+        == "| GLUE average (rte, mrpc, stsb, cola; all seeds) | | **64.08** | **63.75** | +0.33 |"
+    )
 
 
 def test_a_pair_of_metrics_is_scored_by_their_mean():
