@@ -102,11 +102,12 @@ def job_recipe(task: str) -> dict:
     if is_glue(task):
         recipe = recipes.glue_recipe(task)
     elif task == "squad":
-        recipe = {**recipes.QA_RECIPE, "windows": recipes.QA_WINDOWS}
+        recipe = {**copy.deepcopy(recipes.QA_RECIPE), "windows": recipes.QA_WINDOWS}
     else:
         recipe = copy.deepcopy(recipes.NER_RECIPE)
-    recipe.get("run", {}).pop("precision", None)
-    return recipe
+    run = recipe.pop("run", {})
+    run.pop("precision", None)
+    return {**recipe, "run": run} if run else recipe
 
 
 def grid_runs(tasks: Sequence[str], seeds: Sequence[int] | None) -> list[tuple[str, int]]:
