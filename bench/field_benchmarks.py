@@ -34,7 +34,6 @@ import argparse
 import copy
 import datetime
 import hashlib
-import itertools
 import json
 import os
 import re
@@ -372,54 +371,63 @@ def after_first_epoch_rate(record: dict) -> float | None:
 
 
 def speed_table(records: Sequence[dict]) -> str:
-    """Markdown: per task, the latest speed run of ours beside Hugging Face's runs with the same
-    settings (run_glue as its script pads, to 128, and to each batch's longest; run_ner and
-    run_qa as their scripts run): sequences/s over the whole run and, where the runs timed
-    more than one epoch, over the epochs after the first, with our ratio to the peer's faster."""
+    """Markdown: per task, our latest speed run in float32 and in mixed_bfloat16 beside Hugging
+    Face's runs with the same settings (run_glue as its script pads, to 128, and to each batch's
+    longest; run_ner and run_qa as their scripts run): sequences/s over the whole run and, where
+    the runs timed more than one epoch, over the epochs after the first, with each precision's
+    ratio to the peer's faster."""
     lines = [
-        "| task, examples × epochs | keras_bert: whole run; after epoch 1 "
-        "| HF, its script's padding | HF, GLUE padded to the longest "
-        "| keras_bert / HF's faster: whole run; after epoch 1 | CPU, commit |",
-        "|---|---:|---:|---:|---:|---|",
+        "| task, examples × epochs | keras_bert float32: whole run; after epoch 1 "
+        "| keras_bert mixed_bfloat16 | HF, its script's padding | HF, GLUE padded to the longest "
+        "| float32 / HF's faster: whole run; after epoch 1 | mixed_bfloat16 / HF's faster "
+        "| CPU, commits |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
 
-    def rates(record: dict) -> str:
+    def rates(record: dict | None) -> str:
+        if record is None:
+            return ""
         later = after_first_epoch_rate(record)
         whole = f"{record['sequences_per_second']:.1f}"
         return f"{whole}; {later:.1f}" if later else whole
 
-    def ratio(ours: float | None, peers: list[float | None]) -> str:
-        known = [rate for rate in peers if rate]
-        return f"**{ours / max(known):.2f}×**" if ours and known else "–"
+    def ratios(ours: dict | None, peers: list[dict]) -> str:
+        if ours is None:
+            return ""
+        cells = []
+        for rate in (lambda r: r["sequences_per_second"], after_first_epoch_rate):
+            known = [rate(peer) for peer in peers if rate(peer)]
+            cells.append(f"**{rate(ours) / max(known):.2f}×**" if rate(ours) and known else "–")
+        return "; ".join(cells)
 
     ours_runs = [record for record in records if record["side"] == "keras_bert"]
-    for task, precision in itertools.product(GRID, ("float32", "mixed_bfloat16")):
-        ours = next(
-            (r for r in reversed(ours_runs) if (r["task"], trained_in(r)) == (task, precision)),
-            None,
-        )
-        if ours is None:
+    for task in GRID:
+        ours = {
+            precision: next(
+                (r for r in reversed(ours_runs) if (r["task"], trained_in(r)) == (task, precision)),
+                None,
+            )
+            for precision in ("float32", "mixed_bfloat16")
+        }
+        first = ours["float32"] or ours["mixed_bfloat16"]
+        if first is None:
             continue
-        our_settings = {k: v for k, v in ours["settings"].items() if k != "precision"}
+        our_settings = {k: v for k, v in first["settings"].items() if k != "precision"}
         peer = {}
         for record in records:
             settings = dict(record["settings"])
             padding = settings.pop("glue_padding", "max_length")
             if (record["task"], record["side"], settings) == (task, "hugging_face", our_settings):
                 peer[padding] = record
-        cells = [rates(peer[p]) if p in peer else "" for p in ("max_length", "longest")]
-        whole = ratio(
-            ours["sequences_per_second"], [r["sequences_per_second"] for r in peer.values()]
-        )
-        later = ratio(
-            after_first_epoch_rate(ours), [after_first_epoch_rate(r) for r in peer.values()]
-        )
-        examples = ours["settings"]["max_train_examples"]  # None: the whole training split
-        size = f"{f'{examples:,}' if examples else 'all'} × {ours['settings'].get('epochs', 1)}"
-        label = "" if precision == "float32" else f" ({precision})"
+        examples = first["settings"]["max_train_examples"]  # None: the whole training split
+        size = f"{f'{examples:,}' if examples else 'all'} × {first['settings'].get('epochs', 1)}"
+        commits = " / ".join(run["revision"] for run in ours.values() if run)
         lines.append(
-            f"| {task}, {size}{label} | {rates(ours)} | {cells[0]} | {cells[1]} | {whole}; {later} "
-            f"| {ours['cpu'].split('; lacks')[0]}, {ours['revision']} |"
+            f"| {task}, {size} | {rates(ours['float32'])} | {rates(ours['mixed_bfloat16'])} "
+            f"| {rates(peer.get('max_length'))} | {rates(peer.get('longest'))} "
+            f"| {ratios(ours['float32'], list(peer.values()))} "
+            f"| {ratios(ours['mixed_bfloat16'], list(peer.values()))} "
+            f"| {first['cpu'].split('; lacks')[0]}, {commits} |"
         )
     return "\n".join(lines)
 

@@ -166,20 +166,19 @@ def test_the_speed_table_compares_runs_of_one_protocol_after_their_first_epoch()
     mrpc = next(line for line in speed_table(records).splitlines() if line.startswith("| mrpc"))
     # Whole runs: ours 2000 / 40 s = 50.0 against the peer's faster 2000 / 40 s; after the
     # first epoch 100.0 against 50.0.
-    assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 | 25.0; 25.0 | 50.0; 50.0 |")
-    assert "**1.00×**; **2.00×**" in mrpc
+    assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 |  | 25.0; 25.0 | 50.0; 50.0 |")
+    assert "| **1.00×**; **2.00×** |  |" in mrpc
 
 
-def test_each_precision_of_ours_gets_its_row_against_the_same_peer_runs():
+def test_each_precision_of_ours_is_compared_with_the_same_peer_runs():
     records = [
         speed_record("keras_bert", 2, [30.0, 10.0], precision="float32"),
         speed_record("keras_bert", 2, [20.0, 5.0], precision="mixed_bfloat16"),
         speed_record("hugging_face", 2, [20.0, 20.0], "longest"),
     ]
-    float32, bfloat16 = speed_table(records).splitlines()[2:]
-    assert float32.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 |") and "**1.00×**" in float32
-    assert bfloat16.startswith("| mrpc, 1,000 × 2 (mixed_bfloat16) | 80.0; 200.0 |")
-    assert "**1.60×**; **4.00×**" in bfloat16
+    (mrpc,) = speed_table(records).splitlines()[2:]
+    assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 | 80.0; 200.0 |  | 50.0; 50.0 |")
+    assert "| **1.00×**; **2.00×** | **1.60×**; **4.00×** |" in mrpc
 
 
 def test_tables_are_written_between_the_markers(tmp_path):
