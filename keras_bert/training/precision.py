@@ -23,10 +23,11 @@ is smaller than the block's, hence the margin `BFLOAT16_MIN_SPEEDUP`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keras
@@ -269,6 +270,25 @@ def resolve_precision(
         )
     logger.info("%s", choice.describe())
     return choice
+
+
+@contextlib.contextmanager
+def global_dtype_policy(policy: str) -> Iterator[None]:
+    """Keras' global dtype policy set to `policy` within, and set back to the caller's after.
+
+    Example:
+    >>> with global_dtype_policy("mixed_bfloat16"):
+    ...     keras.layers.Dense(2).compute_dtype
+    'bfloat16'
+    >>> keras.mixed_precision.global_policy().name
+    'float32'
+    """
+    previous = keras.mixed_precision.global_policy()
+    keras.mixed_precision.set_global_policy(policy)
+    try:
+        yield
+    finally:
+        keras.mixed_precision.set_global_policy(previous)
 
 
 def resolve_run_precision(

@@ -25,6 +25,7 @@ from keras_bert.training.precision import (
     PrecisionChoice,
     TrainStepShape,
     check_precision,
+    global_dtype_policy,
     resolve_run_precision,
 )
 from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
@@ -221,72 +222,75 @@ def fit_resumable(
     # Seeded after "auto" timed its steps (their models draw random numbers): a run that chose
     # a policy starts as a run given that policy does.
     keras.utils.set_random_seed(settings.seed)
-    keras.mixed_precision.set_global_policy(settings.precision)
-    output_dir = Path(output_dir)
-    strategy = resolve_strategy(settings.strategy, settings.tpu)
-    worker_dir = _worker_output_dir(output_dir, strategy)
-    worker_dir.mkdir(parents=True, exist_ok=True)
-    is_chief = worker_dir == output_dir
-    if is_chief:
-        (output_dir / "config.json").write_text(
-            json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
-        )
-
-    multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-    if time_budget_minutes is not None and multi_worker:
-        # Each worker would time its own step, and workers must agree on the step count.
-        raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
-
-    initial_epoch = completed_epochs(worker_dir / "backup")
-    train, validation = datasets(initial_epoch * steps_per_epoch)
-    if callable(train):
-        # A dataset function: each input pipeline (worker) makes its own share.
-        train = strategy.distribute_datasets_from_function(train)
-
-    def compile_model(model: keras.Model) -> None:
-        model.compile(
-            optimizer=settings.create_optimizer(total_steps),
-            jit_compile=jit_compile_supported(strategy, settings.jit_compile, settings.precision),
-            steps_per_execution=settings.steps_per_execution,
-            **(compile_options or {}),
-        )
-        build_optimizer(model)
-
-    with strategy.scope():
-        model = build_model()
-        compile_model(model)
-        if time_budget_minutes is not None:
-            total_steps = planned_total_steps(
-                model,
-                time_budget_minutes,
-                train,
-                steps_per_epoch,
-                total_steps,
-                worker_dir,
-                steps_per_execution=settings.steps_per_execution,
+    # Models built within train in the run's policy; the caller's later ones in its own.
+    with global_dtype_policy(settings.precision):
+        output_dir = Path(output_dir)
+        strategy = resolve_strategy(settings.strategy, settings.tpu)
+        worker_dir = _worker_output_dir(output_dir, strategy)
+        worker_dir.mkdir(parents=True, exist_ok=True)
+        is_chief = worker_dir == output_dir
+        if is_chief:
+            (output_dir / "config.json").write_text(
+                json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
             )
-            # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
+
+        multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
+        if time_budget_minutes is not None and multi_worker:
+            # Each worker would time its own step, and workers must agree on the step count.
+            raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
+
+        initial_epoch = completed_epochs(worker_dir / "backup")
+        train, validation = datasets(initial_epoch * steps_per_epoch)
+        if callable(train):
+            # A dataset function: each input pipeline (worker) makes its own share.
+            train = strategy.distribute_datasets_from_function(train)
+
+        def compile_model(model: keras.Model) -> None:
+            model.compile(
+                optimizer=settings.create_optimizer(total_steps),
+                jit_compile=jit_compile_supported(
+                    strategy, settings.jit_compile, settings.precision
+                ),
+                steps_per_execution=settings.steps_per_execution,
+                **(compile_options or {}),
+            )
+            build_optimizer(model)
+
+        with strategy.scope():
+            model = build_model()
             compile_model(model)
-    epochs = -(-total_steps // steps_per_epoch)
-    if initial_epoch:
-        logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
-    if multi_worker:
-        enable_multi_worker_fit(model)
-    started = time.perf_counter()
-    history = model.fit(
-        train,
-        epochs=epochs,
-        steps_per_epoch=min(steps_per_epoch, total_steps),
-        validation_data=validation,
-        callbacks=[*callbacks, *training_callbacks(worker_dir)],
-        verbose=_fit_verbosity(settings.verbose),
-        shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
-    )
-    return RunResult(
-        model,
-        history,
-        time.perf_counter() - started,
-        initial_epoch,
-        is_chief=is_chief,
-        precision=precision,
-    )
+            if time_budget_minutes is not None:
+                total_steps = planned_total_steps(
+                    model,
+                    time_budget_minutes,
+                    train,
+                    steps_per_epoch,
+                    total_steps,
+                    worker_dir,
+                    steps_per_execution=settings.steps_per_execution,
+                )
+                # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
+                compile_model(model)
+        epochs = -(-total_steps // steps_per_epoch)
+        if initial_epoch:
+            logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
+        if multi_worker:
+            enable_multi_worker_fit(model)
+        started = time.perf_counter()
+        history = model.fit(
+            train,
+            epochs=epochs,
+            steps_per_epoch=min(steps_per_epoch, total_steps),
+            validation_data=validation,
+            callbacks=[*callbacks, *training_callbacks(worker_dir)],
+            verbose=_fit_verbosity(settings.verbose),
+            shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
+        )
+        return RunResult(
+            model,
+            history,
+            time.perf_counter() - started,
+            initial_epoch,
+            is_chief=is_chief,
+            precision=precision,
+        )

@@ -1,5 +1,6 @@
 import json
 import logging
+from pathlib import Path
 
 import keras
 import pytest
@@ -133,12 +134,14 @@ def test_a_run_with_auto_precision_trains_in_the_resolved_policy(
         }
     )
     history = run_pretraining(config)
-    policy = keras.mixed_precision.global_policy().name
+    policy = json.loads((Path(config.output_dir) / "precision.json").read_text())["policy"]
     assert policy in ("float32", "mixed_bfloat16")
     assert (
         history.model.encoder.blocks[0].compute_dtype
         == keras.mixed_precision.Policy(policy).compute_dtype
     )
+    # The caller's policy is set back: what it builds next is float32 again.
+    assert keras.mixed_precision.global_policy().name == "float32"
 
 
 def test_a_resumed_run_keeps_the_policy_auto_chose_when_it_started(
