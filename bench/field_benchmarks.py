@@ -155,6 +155,19 @@ def run_work_dir(root: Path, task: str, seed: int, precision: str = "float32") -
     return root / f"{task}-seed{seed}-{precision}-{hashlib.sha256(recipe).hexdigest()[:12]}"
 
 
+def runs_to_go(
+    tasks: Sequence[str], seeds: Sequence[int] | None, records: Sequence[dict], precision: str
+) -> list[tuple[str, int]]:
+    """(task, seed) of the grid that `records` hold no run of under today's recipe in
+    `precision`, in the campaign's order."""
+    done = [(r["task"], r["seed"], r["recipe"], trained_in(r)) for r in records]
+    return [
+        (task, seed)
+        for task, seed in grid_runs(tasks, seeds)
+        if (task, seed, job_recipe(task), precision) not in done
+    ]
+
+
 def run_campaign(
     tasks: Sequence[str],
     seeds: Sequence[int] | None,
@@ -164,12 +177,7 @@ def run_campaign(
 ) -> None:
     """Runs every (task, seed) not yet in `results` under today's recipe in `precision`,
     appending each; a run stopped earlier resumes in its directory under `work_root`."""
-    done = [(r["task"], r["seed"], r["recipe"], trained_in(r)) for r in read_records(results)]
-    todo = [
-        (task, seed)
-        for task, seed in grid_runs(tasks, seeds)
-        if (task, seed, job_recipe(task), precision) not in done
-    ]
+    todo = runs_to_go(tasks, seeds, read_records(results), precision)
     print(f"{len(todo)} runs to go in {precision}, appended to {results}", flush=True)
     for number, (task, seed) in enumerate(todo, start=1):
         print(f"[{number}/{len(todo)}] {task}, seed {seed}", flush=True)

@@ -9,6 +9,7 @@ from bench.field_benchmarks import (
     quality_table,
     run_campaign,
     run_work_dir,
+    runs_to_go,
     speed_table,
     write_between_markers,
 )
@@ -41,26 +42,12 @@ def test_recorded_runs_are_not_run_again(tmp_path, capsys):
     assert "0 runs to go" in capsys.readouterr().out
 
 
-def test_a_run_in_bfloat16_is_not_the_run_in_float32(tmp_path, monkeypatch):
-    results = tmp_path / "results.jsonl"
-    results.write_text(json.dumps(record("rte", 0, {"accuracy": 0.56})) + "\n")
-    started = []
-
-    def run_in_subprocess(side, task, seed, args, work_dir):
-        started.append((task, seed, args.precision))
-        work_dir.mkdir()
-        return {}
-
-    monkeypatch.setattr(field_benchmarks, "run_in_subprocess", run_in_subprocess)
-    monkeypatch.setattr(
-        field_benchmarks,
-        "record_of",
-        lambda task, seed, result: record(task, seed, {"accuracy": 0.5}, None, "mixed_bfloat16"),
-    )
-    run_campaign(["rte"], [0], results, tmp_path, precision="mixed_bfloat16")
-    assert started == [("rte", 0, "mixed_bfloat16")]
-    run_campaign(["rte"], [0], results, tmp_path, precision="mixed_bfloat16")  # recorded now
-    assert len(started) == 1
+def test_a_run_in_bfloat16_is_not_the_run_in_float32(tmp_path):
+    float32 = [record("rte", 0, {"accuracy": 0.56})]
+    assert runs_to_go(["rte"], [0], float32, "float32") == []
+    assert runs_to_go(["rte"], [0], float32, "mixed_bfloat16") == [("rte", 0)]
+    bfloat16 = record("rte", 0, {"accuracy": 0.56}, precision="mixed_bfloat16")
+    assert runs_to_go(["rte"], [0], [*float32, bfloat16], "mixed_bfloat16") == []
     assert run_work_dir(tmp_path, "rte", 0) != run_work_dir(tmp_path, "rte", 0, "mixed_bfloat16")
 
 
