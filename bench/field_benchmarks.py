@@ -225,6 +225,16 @@ def task_score(scores: Sequence[float]) -> float:
     return statistics.mean(scores)
 
 
+def mean_task_score(runs: Sequence[dict]) -> float:
+    """The task score of runs of one task, averaged over them."""
+    return statistics.mean(task_score(headline_scores(run)) for run in runs)
+
+
+def seeded_glue_tasks() -> list[str]:
+    """The GLUE tasks the grid runs with several seeds: the goal's GLUE average."""
+    return [task for task in GRID if is_glue(task) and len(GRID[task]) > 1]
+
+
 def summary_cell(per_seed: Sequence[Sequence[float]]) -> str:
     """ "mean (lowest-highest)" of the task score over seeds; the metrics' means beside it."""
     scores = [task_score(seed) for seed in per_seed]
@@ -261,7 +271,7 @@ def quality_table(records: Sequence[dict], anchors: dict) -> str:
             lines.append(f"| {TASK_NAMES[task]} | not run | | {summary_cell(peer)} | | |")
             continue
         per_seed = [headline_scores(record) for record in runs[task]]
-        ours[task] = statistics.mean(map(task_score, per_seed))
+        ours[task] = mean_task_score(runs[task])
         theirs[task] = statistics.mean(map(task_score, peer))
         seeds = seed_cell(runs[task])
         speed = statistics.median(record["sequences_per_second"] for record in runs[task])
@@ -270,7 +280,7 @@ def quality_table(records: Sequence[dict], anchors: dict) -> str:
             f"| {ours[task] - theirs[task]:+.2f} | {speed:.1f} |"
         )
     # The goal's average: the GLUE tasks of three seeds; then with the single-seed ones too.
-    seeded = [task for task in ours if is_glue(task) and len(GRID[task]) > 1]
+    seeded = [task for task in seeded_glue_tasks() if task in ours]
     every = [task for task in ours if is_glue(task)]
     for glue in dict.fromkeys((tuple(seeded), tuple(every))):
         if not glue or any(len(runs[task]) < len(GRID[task]) for task in glue):
@@ -317,7 +327,7 @@ def bfloat16_table(records: Sequence[dict]) -> str:
         base = [headline_scores(run) for run in float32.get(task, [])]
         base_cell, within = "", "–"
         if base:
-            mean, base_scores = statistics.mean(map(task_score, ours)), list(map(task_score, base))
+            mean, base_scores = mean_task_score(runs), list(map(task_score, base))
             base_cell = summary_cell(base)
             place = (
                 "below"
@@ -333,16 +343,14 @@ def bfloat16_table(records: Sequence[dict]) -> str:
             f"| {TASK_NAMES[task]} | {seed_cell(runs)} | {summary_cell(ours)} | {base_cell} "
             f"| {within} |"
         )
-    seeded = [task for task in GRID if is_glue(task) and len(GRID[task]) > 1]
+    seeded = seeded_glue_tasks()
     if all(
         len(runs.get(task, [])) == len(GRID[task])
         for runs in (float32, bfloat16)
         for task in seeded
     ):
         averages = [
-            statistics.mean(
-                task_score(headline_scores(run)) for task in seeded for run in runs[task]
-            )
+            statistics.mean(mean_task_score(runs[task]) for task in seeded)
             for runs in (bfloat16, float32)
         ]
         lines.append(
