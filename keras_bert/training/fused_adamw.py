@@ -103,6 +103,8 @@ class FusedAdamW(keras.optimizers.AdamW):
     # The clipping scale `update_step` still has to apply: set by `_clip_gradients`, which Keras
     # calls just before the update steps of the same `apply`.
     _pending_gradient_scale = None
+    # `_scalars` of the step being built, by dtype: set for the span of `_backend_update_step`.
+    _shared_scalars = None
 
     def __init__(self, epsilon_after_bias_correction: bool = False, **kwargs):
         super().__init__(**kwargs)
@@ -129,6 +131,39 @@ class FusedAdamW(keras.optimizers.AdamW):
             for gradient in gradients
         ]
 
+    def _backend_update_step(self, grads, trainable_variables, learning_rate):
+        # The scalars every dense update shares, built once per step instead of once per
+        # variable: fewer ops to trace, optimize and run.
+        self._shared_scalars = {}
+        super()._backend_update_step(grads, trainable_variables, learning_rate)
+        self._shared_scalars = None
+
+    def _scalars(self, dtype, learning_rate) -> dict[str, tf.Tensor]:
+        """`adamw_update`'s scalar arguments in `dtype` (decay_rate: without and with decay)."""
+        if self._shared_scalars is not None and dtype in self._shared_scalars:
+            return self._shared_scalars[dtype]
+        scale = self._pending_gradient_scale
+        step = tf.cast(self.iterations + 1, dtype)
+        beta_2 = tf.cast(self.beta_2, dtype)
+        epsilon = tf.cast(self.epsilon, dtype)
+        if self.epsilon_after_bias_correction:
+            # lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
+            #   = lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps * sqrt(1 - b2^t))
+            epsilon = epsilon * tf.sqrt(1 - beta_2**step)
+        learning_rate = tf.cast(learning_rate, dtype)
+        scalars = {
+            "gradient_scale": tf.constant(1.0, dtype) if scale is None else tf.cast(scale, dtype),
+            "learning_rate": learning_rate,
+            "decay_rates": (tf.zeros([], dtype), learning_rate * self.weight_decay),
+            "beta_1": tf.cast(self.beta_1, dtype),
+            "beta_2": beta_2,
+            "epsilon": epsilon,
+            "step": step,
+        }
+        if self._shared_scalars is not None:
+            self._shared_scalars[dtype] = scalars
+        return scalars
+
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         scale = self._pending_gradient_scale
@@ -138,35 +173,27 @@ class FusedAdamW(keras.optimizers.AdamW):
             # Keras' clipping multiplies every gradient, which makes sparse ones dense; Keras'
             # sparse update has no bias-corrected epsilon.
             gradient = tf.convert_to_tensor(gradient)
-        scale = tf.constant(1.0, dtype) if scale is None else tf.cast(scale, dtype)
-        decayed = self.weight_decay and self._use_weight_decay(variable)
-        decay_rate = tf.cast(learning_rate, dtype) * (self.weight_decay if decayed else 0.0)
+        decayed = bool(self.weight_decay) and self._use_weight_decay(variable)
         if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
             if decayed:
-                variable.assign_sub(variable * decay_rate)
-            if not isinstance(gradient, tf.IndexedSlices):
+                variable.assign_sub(variable * tf.cast(learning_rate * self.weight_decay, dtype))
+            if scale is not None:
                 gradient = gradient * tf.cast(scale, gradient.dtype)
             return super().update_step(gradient, variable, learning_rate)
         index = self._get_variable_index(variable)
-        step = tf.cast(self.iterations + 1, dtype)
-        beta_2 = tf.cast(self.beta_2, dtype)
-        epsilon = tf.cast(self.epsilon, dtype)
-        if self.epsilon_after_bias_correction:
-            # lr / (1 - b1^t) * m / (sqrt(v / (1 - b2^t)) + eps)
-            #   = lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps * sqrt(1 - b2^t))
-            epsilon = epsilon * tf.sqrt(1 - beta_2**step)
+        scalars = self._scalars(dtype, learning_rate)
         adamw_update(
             variable.handle,
             self._momentums[index].value.handle,
             self._velocities[index].value.handle,
             tf.cast(gradient, dtype),
-            scale,
-            tf.cast(learning_rate, dtype),
-            decay_rate,
-            tf.cast(self.beta_1, dtype),
-            beta_2,
-            epsilon,
-            step,
+            scalars["gradient_scale"],
+            scalars["learning_rate"],
+            scalars["decay_rates"][decayed],
+            scalars["beta_1"],
+            scalars["beta_2"],
+            scalars["epsilon"],
+            scalars["step"],
         )
 
     def get_config(self) -> dict:

@@ -60,6 +60,9 @@ class RunSettings:
         seed: seeds initialisation (and what the job's data derives from it).
         verbose: `fit` verbosity; "auto" is a progress bar on a terminal, a line per epoch in
             a log. On a job's command line, `--verbose` also shows TensorFlow's own log lines.
+        backup_interval_seconds: back up (weights, optimizer state, epoch) at the first epoch
+            end this long after the last backup, and when training ends; 0 backs up every
+            epoch. Multi-worker runs back up every epoch (workers must resume at one epoch).
 
     Example:
     >>> settings = RunSettings(learning_rate=1e-4, warmup_fraction=0.01, optimizer="lamb")
@@ -80,6 +83,7 @@ class RunSettings:
     steps_per_execution: int = 1
     seed: int = 0
     verbose: int | str = "auto"
+    backup_interval_seconds: float = 0.0
 
     def __post_init__(self):
         check_precision(self.precision)
@@ -282,7 +286,15 @@ def fit_resumable(
             epochs=epochs,
             steps_per_epoch=min(steps_per_epoch, total_steps),
             validation_data=validation,
-            callbacks=[*callbacks, *training_callbacks(worker_dir)],
+            callbacks=[
+                *callbacks,
+                *training_callbacks(
+                    worker_dir,
+                    backup_interval_seconds=0.0
+                    if multi_worker
+                    else settings.backup_interval_seconds,
+                ),
+            ],
             verbose=_fit_verbosity(settings.verbose),
             shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
         )

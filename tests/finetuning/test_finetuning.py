@@ -90,7 +90,13 @@ def test_embedding_rms_rescales_the_tables_not_the_encoders_outputs(tiny_checkpo
 
 def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, tmp_path):
     train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
-    settings = config(tiny_checkpoint_dir, tmp_path, max_train_examples=16, epochs=3)
+    settings = config(
+        tiny_checkpoint_dir,
+        tmp_path,
+        max_train_examples=16,
+        epochs=3,
+        run={"learning_rate": 1e-4, "backup_interval_seconds": 0},
+    )
 
     class Interrupt(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
