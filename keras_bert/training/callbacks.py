@@ -91,14 +91,18 @@ class AtomicBackupAndRestore(keras.callbacks.BackupAndRestore):
 
 class TrainingTime(keras.callbacks.Callback):
     """Adds `train_seconds` to every epoch's logs: the wall-clock seconds since this process
-    began `fit` (curves of a metric against time, not only against steps)."""
+    began `fit` (curves of a metric against time, not only against steps), and keeps the
+    `time.perf_counter()` at which the last epoch ended (`last_epoch_end`, None before one)."""
+
+    last_epoch_end: float | None = None
 
     def on_train_begin(self, logs=None):
         self._start = time.perf_counter()
 
     def on_epoch_end(self, epoch, logs=None):
+        self.last_epoch_end = time.perf_counter()
         if logs is not None:
-            logs["train_seconds"] = time.perf_counter() - self._start
+            logs["train_seconds"] = self.last_epoch_end - self._start
 
 
 def training_callbacks(

@@ -19,7 +19,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert.errors import ConfigError
-from keras_bert.training.callbacks import completed_epochs, training_callbacks
+from keras_bert.training.callbacks import TrainingTime, completed_epochs, training_callbacks
 from keras_bert.training.optimization import build_optimizer, create_optimizer
 from keras_bert.training.precision import (
     PrecisionChoice,
@@ -134,7 +134,11 @@ RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
 @dataclasses.dataclass
 class RunResult:
     """What `fit_resumable` returns: the trained model, its history, the timing and the
-    precision it trained in."""
+    precision it trained in.
+
+    `train_seconds` runs from `fit`'s call to its last epoch's end: the backups between epochs
+    count, the one written as `fit` returns (saving what was trained) does not; a resumed run
+    that had no epoch left counts all of `fit`."""
 
     model: keras.Model
     history: keras.callbacks.History
@@ -280,28 +284,29 @@ def fit_resumable(
             logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
         if multi_worker:
             enable_multi_worker_fit(model)
+        run_callbacks = training_callbacks(
+            worker_dir,
+            # Workers must resume at one epoch: multi-worker runs back up every epoch.
+            backup_interval_seconds=0.0 if multi_worker else settings.backup_interval_seconds,
+        )
+        timer = next(callback for callback in run_callbacks if isinstance(callback, TrainingTime))
         started = time.perf_counter()
         history = model.fit(
             train,
             epochs=epochs,
             steps_per_epoch=min(steps_per_epoch, total_steps),
             validation_data=validation,
-            callbacks=[
-                *callbacks,
-                *training_callbacks(
-                    worker_dir,
-                    backup_interval_seconds=0.0
-                    if multi_worker
-                    else settings.backup_interval_seconds,
-                ),
-            ],
+            callbacks=[*callbacks, *run_callbacks],
             verbose=_fit_verbosity(settings.verbose),
             shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
         )
+        # Training ends with its last epoch: the backup `fit` writes as it returns saves what
+        # was trained, as the job's model file does (backups between epochs count).
+        trained_until = timer.last_epoch_end or time.perf_counter()
         return RunResult(
             model,
             history,
-            time.perf_counter() - started,
+            trained_until - started,
             initial_epoch,
             is_chief=is_chief,
             precision=precision,
