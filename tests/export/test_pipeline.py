@@ -97,5 +97,6 @@ def test_precision_auto_chooses_the_fastest_measured_precision_that_serves(servi
         if precision != "int8"
     }
     assert set(measured) == {"float32", "bfloat16"}
-    assert chosen == min(measured, key=measured.get)
+    # The printed costs are rounded to 0.01 ms: two precisions can print the same least one.
+    assert measured[chosen] == min(measured.values())
     assert printed.rstrip().endswith(f"chose {chosen}")
