@@ -174,14 +174,14 @@ class FusedAdamW(keras.optimizers.AdamW):
             # sparse update has no bias-corrected epsilon.
             gradient = tf.convert_to_tensor(gradient)
         decayed = bool(self.weight_decay) and self._use_weight_decay(variable)
+        scalars = self._scalars(dtype, learning_rate)
         if isinstance(gradient, tf.IndexedSlices) or self.amsgrad:
             if decayed:
-                variable.assign_sub(variable * tf.cast(learning_rate * self.weight_decay, dtype))
+                variable.assign_sub(variable * scalars["decay_rates"][decayed])
             if scale is not None:
                 gradient = gradient * tf.cast(scale, gradient.dtype)
             return super().update_step(gradient, variable, learning_rate)
         index = self._get_variable_index(variable)
-        scalars = self._scalars(dtype, learning_rate)
         adamw_update(
             variable.handle,
             self._momentums[index].value.handle,
