@@ -6,6 +6,7 @@ import math
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
@@ -146,10 +147,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
             relative_embeddings[start:stop], training=training
         )
         scale = self.score_scale
-        query = self.query(hidden_states)
-        query = self._split_heads(query * ops.cast(scale, query.dtype))
-        key = self._split_heads(self.key(hidden_states))
-        value = self._split_heads(self.value(hidden_states))
+        query, key, value = self._project_heads(hidden_states, scale)
 
         scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if "c2p" in self.terms:
@@ -161,7 +159,9 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
             position_query = self._split_rows(position_query * ops.cast(scale, query.dtype))
             row_scores = ops.einsum("bknh,rnh->bnkr", key, position_query)
             scores = scores + self._gather_rows(row_scores, flat_indices["p2c"])
-        return self._attend(scores, value, padding_mask, training, return_attention_scores)
+        return self._attend(
+            scores, value, padding_mask, tf.shape(hidden_states), training, return_attention_scores
+        )
 
     def _split_rows(self, rows):
         return ops.reshape(rows, (-1, self.num_heads, self.head_size))

@@ -1,6 +1,8 @@
 """A Transformer encoder block: post-LayerNorm as in BERT, or pre-LayerNorm."""
 
 import keras
+import tensorflow as tf
+from keras import ops
 
 from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
@@ -185,7 +187,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         feed_forward_input = hidden_states
         if self.pre_layer_norm:
             feed_forward_input = self.output_layer_norm(hidden_states)
-        feed_forward_output = self.output_dense(self.intermediate_dense(feed_forward_input))
+        feed_forward_output = self._feed_forward(feed_forward_input)
         feed_forward_output = self.output_dropout(feed_forward_output, training=training)
         hidden_states = hidden_states + feed_forward_output
         if not self.pre_layer_norm:
@@ -193,6 +195,13 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if return_attention_scores:
             return hidden_states, attention_scores
         return hidden_states
+
+    def _feed_forward(self, hidden_states):
+        """The intermediate and output projections of every token, as one `[batch * sequence,
+        hidden]` matrix: the same products, without shape ops around each projection."""
+        tokens = ops.reshape(hidden_states, (-1, self.hidden_size))
+        projected = self.output_dense(self.intermediate_dense(tokens))
+        return ops.reshape(projected, tf.shape(hidden_states))
 
     def compute_output_spec(
         self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
