@@ -492,11 +492,26 @@ def read_records(path: Path | None) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+# What a results line's revision leaves out: the results files, which a campaign commits
+# between its runs without changing the code that runs.
+OUTSIDE_RESULTS = ["--", ".", ":(exclude)bench/results"]
+
+
 def git_revision() -> str:
-    completed = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    )
-    return completed.stdout.strip() or "unknown"
+    """The last commit that changed something outside `bench/results/` (the code that runs),
+    with "+changes" if tracked files outside it differ from that commit; "unknown" outside git.
+    """
+
+    def git(*arguments: str) -> str:
+        completed = subprocess.run(
+            ["git", *arguments, *OUTSIDE_RESULTS], capture_output=True, text=True, check=False
+        )
+        return completed.stdout.strip()
+
+    revision = git("log", "-1", "--format=%h")
+    if not revision:
+        return "unknown"
+    return revision + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:

@@ -39,7 +39,6 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -119,16 +118,13 @@ def record_of(task: str, seed: int, result: dict) -> dict:
     """The results line of a finished run."""
     from keras_bert.cpu import cpu_summary
 
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
-    ).stdout.strip()
     return {
         "task": task,
         "seed": seed,
         "recipe": job_recipe(task),
         **result,
         "sequences_per_second": round(result["train_sequences"] / result["train_seconds"], 2),
-        "revision": git_revision() + ("+changes" if dirty else ""),
+        "revision": git_revision(),
         "cpu": cpu_summary(),
         # Above its cores + 1, something else shared them (`ran_beside_other_work`).
         "load_average_15min": round(os.getloadavg()[2], 2),
@@ -387,60 +383,79 @@ def after_first_epoch_rate(record: dict) -> float | None:
 
 
 def speed_table(records: Sequence[dict]) -> str:
-    """Markdown: per task, our latest speed run in float32 and in mixed_bfloat16 beside Hugging
+    """Markdown: per task, our speed runs in float32 and in mixed_bfloat16 beside Hugging
     Face's runs with the same settings (run_glue as its script pads, to 128, and to each batch's
     longest; run_ner and run_qa as their scripts run): sequences/s over the whole run and, where
     the runs timed more than one epoch, over the epochs after the first, with each precision's
-    ratio to the peer's faster."""
+    ratio to the peer's faster.
+
+    Each cell is the median of the runs at one revision, our latest run's: the VM's speed
+    varies by up to 15% between runs. The peer's runs are those recorded beside ours (at our
+    revisions), or its latest if none were."""
     lines = [
         "| task, examples × epochs | keras_bert float32: whole run; after epoch 1 "
         "| keras_bert mixed_bfloat16 | HF, its script's padding | HF, GLUE padded to the longest "
         "| float32 / HF's faster: whole run; after epoch 1 | mixed_bfloat16 / HF's faster "
-        "| CPU, commits |",
+        "| CPU, commits (runs) |",
         "|---|---:|---:|---:|---:|---:|---:|---|",
     ]
+    speeds = (lambda run: run["sequences_per_second"], after_first_epoch_rate)
 
-    def rates(record: dict | None) -> str:
-        if record is None:
-            return ""
-        later = after_first_epoch_rate(record)
-        whole = f"{record['sequences_per_second']:.1f}"
-        return f"{whole}; {later:.1f}" if later else whole
+    def medians(runs: list[dict]) -> list[float | None]:
+        known = [[speed(run) for run in runs if speed(run)] for speed in speeds]
+        return [statistics.median(values) if values else None for values in known]
 
-    def ratios(ours: dict | None, peers: list[dict]) -> str:
-        if ours is None:
+    def rates(runs: list[dict]) -> str:
+        whole, later = medians(runs) if runs else (None, None)
+        if whole is None:
             return ""
+        return f"{whole:.1f}; {later:.1f}" if later else f"{whole:.1f}"
+
+    def ratios(ours: list[dict], peers: list[list[dict]]) -> str:
+        if not ours:
+            return ""
+        peer_medians = [medians(runs) for runs in peers if runs]
         cells = []
-        for rate in (lambda r: r["sequences_per_second"], after_first_epoch_rate):
-            known = [rate(peer) for peer in peers if rate(peer)]
-            cells.append(f"**{rate(ours) / max(known):.2f}×**" if rate(ours) and known else "–")
+        for index, rate in enumerate(medians(ours)):
+            known = [median[index] for median in peer_medians if median[index]]
+            cells.append(f"**{rate / max(known):.2f}×**" if rate and known else "–")
         return "; ".join(cells)
+
+    def at_latest_revision(runs: list[dict]) -> list[dict]:
+        return [run for run in runs if run["revision"] == runs[-1]["revision"]] if runs else []
 
     ours_runs = [record for record in records if record["side"] == "keras_bert"]
     for task in GRID:
         ours = {
-            precision: next(
-                (r for r in reversed(ours_runs) if (r["task"], trained_in(r)) == (task, precision)),
-                None,
+            precision: at_latest_revision(
+                [run for run in ours_runs if (run["task"], trained_in(run)) == (task, precision)]
             )
             for precision in ("float32", "mixed_bfloat16")
         }
-        first = ours["float32"] or ours["mixed_bfloat16"]
+        first = (ours["float32"] or ours["mixed_bfloat16"] or [None])[-1]
         if first is None:
             continue
         our_settings = {k: v for k, v in first["settings"].items() if k != "precision"}
+        our_revisions = {run["revision"] for runs in ours.values() for run in runs}
         peer = {}
         for record in records:
             settings = dict(record["settings"])
             padding = settings.pop("glue_padding", "max_length")
             if (record["task"], record["side"], settings) == (task, "hugging_face", our_settings):
-                peer[padding] = record
+                peer.setdefault(padding, []).append(record)
+        peer = {
+            padding: [run for run in runs if run["revision"] in our_revisions]
+            or at_latest_revision(runs)
+            for padding, runs in peer.items()
+        }
         examples = first["settings"]["max_train_examples"]  # None: the whole training split
         size = f"{f'{examples:,}' if examples else 'all'} × {first['settings'].get('epochs', 1)}"
-        commits = " / ".join(run["revision"] for run in ours.values() if run)
+        commits = " / ".join(
+            f"{runs[-1]['revision']} ({len(runs)})" for runs in ours.values() if runs
+        )
         lines.append(
             f"| {task}, {size} | {rates(ours['float32'])} | {rates(ours['mixed_bfloat16'])} "
-            f"| {rates(peer.get('max_length'))} | {rates(peer.get('longest'))} "
+            f"| {rates(peer.get('max_length', []))} | {rates(peer.get('longest', []))} "
             f"| {ratios(ours['float32'], list(peer.values()))} "
             f"| {ratios(ours['mixed_bfloat16'], list(peer.values()))} "
             f"| {first['cpu'].split('; lacks')[0]}, {commits} |"

@@ -124,7 +124,12 @@ def test_a_pair_of_metrics_is_scored_by_their_mean():
 
 
 def speed_record(
-    side: str, epochs: int, epoch_seconds: list[float], padding: str = "", precision: str = ""
+    side: str,
+    epochs: int,
+    epoch_seconds: list[float],
+    padding: str = "",
+    precision: str = "",
+    revision: str = "abc1234",
 ) -> dict:
     settings = {"max_train_examples": 1000, "epochs": epochs}
     settings.update({"glue_padding": padding} if padding else {})
@@ -137,7 +142,7 @@ def speed_record(
         "train_sequences": 1000 * epochs,
         "sequences_per_second": round(1000 * epochs / sum(epoch_seconds), 2),
         "epoch_seconds": epoch_seconds,
-        "revision": "abc1234",
+        "revision": revision,
         "cpu": "AMD EPYC, 2 cores; has: avx2, fma",
     }
 
@@ -166,6 +171,28 @@ def test_each_precision_of_ours_is_compared_with_the_same_peer_runs():
     (mrpc,) = speed_table(records).splitlines()[2:]
     assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 | 80.0; 200.0 |  | 50.0; 50.0 |")
     assert "| **1.00×**; **2.00×** | **1.60×**; **4.00×** |" in mrpc
+
+
+def test_the_speed_table_takes_medians_of_the_runs_at_our_latest_revision():
+    records = [
+        # An older revision's runs, ours and the peer's: left out.
+        speed_record("keras_bert", 2, [5.0, 5.0], revision="old1234"),
+        speed_record("hugging_face", 2, [5.0, 5.0], "longest", revision="old1234"),
+        *[
+            speed_record("keras_bert", 2, [first, 10.0], revision="new5678")
+            for first in (30.0, 10.0, 70.0)
+        ],
+        *[
+            speed_record("hugging_face", 2, seconds, "longest", revision="new5678")
+            for seconds in ([20.0, 20.0], [40.0, 40.0])
+        ],
+    ]
+    (mrpc,) = speed_table(records).splitlines()[2:]
+    # Ours: 2000 / (40, 20, 80) s, median 50.0; 100.0 after epoch 1 in each run. The peer's
+    # median of 50.0 and 25.0.
+    assert mrpc.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 |  |  | 37.5; 37.5 |")
+    assert "| **1.33×**; **2.67×** |  |" in mrpc
+    assert mrpc.endswith(", new5678 (3) |")
 
 
 def test_tables_are_written_between_the_markers(tmp_path):
