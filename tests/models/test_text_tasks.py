@@ -123,10 +123,13 @@ def test_predicting_1000_sentences_runs_one_compiled_function(trained_classifier
     classifier.predict_function = None  # trace afresh
     logits = predict_classifier(classifier, classifier.preprocessor, examples)
     assert logits.shape == (1000, 2)
-    # 16 batches of 64 (the last of 40), each padded to its longest sentence: Keras traces its
-    # predict function for the first shape, then relaxes the width and the batch size (at most
-    # 3 traces), where calling the model per batch ran all 16 eagerly, op by op.
-    assert classifier.predict_function.experimental_get_tracing_count() <= 3
+    # 16 batches of 64 (the last of 40), each padded to its longest sentence: one trace for any
+    # batch size and width (Keras alone traces the first shape, then relaxes the width, then
+    # the batch size: 3), where calling the model per batch ran all 16 eagerly, op by op.
+    assert classifier.predict_function.experimental_get_tracing_count() == 1
+    # A second `predict` reuses it.
+    predict_classifier(classifier, classifier.preprocessor, examples)
+    assert classifier.predict_function.experimental_get_tracing_count() == 1
 
 
 def test_text_without_a_preprocessor_is_an_error_naming_it():
@@ -169,6 +172,20 @@ def test_token_classifier_returns_entities_with_character_offsets():
             assert text[entity["start"] : entity["end"]] == entity["text"]
             assert entity["label"] == "place"
             assert entity["score"] == pytest.approx(np.exp(5) / (np.exp(5) + 2), rel=1e-4)
+
+
+def test_predicting_batches_of_other_sizes_and_widths_traces_once():
+    tagger = BertTokenClassifier.from_checkpoint(
+        CHECKPOINT, label_names=["O", "B-place", "I-place"], seq_length=SEQ_LENGTH
+    )
+    for batch_size, width in [(4, 7), (4, 12), (3, 5)]:
+        ids = {
+            "input_word_ids": np.full((batch_size, width), 1000, "int32"),
+            "input_mask": np.ones((batch_size, width), "int32"),
+            "input_type_ids": np.zeros((batch_size, width), "int32"),
+        }
+        assert tagger.predict_on_batch(ids).shape == (batch_size, width, 3)
+    assert tagger.predict_function.experimental_get_tracing_count() == 1
 
 
 def test_question_answerer_returns_the_answer_text_and_its_span():
