@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import keras
 import tensorflow as tf
@@ -84,6 +84,10 @@ class RunSettings:
     seed: int = 0
     verbose: int | str = "auto"
     backup_interval_seconds: float = 0.0
+
+    # The fields that change how a run reports and backs up, not what it trains: a job
+    # resumes a run under other values of them.
+    NOT_TRAINING: ClassVar[tuple[str, ...]] = ("verbose", "backup_interval_seconds")
 
     def __post_init__(self):
         check_precision(self.precision)

@@ -49,8 +49,10 @@ def test_glue_job_scores_every_task_and_resumes(small_glue, tiny_checkpoint_dir,
     submission = (tmp_path / "submission" / "MRPC.tsv").read_text().splitlines()
     assert submission[0] == "index\tprediction" and len(submission) == 17
     assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
-    # Run again: every task is read back, not trained again.
+    # Run again: every task is read back, not trained again, also when a setting that does
+    # not change what is trained differs.
     assert glue.main(flags) == report
+    assert glue.main([*flags, "--backup-interval-seconds", "5"]) == report
     assert "examples, 1 epochs" not in capsys.readouterr().out
     with pytest.raises(ConfigError, match="holds a run with other settings"):
         glue.main([*flags, "--learning-rate", "1e-3"])
