@@ -315,13 +315,7 @@ def run_keras_bert_job(task: str, args: argparse.Namespace) -> dict:
         else tempfile.TemporaryDirectory(prefix=f"peer_{task}_")
     )
     with output as output_dir:
-        flags = ["--output-dir", output_dir, "--seed", str(args.seed)]
-        for flag, value in (
-            ("--epochs", args.epochs),
-            ("--max-train-examples", args.max_train_examples),
-            ("--precision", args.precision),
-        ):
-            flags += [flag, str(value)] if value else []
+        flags = ["--output-dir", output_dir, "--seed", str(args.seed), *given_flags(args)]
         if is_glue(task):
             from pipelines import glue
 
@@ -452,12 +446,10 @@ def run_settings(task: str, side: str, args: argparse.Namespace) -> dict:
     return settings
 
 
-def child_flags(args: argparse.Namespace) -> list[str]:
-    flags = [
-        *("--seq-length", str(args.seq_length), "--batch-size", str(args.batch_size)),
-        *("--glue-dir", str(args.glue_dir)),
-        *("--peer-glue-padding", args.peer_glue_padding),
-    ]
+def given_flags(args: argparse.Namespace) -> list[str]:
+    """The optional settings a run passes on, those given: `--epochs`, `--max-train-examples`,
+    `--precision`."""
+    flags = []
     for flag, value in (
         ("--epochs", args.epochs),
         ("--max-train-examples", args.max_train_examples),
@@ -465,6 +457,15 @@ def child_flags(args: argparse.Namespace) -> list[str]:
     ):
         flags += [flag, str(value)] if value else []
     return flags
+
+
+def child_flags(args: argparse.Namespace) -> list[str]:
+    return [
+        *("--seq-length", str(args.seq_length), "--batch-size", str(args.batch_size)),
+        *("--glue-dir", str(args.glue_dir)),
+        *("--peer-glue-padding", args.peer_glue_padding),
+        *given_flags(args),
+    ]
 
 
 def run_in_subprocess(
