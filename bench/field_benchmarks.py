@@ -406,7 +406,7 @@ def speed_table(records: Sequence[dict]) -> str:
         return [statistics.median(values) if values else None for values in known]
 
     def rates(runs: list[dict]) -> str:
-        whole, later = medians(runs) if runs else (None, None)
+        whole, later = medians(runs)
         if whole is None:
             return ""
         return f"{whole:.1f}; {later:.1f}" if later else f"{whole:.1f}"
