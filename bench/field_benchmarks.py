@@ -6,6 +6,7 @@ CoNLL-2003 and SQuAD, seed by seed, each run appended to a results file in the r
     python -m bench.field_benchmarks table               # the table, from the results file
     python -m bench.field_benchmarks table --write BENCHMARKS.md
     python -m bench.field_benchmarks run --tasks rte,mrpc,stsb,cola --precision mixed_bfloat16
+    python -m bench.field_benchmarks run --tasks mrpc --precision mixed_bfloat16 --again
 
 The grid (`GRID`): RTE, MRPC, STS-B and CoLA with seeds 0, 1 and 2; SST-2, CoNLL-2003
 (`eng.testa`) and the SQuAD dev split of `../shared/data/benchmarks` with seed 0, each with
@@ -16,7 +17,9 @@ JSON line of `bench/results/field_benchmarks.jsonl`: task, seed, the recipe it r
 training seconds and sequences/s, the commit, the CPU and its features, the load average.
 A run whose task, seed, recipe and precision are recorded is not run again; a changed recipe
 runs anew. `--precision mixed_bfloat16` runs the grid in bfloat16 (what `--precision auto`
-picks on a CPU with bfloat16 units), for its own table beside float32's spread.
+picks on a CPU with bfloat16 units), for its own table beside float32's spread. `--again` runs
+the grid anew on this code: it skips only the runs recorded at this revision (`git_revision`),
+so it too resumes where it was stopped, and the table then shows the new runs (each seed's last).
 Each run's job writes to its own directory under `--work-dir` (deleted once the run is
 recorded): run the command again after it was stopped and the run in flight resumes from its
 last finished epoch (its line then records `resumed_after_epoch`, and its `train_seconds` are
@@ -144,19 +147,30 @@ def trained_in(record: dict) -> str:
     return (record.get("precision") or {}).get("policy", "float32")
 
 
-def run_work_dir(root: Path, task: str, seed: int, precision: str = "float32") -> Path:
+def run_work_dir(
+    root: Path, task: str, seed: int, precision: str = "float32", revision: str = ""
+) -> Path:
     """Where the job of (task, seed) under today's recipe writes: the same directory when the
-    run is started again, another once the recipe or the precision changes."""
-    recipe = json.dumps(job_recipe(task), sort_keys=True).encode()
-    return root / f"{task}-seed{seed}-{precision}-{hashlib.sha256(recipe).hexdigest()[:12]}"
+    run is started again, another once the recipe, the precision or the given code `revision`
+    (a run of `--again`) changes."""
+    identity = (json.dumps(job_recipe(task), sort_keys=True) + revision).encode()
+    return root / f"{task}-seed{seed}-{precision}-{hashlib.sha256(identity).hexdigest()[:12]}"
 
 
 def runs_to_go(
-    tasks: Sequence[str], seeds: Sequence[int] | None, records: Sequence[dict], precision: str
+    tasks: Sequence[str],
+    seeds: Sequence[int] | None,
+    records: Sequence[dict],
+    precision: str,
+    revision: str = "",
 ) -> list[tuple[str, int]]:
     """(task, seed) of the grid that `records` hold no run of under today's recipe in
-    `precision`, in the campaign's order."""
-    done = [(r["task"], r["seed"], r["recipe"], trained_in(r)) for r in records]
+    `precision` (at code `revision`, if given), in the campaign's order."""
+    done = [
+        (r["task"], r["seed"], r["recipe"], trained_in(r))
+        for r in records
+        if not revision or r["revision"] == revision
+    ]
     return [
         (task, seed)
         for task, seed in grid_runs(tasks, seeds)
@@ -170,17 +184,21 @@ def run_campaign(
     results: Path,
     work_root: Path = WORK_DIR,
     precision: str = "float32",
+    again: bool = False,
 ) -> None:
-    """Runs every (task, seed) not yet in `results` under today's recipe in `precision`,
-    appending each; a run stopped earlier resumes in its directory under `work_root`."""
-    todo = runs_to_go(tasks, seeds, read_records(results), precision)
-    print(f"{len(todo)} runs to go in {precision}, appended to {results}", flush=True)
+    """Runs every (task, seed) not yet in `results` under today's recipe in `precision` (with
+    `again`: not yet at this code's revision), appending each; a run stopped earlier resumes in
+    its directory under `work_root`."""
+    revision = git_revision() if again else ""
+    todo = runs_to_go(tasks, seeds, read_records(results), precision, revision)
+    at = f" at {revision}" if revision else ""
+    print(f"{len(todo)} runs to go in {precision}{at}, appended to {results}", flush=True)
     for number, (task, seed) in enumerate(todo, start=1):
         print(f"[{number}/{len(todo)}] {task}, seed {seed}", flush=True)
         args = build_parser().parse_args(
             ["--tasks", task, "--sides", "keras_bert", "--precision", precision]
         )
-        work_dir = run_work_dir(work_root, task, seed, precision)
+        work_dir = run_work_dir(work_root, task, seed, precision, revision)
         if work_dir.exists():
             print(f"[{number}/{len(todo)}] resuming in {work_dir}", flush=True)
         result = run_in_subprocess("keras_bert", task, seed, args, work_dir)
@@ -507,6 +525,11 @@ def main(argv: list[str] | None = None) -> None:
         default="float32",
         help="run: the policy the jobs train in (default: %(default)s)",
     )
+    parser.add_argument(
+        "--again",
+        action="store_true",
+        help="run: run anew what was recorded on other code (skip only this revision's runs)",
+    )
     parser.add_argument("--write", type=Path, help="table: the file to write it into")
     args = parser.parse_args(argv)
     if args.command == "table":
@@ -523,7 +546,7 @@ def main(argv: list[str] | None = None) -> None:
     # TensorFlow's C++ log lines off, before anything imports it.
     import pipelines  # noqa: F401
 
-    run_campaign(tasks, seeds, args.results, args.work_dir, args.precision)
+    run_campaign(tasks, seeds, args.results, args.work_dir, args.precision, args.again)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,17 @@ def test_a_run_in_bfloat16_is_not_the_run_in_float32(tmp_path):
     assert run_work_dir(tmp_path, "rte", 0) != run_work_dir(tmp_path, "rte", 0, "mixed_bfloat16")
 
 
+def test_again_runs_anew_only_what_other_code_recorded(tmp_path):
+    recorded = [record("rte", 0, {"accuracy": 0.56}), record("mrpc", 0, {"accuracy": 0.8})]
+    recorded[1]["revision"] = "def5678"
+    assert runs_to_go(["rte", "mrpc"], [0], recorded, "float32") == []
+    assert runs_to_go(["rte", "mrpc"], [0], recorded, "float32", "def5678") == [("rte", 0)]
+    # A run of other code does not resume in the directory of this one.
+    assert run_work_dir(tmp_path, "rte", 0, "float32", "def5678") != run_work_dir(
+        tmp_path, "rte", 0, "float32", "abc1234"
+    )
+
+
 def test_a_stopped_run_finds_its_directory_again_until_the_recipe_changes(tmp_path, monkeypatch):
     from keras_bert.training import recipes
 
