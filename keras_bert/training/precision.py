@@ -40,6 +40,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.timing import interleaved_median_seconds
 from keras_bert.training.optimization import create_optimizer
+from keras_bert.training.strategy import mean_over_workers
 
 logger = logging.getLogger(__name__)
 
@@ -210,9 +211,9 @@ def train_step_seconds(
     return interleaved_median_seconds(steps, rounds)
 
 
-def _accelerator_policy(strategy: str) -> str | None:
+def _accelerator_policy(strategy: tf.distribute.Strategy) -> str | None:
     """Mixed precision native to the run's accelerator, or None on a CPU-only machine."""
-    if strategy == "tpu" or tf.config.list_logical_devices("TPU"):
+    if isinstance(strategy, tf.distribute.TPUStrategy) or tf.config.list_logical_devices("TPU"):
         return "mixed_bfloat16"
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
@@ -226,7 +227,7 @@ def _accelerator_policy(strategy: str) -> str | None:
 
 def resolve_precision(
     precision: str,
-    strategy: str = "default",
+    strategy: tf.distribute.Strategy | None = None,
     step_shape: TrainStepShape | None = None,
     jit_compile: bool = False,
 ) -> PrecisionChoice:
@@ -235,7 +236,9 @@ def resolve_precision(
 
     Args:
         precision: a policy of `PRECISION_POLICIES`, or "auto".
-        strategy: the run's strategy name ("tpu" means a TPU's policy).
+        strategy: the run's strategy (default: the current one). A TPU's means its native
+            policy; under `MultiWorkerMirroredStrategy` the workers choose from their timings'
+            means (`mean_over_workers`), so that all train in one policy.
         step_shape: the run's step, timed by "auto" on a CPU with bfloat16 units (default:
             `TrainStepShape()`).
         jit_compile: whether the run compiles its steps with XLA (the timed steps do too).
@@ -250,6 +253,7 @@ def resolve_precision(
     check_precision(precision)
     if precision != AUTO_PRECISION:
         return PrecisionChoice(precision, precision, "as set")
+    strategy = strategy or tf.distribute.get_strategy()
     policy = _accelerator_policy(strategy)
     if policy is not None:
         choice = PrecisionChoice(policy, precision, "native to this accelerator")
@@ -259,7 +263,8 @@ def resolve_precision(
         )
     else:
         step_shape = step_shape or TrainStepShape()
-        seconds = train_step_seconds(step_shape, jit_compile=jit_compile)
+        timed = train_step_seconds(step_shape, jit_compile=jit_compile)
+        seconds = dict(zip(timed, mean_over_workers(strategy, list(timed.values())), strict=True))
         choice = PrecisionChoice(
             faster_cpu_policy(seconds["float32"], seconds["mixed_bfloat16"]),
             precision,
@@ -294,7 +299,7 @@ def global_dtype_policy(policy: str) -> Iterator[None]:
 def resolve_run_precision(
     precision: str,
     record: Path,
-    strategy: str = "default",
+    strategy: tf.distribute.Strategy | None = None,
     step_shape: TrainStepShape | None = None,
     jit_compile: bool = False,
 ) -> PrecisionChoice:

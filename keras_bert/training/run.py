@@ -1,4 +1,4 @@
-"""One training run, whatever the model: precision → seed → strategy → model and optimizer in
+"""One training run, whatever the model: strategy → precision → seed → model and optimizer in
 its scope → XLA check → resumable callbacks → `fit` → `config.json`.
 
 Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.pretraining.trainer`) and
@@ -204,7 +204,8 @@ def fit_resumable(
             it is a dataset, or a function `tf.distribute.InputContext -> dataset` of global
             batches' per-replica shares (`distribute_datasets_from_function`).
         run_config: written to `output_dir/config.json` (the chief's), as JSON.
-        output_dir: `backup/`, `logs/`, `metrics.csv`, `config.json` and `precision.json` go here.
+        output_dir: `backup/`, `logs/`, `metrics.csv`, `config.json` and `precision.json` go here
+            (other workers of a multi-worker run write theirs under `workers/`).
         total_steps: batches of the whole run.
         steps_per_epoch: batches between backups (a killed run resumes at an epoch boundary;
             a shorter last epoch is cut by the data's `take`).
@@ -223,12 +224,13 @@ def fit_resumable(
         raise ConfigError(
             f"total_steps ({total_steps}) and steps_per_epoch ({steps_per_epoch}) must be positive."
         )
+    output_dir = Path(output_dir)
+    strategy = resolve_strategy(settings.strategy, settings.tpu)
+    worker_dir = _worker_output_dir(output_dir, strategy)
+    worker_dir.mkdir(parents=True, exist_ok=True)
+    is_chief = worker_dir == output_dir
     precision = resolve_run_precision(
-        settings.precision,
-        Path(output_dir) / PRECISION_FILE,
-        settings.strategy,
-        step_shape,
-        settings.jit_compile,
+        settings.precision, worker_dir / PRECISION_FILE, strategy, step_shape, settings.jit_compile
     )
     settings = dataclasses.replace(settings, precision=precision.policy)
     # Seeded after "auto" timed its steps (their models draw random numbers): a run that chose
@@ -236,11 +238,6 @@ def fit_resumable(
     keras.utils.set_random_seed(settings.seed)
     # Models built within train in the run's policy; the caller's later ones in its own.
     with global_dtype_policy(settings.precision):
-        output_dir = Path(output_dir)
-        strategy = resolve_strategy(settings.strategy, settings.tpu)
-        worker_dir = _worker_output_dir(output_dir, strategy)
-        worker_dir.mkdir(parents=True, exist_ok=True)
-        is_chief = worker_dir == output_dir
         if is_chief:
             (output_dir / "config.json").write_text(
                 json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 
 import tensorflow as tf
 
@@ -41,6 +42,29 @@ def resolve_strategy(name: str = "default", tpu: str | None = None) -> tf.distri
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     raise ConfigError(f"Unknown strategy {name!r}; expected one of {', '.join(STRATEGY_NAMES)}.")
+
+
+def mean_over_workers(strategy: tf.distribute.Strategy, values: Sequence[float]) -> list[float]:
+    """`values` averaged over the workers of a `MultiWorkerMirroredStrategy` (one collective
+    all-reduce), or as they are under any other strategy: a choice every worker makes from
+    the means is the same on each.
+
+    Example:
+    >>> mean_over_workers(tf.distribute.get_strategy(), [1.5, 2.0])
+    [1.5, 2.0]
+    """
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        return list(values)
+    local = tf.constant(values, tf.float32)
+
+    @tf.function
+    def mean() -> tf.Tensor:
+        # Every replica of a worker holds its worker's values, and workers have as many
+        # replicas each: the mean over replicas is the mean over workers.
+        per_replica = strategy.run(lambda: tf.identity(local))
+        return strategy.reduce(tf.distribute.ReduceOp.MEAN, per_replica, axis=None)
+
+    return mean().numpy().tolist()
 
 
 def jit_compile_supported(

@@ -2,7 +2,8 @@
 
 SPEC is a JSON file with `config` (PretrainingConfig fields), optional `logical_cpus` (split
 the CPU into that many logical devices before TensorFlow starts), optional `tf_config` (set as
-TF_CONFIG) and `weights_out` (an .npz of the final weights and optimizer step).
+TF_CONFIG), `weights_out` (an .npz of the final weights and optimizer step) and optional
+`values` (their `mean_over_workers` after training goes into the .npz as `means`).
 """
 
 import json
@@ -28,11 +29,13 @@ def main(spec_path: str) -> None:
     import numpy as np
 
     from keras_bert.pretraining import PretrainingConfig, run_pretraining
+    from keras_bert.training.strategy import mean_over_workers
 
     history = run_pretraining(PretrainingConfig(**spec["config"]))
     model = history.model
     np.savez(
         spec["weights_out"],
+        means=mean_over_workers(model.distribute_strategy, spec.get("values", [])),
         iterations=int(model.optimizer.iterations.numpy()),
         replicas=model.distribute_strategy.num_replicas_in_sync,
         jit_compile=bool(model.jit_compile),

@@ -38,7 +38,8 @@ def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, t
 def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_config, tmp_path):
     ports = [_free_port(), _free_port()]
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
-    run = {**small_config["run"], "strategy": "multi_worker_mirrored"}
+    # "auto": on a CPU with bfloat16 units each worker times the steps (on others, float32).
+    run = {**small_config["run"], "strategy": "multi_worker_mirrored", "precision": "auto"}
     config = {**small_config, "run": run, "total_steps": 20}
     processes = []
     for index in range(2):
@@ -46,6 +47,7 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
             "config": config,
             "tf_config": {"cluster": cluster, "task": {"type": "worker", "index": index}},
             "weights_out": str(tmp_path / f"worker_{index}.npz"),
+            "values": [index, 10 - index],
         }
         processes.append(
             subprocess.Popen(
@@ -62,6 +64,8 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
         assert process.returncode == 0, stderr[-3000:]
     chief, other = _weights(tmp_path / "worker_0.npz"), _weights(tmp_path / "worker_1.npz")
     assert int(chief["replicas"]) == 2 and int(chief["iterations"]) == 20
+    # Both workers get the mean of [0, 10] and [1, 9]: what "auto" precision chooses from.
+    assert chief["means"].tolist() == [0.5, 9.5]
     assert chief.keys() == other.keys()
     for name in chief:
         np.testing.assert_array_equal(chief[name], other[name], err_msg=name)
@@ -69,3 +73,8 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
     run_dir = tmp_path / "run"
     assert (run_dir / "pretrainer.keras").is_file() and (run_dir / "checkpoint").is_dir()
     assert (run_dir / "workers" / "worker_1" / "backup").is_dir()
+    # Each worker records its precision apart (as it resumes from its own backup), and both
+    # chose from the same mean timings.
+    assert (run_dir / "precision.json").read_text() == (
+        run_dir / "workers" / "worker_1" / "precision.json"
+    ).read_text()
