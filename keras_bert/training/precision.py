@@ -39,6 +39,7 @@ from keras_bert.cpu import has_bfloat16_units
 from keras_bert.errors import ConfigError
 from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.timing import interleaved_median_seconds
+from keras_bert.training.callbacks import write_text_atomically
 from keras_bert.training.optimization import create_optimizer
 from keras_bert.training.strategy import mean_over_workers
 
@@ -315,13 +316,20 @@ def resolve_run_precision(
     >>> resolve_run_precision("mixed_bfloat16", record).reason
     'as this run chose when it started'
     """
+    started = None
     if record.is_file():
         started = PrecisionChoice(**json.loads(record.read_text("utf-8")))
-        if started.requested == precision:
-            choice = dataclasses.replace(started, reason="as this run chose when it started")
-            logger.info("%s", choice.describe())
-            return choice
+        started = started if started.requested == precision else None
+    # The workers of a `MultiWorkerMirroredStrategy` keep a record each: a run stopped while
+    # they wrote theirs resumes with some records only, and then every worker chooses anew
+    # (the choice's all-reduce waits for all of them).
+    strategy = strategy or tf.distribute.get_strategy()
+    every_worker_kept = mean_over_workers(strategy, [float(started is not None)]) == [1.0]
+    if started is not None and every_worker_kept:
+        choice = dataclasses.replace(started, reason="as this run chose when it started")
+        logger.info("%s", choice.describe())
+        return choice
     choice = resolve_precision(precision, strategy, step_shape, jit_compile)
     record.parent.mkdir(parents=True, exist_ok=True)
-    record.write_text(json.dumps(choice.to_dict()) + "\n", "utf-8")
+    write_text_atomically(record, json.dumps(choice.to_dict()) + "\n")
     return choice

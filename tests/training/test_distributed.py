@@ -1,12 +1,14 @@
 """Pretraining under MirroredStrategy (two logical CPUs) and MultiWorkerMirroredStrategy (two
 local worker processes); each run is a subprocess, since devices are fixed at TF start-up."""
 
+import json
 import socket
 import subprocess
 
 import numpy as np
 import pytest
 
+from keras_bert.training.precision import PrecisionChoice
 from tests.training.conftest import ROOT, run_worker, worker_command, worker_environment
 
 
@@ -41,6 +43,13 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
     # "auto": on a CPU with bfloat16 units each worker times the steps (on others, float32).
     run = {**small_config["run"], "strategy": "multi_worker_mirrored", "precision": "auto"}
     config = {**small_config, "run": run, "total_steps": 20}
+    # A start stopped after the chief recorded its choice and before the other worker did: the
+    # chief must not keep its record alone (its policy could differ, and the other worker's
+    # timing waits for the chief in an all-reduce).
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    stopped_start = PrecisionChoice("mixed_float16", "auto", "a stopped start", 1.0, 2.0)
+    (run_dir / "precision.json").write_text(json.dumps(stopped_start.to_dict()))
     processes = []
     for index in range(2):
         spec = {
@@ -70,11 +79,10 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
     for name in chief:
         np.testing.assert_array_equal(chief[name], other[name], err_msg=name)
     # Only the chief writes the run's outputs; the other worker keeps its backup apart.
-    run_dir = tmp_path / "run"
     assert (run_dir / "pretrainer.keras").is_file() and (run_dir / "checkpoint").is_dir()
     assert (run_dir / "workers" / "worker_1" / "backup").is_dir()
     # Each worker records its precision apart (as it resumes from its own backup), and both
-    # chose from the same mean timings.
-    assert (run_dir / "precision.json").read_text() == (
-        run_dir / "workers" / "worker_1" / "precision.json"
-    ).read_text()
+    # chose anew, from the same mean timings.
+    chosen = (run_dir / "precision.json").read_text()
+    assert chosen == (run_dir / "workers" / "worker_1" / "precision.json").read_text()
+    assert json.loads(chosen)["policy"] in ("float32", "mixed_bfloat16")
