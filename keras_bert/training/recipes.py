@@ -43,7 +43,7 @@ def recipe(
 # The precision of the tasks whose dev score in mixed_bfloat16 fell within or above their float32
 # seeds' (3 seeds each, on a CPU with bfloat16 units; docs/benchmarks.md#training-precision):
 # "auto", which trains in bfloat16 where the CPU's bfloat16 step is clearly faster and in float32
-# elsewhere (an AVX2-only CPU at once). Tasks not measured so keep float32.
+# elsewhere (an AVX2-only CPU at once). Tasks not measured so, or below (SST-2), keep float32.
 MEASURED_IN_BFLOAT16 = "auto"
 
 
