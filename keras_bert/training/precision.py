@@ -306,7 +306,8 @@ def resolve_run_precision(
 ) -> PrecisionChoice:
     """`resolve_precision` once per run: the choice is written to `record`, and a run resumed
     with the same `precision` setting trains in the policy it started in (its step is not
-    timed again, so a close timing cannot switch a resumed run's policy).
+    timed again, so a close timing cannot switch a resumed run's policy; under
+    `MultiWorkerMirroredStrategy`, where every worker kept its record).
 
     Example:
     >>> import tempfile
