@@ -41,7 +41,7 @@ from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.timing import interleaved_median_seconds
 from keras_bert.training.callbacks import write_text_atomically
 from keras_bert.training.optimization import create_optimizer
-from keras_bert.training.strategy import mean_over_workers
+from keras_bert.training.strategy import mean_over_workers, on_every_worker
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ def resolve_run_precision(
     # they wrote theirs resumes with some records only, and then every worker chooses anew
     # (the choice's all-reduce waits for all of them).
     strategy = strategy or tf.distribute.get_strategy()
-    every_worker_kept = mean_over_workers(strategy, [float(started is not None)]) == [1.0]
+    every_worker_kept = on_every_worker(strategy, started is not None)
     if started is not None and every_worker_kept:
         choice = dataclasses.replace(started, reason="as this run chose when it started")
         logger.info("%s", choice.describe())

@@ -244,10 +244,6 @@ def fit_resumable(
             )
 
         multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-        if time_budget_minutes is not None and multi_worker:
-            # Each worker would time its own step, and workers must agree on the step count.
-            raise ConfigError("A time budget needs one worker; give multi-worker runs total_steps.")
-
         initial_epoch = completed_epochs(worker_dir / "backup")
         train, validation = datasets(initial_epoch * steps_per_epoch)
         if callable(train):
@@ -268,6 +264,8 @@ def fit_resumable(
         with strategy.scope():
             model = build_model()
             compile_model(model)
+            if multi_worker:
+                enable_multi_worker_fit(model)
             if time_budget_minutes is not None:
                 total_steps = planned_total_steps(
                     model,
@@ -277,14 +275,13 @@ def fit_resumable(
                     total_steps,
                     worker_dir,
                     steps_per_execution=settings.steps_per_execution,
+                    strategy=strategy,
                 )
                 # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
                 compile_model(model)
         epochs = -(-total_steps // steps_per_epoch)
         if initial_epoch:
             logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
-        if multi_worker:
-            enable_multi_worker_fit(model)
         run_callbacks = training_callbacks(
             worker_dir,
             # Workers must resume at one epoch: multi-worker runs back up every epoch.

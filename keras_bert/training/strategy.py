@@ -67,6 +67,18 @@ def mean_over_workers(strategy: tf.distribute.Strategy, values: Sequence[float])
     return mean().numpy().tolist()
 
 
+def on_every_worker(strategy: tf.distribute.Strategy, holds: bool) -> bool:
+    """Whether `holds` is true on every worker of a `MultiWorkerMirroredStrategy` (one
+    all-reduce, which every worker must make), or `holds` itself under any other strategy: how
+    workers agree to keep what each recorded only where all of them recorded it.
+
+    Example:
+    >>> on_every_worker(tf.distribute.get_strategy(), True)
+    True
+    """
+    return mean_over_workers(strategy, [float(holds)]) == [1.0]
+
+
 def jit_compile_supported(
     strategy: tf.distribute.Strategy, requested: bool, precision: str = "float32"
 ) -> bool:

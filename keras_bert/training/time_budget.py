@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import keras
+import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import write_text_atomically
+from keras_bert.training.strategy import mean_over_workers, on_every_worker
 
 logger = logging.getLogger(__name__)
 
@@ -91,16 +93,23 @@ def planned_total_steps(
     most: int,
     run_dir: Path,
     steps_per_execution: int = 1,
+    strategy: tf.distribute.Strategy | None = None,
 ) -> int:
     """The run's total steps within `minutes` of training: the plan in `run_dir` if the run has
     one (a resumed run), else a new plan from the compiled `model`'s step timed on `train`,
-    written there."""
+    written there. The workers of a `MultiWorkerMirroredStrategy` (`strategy`, default the
+    current one) plan from the mean of their timings, so all train the same steps, and keep
+    their plans only where every worker has one (a run stopped while they were written has
+    not trained: its workers plan anew)."""
+    strategy = strategy or tf.distribute.get_strategy()
     path = run_dir / PLAN_FILE
-    if path.is_file():
-        plan = json.loads(path.read_text("utf-8"))
+    plan = json.loads(path.read_text("utf-8")) if path.is_file() else None
+    if on_every_worker(strategy, plan is not None):
         logger.info("Time budget: keeping this run's plan of %d steps.", plan["total_steps"])
         return int(plan["total_steps"])
-    step_seconds = seconds_per_step(model, train, steps_per_execution)
+    [step_seconds] = mean_over_workers(
+        strategy, [seconds_per_step(model, train, steps_per_execution)]
+    )
     total_steps = steps_within(minutes, step_seconds, steps_per_epoch, most)
     plan = {
         "time_budget_minutes": minutes,

@@ -42,7 +42,8 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     # "auto": on a CPU with bfloat16 units each worker times the steps (on others, float32).
     run = {**small_config["run"], "strategy": "multi_worker_mirrored", "precision": "auto"}
-    config = {**small_config, "run": run, "total_steps": 20}
+    # A time budget that holds all 20 steps: the workers plan from their timings' mean.
+    config = {**small_config, "run": run, "total_steps": 20, "time_budget_minutes": 60}
     # A start stopped after the chief recorded its choice and before the other worker did: the
     # chief must not keep its record alone (its policy could differ, and the other worker's
     # timing waits for the chief in an all-reduce).
@@ -86,3 +87,6 @@ def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_co
     chosen = (run_dir / "precision.json").read_text()
     assert chosen == (run_dir / "workers" / "worker_1" / "precision.json").read_text()
     assert json.loads(chosen)["policy"] in ("float32", "mixed_bfloat16")
+    plan = (run_dir / "time_budget.json").read_text()
+    assert plan == (run_dir / "workers" / "worker_1" / "time_budget.json").read_text()
+    assert json.loads(plan)["total_steps"] == 20
