@@ -155,7 +155,7 @@ def test_glue_help_shows_the_defaults_each_task_runs(capsys):
     # bfloat16 where the CPU trains faster in it, on the tasks measured in it (3 seeds each).
     assert (
         "--precision PRECISION" in help_text
-        and "(default: each task's recipe: auto for cola, mrpc, stsb, rte; float32 for the others)"
+        and "(default: each task's recipe: float32 for qqp, mnli, qnli, wnli; auto for the others)"
         in help_text
     )
     assert "(default: 2)" not in help_text and "(default: 5e-05)" not in help_text
