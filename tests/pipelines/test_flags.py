@@ -150,6 +150,10 @@ def test_glue_help_shows_the_defaults_each_task_runs(capsys):
         "(default: each task's recipe: 5e-05 for qqp, mnli, qnli, wnli; 3e-05 for rte; "
         "0.0001 for the others)"
     ) in help_text
+    assert (
+        "--warmup-fraction WARMUP_FRACTION share of the steps spent warming up; then linear "
+        "decay to 0 (default: each task's recipe: 0.06 for cola, rte; 0.1 for the others)"
+    ) in help_text
     assert "--batch-size BATCH_SIZE" in help_text
     assert "(default: each task's recipe: 16 for rte; 32 for the others)" in help_text
     # bfloat16 where the CPU trains faster in it, on the tasks measured in it (3 seeds each).
