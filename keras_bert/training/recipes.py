@@ -28,7 +28,7 @@ def recipe(
     learning_rate: float,
     batch_size: int = 32,
     seq_length: int = 128,
-    warmup_fraction: float = 0.1,
+    warmup_fraction: float = FINETUNING_RUN.warmup_fraction,
     precision: str = FINETUNING_RUN.precision,
 ) -> dict:
     """A recipe as `FinetuningConfig` fields."""
