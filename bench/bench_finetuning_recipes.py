@@ -41,6 +41,7 @@ AXES = {
     "document_contexts": "--document-context",
     "doc_strides": "--doc-stride",
     "max_train_examples": "--max-train-examples",
+    "precisions": "--precision",
 }
 
 
