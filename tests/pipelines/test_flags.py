@@ -152,7 +152,7 @@ def test_glue_help_shows_the_defaults_each_task_runs(capsys):
     ) in help_text
     assert (
         "--warmup-fraction WARMUP_FRACTION share of the steps spent warming up; then linear "
-        "decay to 0 (default: each task's recipe: 0.06 for cola, mrpc, stsb, rte; 0.1 for the others)"
+        "decay to 0 (default: each task's recipe: 0.06 for cola, stsb, rte; 0.1 for the others)"
     ) in help_text
     assert "--batch-size BATCH_SIZE" in help_text
     assert "(default: each task's recipe: 16 for rte; 32 for the others)" in help_text
