@@ -58,11 +58,11 @@ BERT_PAPER_GLUE_RECIPE = recipe(epochs=3, learning_rate=5e-5)
 # RoBERTa's GLUE warm-up, 6% of the steps, against 10%, in bfloat16 seed for seed: RTE 58.48%
 # against 57.16% (3 seeds, each higher), CoLA's Matthews 27.36 against 26.31 (5 seeds, 4 higher),
 # STS-B 86.28 against 86.24 (2 of 3 higher); in float32, 58.24 against 57.40, 25.37 against
-# 26.28 (5 seeds, 1 higher) and 85.91 against 85.80. A warm-up moves where its 10 paired seeds
-# over both precisions gain: CoLA's mean +0.07 (5 of 10 higher) keeps 6%, as one per precision
-# would fit a gap (1.96 points) within the seeds' noise (standard error 1.3). MRPC keeps 10%:
-# 83.35 against 83.15 in bfloat16 (each seed higher) but 6% lost on each float32 seed (82.57
-# against 83.89): -0.56 over its 6 pairs.
+# 26.28 (5 seeds, 1 higher) and 85.91 against 85.80. A warm-up moves where its seeds, paired
+# over both precisions, gain on average: CoLA's 10 pairs +0.07 (5 higher) keep 6%, as one per
+# precision would fit a gap (1.96 points) within the seeds' noise (standard error 1.3). MRPC
+# keeps 10%: 83.35 against 83.15 in bfloat16 (each seed higher) but 6% lost on each float32
+# seed (82.57 against 83.89): -0.56 over its 6 pairs.
 SCREENED_GLUE_WARMUP = 0.06
 GLUE_RECIPES: dict[str, dict] = {
     "cola": recipe(
