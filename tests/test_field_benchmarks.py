@@ -28,6 +28,7 @@ def record(
         "revision": "abc1234",
         "cpu": "AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f",
         "load_average_15min": 1.9,
+        "finished": f"2026-11-27T00:00:0{seed}",
     }
 
 
@@ -87,6 +88,18 @@ def test_the_table_sets_each_mean_beside_the_peers():
     assert "| +3.56 |" in rte
     assert "GLUE average (rte; all seeds) | | **60.00** | 56.44 | +3.56 |" in table
     assert "| CoLA (Matthews) | not run |" in table
+
+
+def test_the_speed_column_takes_the_runs_on_the_latest_runs_cpu():
+    records = [record("conll2003", seed, {"f1": 0.9}) for seed in range(3)]
+    for later in records[1:]:
+        later["cpu"] = "AMD EPYC, 2 cores; has: avx2, fma, avx512f"
+    # seeds/s 20, 21, 22: the median of seeds 1 and 2 only, the AVX2 run's 20 left out.
+    conll = next(line for line in quality_table(records, anchors()).splitlines() if "CoNLL" in line)
+    assert conll.endswith("| 21.5 (seeds 1, 2) |")
+    records[0]["cpu"] = records[1]["cpu"]
+    conll = next(line for line in quality_table(records, anchors()).splitlines() if "CoNLL" in line)
+    assert conll.endswith("| 21.0 |")
 
 
 def test_bfloat16_runs_get_their_own_table_beside_float32s_range():
