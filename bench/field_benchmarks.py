@@ -63,8 +63,10 @@ WORK_DIR = (
     / "keras_bert"
     / "field_benchmarks"
 )
-# Training speed of both sides, one run taking turns (`bench.bench_peer_finetuning --results`).
+# Training speed of both sides, one run taking turns (`bench.bench_peer_finetuning --results`):
+# on a sample of each task, and on its whole training split with each side's recipe.
 SPEED_RESULTS = RESULTS.with_name("training_speed.jsonl")
+WHOLE_SPLIT_SPEED_RESULTS = RESULTS.with_name("training_speed_whole_split.jsonl")
 ANCHORS = BENCHMARKS / "peer_anchors.json"
 # The campaign in the order it is worth running: a whole seed of the four small GLUE tasks at a
 # time, then the long single-seed runs.
@@ -501,7 +503,11 @@ def speed_table(records: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def table(results: Path, speed_results: Path = SPEED_RESULTS) -> str:
+def table(
+    results: Path,
+    speed_results: Path = SPEED_RESULTS,
+    whole_split_speed_results: Path = WHOLE_SPLIT_SPEED_RESULTS,
+) -> str:
     records = read_records(results)
     anchors = json.loads(ANCHORS.read_text("utf-8"))
     text = f"{quality_table(records, anchors)}\n\n{provenance(records)}"
@@ -511,9 +517,12 @@ def table(results: Path, speed_results: Path = SPEED_RESULTS) -> str:
             f"on a CPU with bfloat16 units):\n\n{bfloat16_table(records)}\n\n"
             f"{provenance(records, 'mixed_bfloat16')}"
         )
-    speed = read_records(speed_results)
-    if speed:
-        text += f"\n\n**Training speed** (`{SPEED_RESULTS.name}`):\n\n{speed_table(speed)}"
+    for path, what in (
+        (speed_results, "Training speed"),
+        (whole_split_speed_results, "Training speed over the whole training split"),
+    ):
+        if speed := read_records(path):
+            text += f"\n\n**{what}** (`{path.name}`):\n\n{speed_table(speed)}"
     return text
 
 

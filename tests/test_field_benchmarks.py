@@ -219,6 +219,33 @@ def test_the_speed_table_takes_medians_of_the_runs_at_our_latest_revision():
     assert mrpc.endswith(", new5678 (3) |")
 
 
+def test_runs_over_the_whole_training_split_get_a_speed_table_of_their_own(tmp_path):
+    def write(path, records):
+        path.write_text("".join(json.dumps(record) + "\n" for record in records))
+        return path
+
+    quality = write(tmp_path / "quality.jsonl", [record("rte", 0, {"accuracy": 0.56})])
+    sample = write(
+        tmp_path / "sample.jsonl",
+        [
+            speed_record("keras_bert", 2, [30.0, 10.0]),
+            speed_record("hugging_face", 2, [40.0, 40.0]),
+        ],
+    )
+    whole_split = [speed_record("keras_bert", 3, [20.0, 20.0, 20.0])]
+    whole_split.append(speed_record("hugging_face", 3, [30.0, 30.0, 30.0]))
+    for run in whole_split:
+        run["settings"]["max_train_examples"] = None
+    text = field_benchmarks.table(quality, sample, write(tmp_path / "whole.jsonl", whole_split))
+    sample_table, whole_split_table = text.split("**Training speed")[1:]
+    assert "| mrpc, 1,000 × 2 | 50.0; 100.0 |" in sample_table
+    assert whole_split_table.startswith(" over the whole training split** (`whole.jsonl`)")
+    # Ours 3000 / 60 s, the peer's 3000 / 90 s.
+    assert "| mrpc, all × 3 | 50.0; 50.0 |" in whole_split_table
+    assert "| **1.50×**; **1.50×** |" in whole_split_table
+    assert field_benchmarks.table(quality, sample, tmp_path / "none").count("**Training") == 1
+
+
 def test_tables_are_written_between_the_markers(tmp_path):
     page = tmp_path / "BENCHMARKS.md"
     start, end = field_benchmarks.MARKERS

@@ -60,7 +60,8 @@ def encoder_features(encoder: keras.Model) -> keras.Model:
     attention_scores: list = []
 
     def call_and_record(layer, *args, **kwargs):
-        if isinstance(layer, TransformerEncoderBlock):
+        # The last block's second call, at [CLS] for the pooler, is no layer's hidden states.
+        if isinstance(layer, TransformerEncoderBlock) and not kwargs.get("first_token_only"):
             outputs, scores = _WithAttentionScores(layer)(*args, **kwargs)
             hidden_states.append(outputs)
             attention_scores.append(scores)

@@ -81,6 +81,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             attention; padded queries still produce (unused) outputs, as in BERT.
         return_attention_scores: also return the scaled scores `[batch, heads, query, key]`
             before the padding mask and softmax (TinyBERT's attention distillation).
+        first_token_only: attend from the first position only (every token is still a key and
+            a value): the output `[batch, 1, hidden_size]` is that position's, for a fraction
+            of the work (a last block whose only reader is the `[CLS]` pooler).
 
     Example:
     >>> import numpy as np
@@ -158,9 +161,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         """The factor of the query-key products (the ONNX export reads it): 1 / sqrt(head_size)."""
         return 1.0 / math.sqrt(self.head_size)
 
-    def _project_heads(self, hidden_states, query_scale: float):
+    def _project_heads(self, hidden_states, query_scale: float, first_token_only: bool = False):
         """The query (times `query_scale`), key and value of each token, split into heads:
-        three `[batch, sequence, heads, head_size]` tensors.
+        three `[batch, sequence, heads, head_size]` tensors (with `first_token_only`, the
+        query of the first token alone: `[batch, 1, heads, head_size]`).
 
         The tokens are projected as one `[batch * sequence, hidden]` matrix and split into
         heads with one shape tensor: the same products as projecting `[batch, sequence,
@@ -169,28 +173,38 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         3,661 ops instead of 4,651).
         """
         tokens = ops.reshape(hidden_states, (-1, hidden_states.shape[-1]))
-        batch_and_sequence = tf.shape(hidden_states)[:2]
-        heads_shape = tf.concat([batch_and_sequence, [self.num_heads, self.head_size]], 0)
+        heads_shape = tf.concat([tf.shape(hidden_states)[:2], [self.num_heads, self.head_size]], 0)
         # Scaling the queries instead of the scores: the same product, on a tensor
         # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
-        query = self.query(tokens)
+        query = self.query(hidden_states[:, 0] if first_token_only else tokens)
         query = query * ops.cast(query_scale, query.dtype)
-        return tuple(
-            ops.reshape(projected, heads_shape)
-            for projected in (query, self.key(tokens), self.value(tokens))
+        query_shape = query_positions_shape(heads_shape, first_token_only)
+        return (
+            ops.reshape(query, query_shape),
+            ops.reshape(self.key(tokens), heads_shape),
+            ops.reshape(self.value(tokens), heads_shape),
         )
 
-    def call(self, hidden_states, padding_mask, training=None, return_attention_scores=False):
-        query, key, value = self._project_heads(hidden_states, self.score_scale)
+    def call(
+        self,
+        hidden_states,
+        padding_mask,
+        training=None,
+        return_attention_scores=False,
+        first_token_only=False,
+    ):
+        query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
         unmasked_scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if self.relative_attention_buckets:
             bias = self._relative_attention_bias(ops.shape(hidden_states)[1])
+            if first_token_only:
+                bias = bias[:, :, :1]
             unmasked_scores = unmasked_scores + ops.cast(bias, unmasked_scores.dtype)
         return self._attend(
             unmasked_scores,
             value,
             padding_mask,
-            tf.shape(hidden_states),
+            query_positions_shape(tf.shape(hidden_states), first_token_only),
             training,
             return_attention_scores,
         )
@@ -212,10 +226,19 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return output
 
     def compute_output_spec(
-        self, hidden_states, *masks_and_tables, training=None, return_attention_scores=False
+        self,
+        hidden_states,
+        *masks_and_tables,
+        training=None,
+        return_attention_scores=False,
+        first_token_only=False,
     ):
         return output_spec(
-            hidden_states, self.num_heads, self.compute_dtype, return_attention_scores
+            hidden_states,
+            self.num_heads,
+            self.compute_dtype,
+            return_attention_scores,
+            first_token_only,
         )
 
     def get_config(self):
@@ -231,12 +254,34 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         }
 
 
-def output_spec(hidden_states, num_heads: int, dtype: str, return_attention_scores: bool):
-    """The symbolic output of a layer that keeps the shape of `hidden_states` and may also
-    return attention scores `[batch, num_heads, sequence, sequence]`."""
-    output = keras.KerasTensor(hidden_states.shape, dtype=dtype)
+def query_positions_shape(shape: tf.Tensor, first_token_only: bool) -> tf.Tensor:
+    """`shape` (of a `[batch, sequence, ...]` tensor) with the sequence cut to its first
+    position when `first_token_only`.
+
+    Example:
+    >>> query_positions_shape(tf.constant([2, 7, 8]), first_token_only=True).numpy().tolist()
+    [2, 1, 8]
+    """
+    if not first_token_only:
+        return shape
+    return tf.concat([shape[:1], [1], shape[2:]], 0)
+
+
+def output_spec(
+    hidden_states,
+    num_heads: int,
+    dtype: str,
+    return_attention_scores: bool,
+    first_token_only: bool = False,
+):
+    """The symbolic output of a layer that keeps the shape of `hidden_states` (cut to its first
+    position with `first_token_only`) and may also return attention scores
+    `[batch, num_heads, query, sequence]`."""
+    batch_size, sequence_length = hidden_states.shape[0], hidden_states.shape[1]
+    query_length = 1 if first_token_only else sequence_length
+    output_shape = (batch_size, query_length, *hidden_states.shape[2:])
+    output = keras.KerasTensor(output_shape, dtype=dtype)
     if not return_attention_scores:
         return output
-    batch_size, sequence_length = hidden_states.shape[0], hidden_states.shape[1]
-    scores_shape = (batch_size, num_heads, sequence_length, sequence_length)
+    scores_shape = (batch_size, num_heads, query_length, sequence_length)
     return output, keras.KerasTensor(scores_shape, dtype=dtype)

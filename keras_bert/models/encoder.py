@@ -183,13 +183,22 @@ class BertEncoder(keras.Model):
         encoder_outputs = []
         for group in config.layer_groups:
             for block in block_groups[group]:
+                last_block_input = hidden_states
                 hidden_states = block(hidden_states, padding_mask, *relative_inputs)
             encoder_outputs.append(hidden_states)
         if final_layer_norm is not None:
             hidden_states = final_layer_norm(hidden_states)
         outputs = {"sequence_output": hidden_states}
         if pooler is not None:
-            outputs["pooled_output"] = pooler(hidden_states)
+            # The pooler reads the last block at [CLS] alone, so the last block also computes
+            # that position by itself: a graph that reads only `pooled_output` (a classifier's
+            # training step, its serving signature) runs a sixth of the last block's work.
+            first_token = block(
+                last_block_input, padding_mask, *relative_inputs, first_token_only=True
+            )
+            if final_layer_norm is not None:
+                first_token = final_layer_norm(first_token)
+            outputs["pooled_output"] = pooler(first_token)
         if output_all_layers:
             outputs["embedding_output"] = embedding_output
             outputs["encoder_outputs"] = encoder_outputs

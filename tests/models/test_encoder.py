@@ -1,5 +1,8 @@
+from collections import Counter
+
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert import BertConfig, BertEncoder
 from keras_bert.layers import MultiHeadSelfAttention
@@ -60,6 +63,54 @@ def test_padding_does_not_change_real_tokens():
         np.asarray(encoder(padded)["sequence_output"])[:, :4],
         atol=1e-5,
     )
+
+
+@pytest.mark.parametrize(
+    "switches",
+    [
+        {},
+        {"pre_layer_norm": True},
+        {"relative_attention_buckets": 8},
+        {"num_layer_groups": 1},  # ALBERT: the last block is every layer's
+        {"relative_attention": True, "max_relative_positions": 16, "pos_att_type": "p2c|c2p"},
+    ],
+    ids=["bert", "pre_layer_norm", "t5_buckets", "albert", "deberta"],
+)
+def test_pooled_output_is_the_pooler_on_the_sequence_outputs_first_token(switches):
+    """The last block computes [CLS] on its own for the pooler: the same values as the pooler
+    on the full sequence output."""
+    encoder = BertEncoder(TINY.replace(**switches))
+    outputs = encoder(INPUTS)
+    np.testing.assert_allclose(
+        outputs["pooled_output"], encoder.pooler(outputs["sequence_output"]), atol=1e-5
+    )
+
+
+def test_a_graph_of_the_pooled_output_projects_only_first_tokens_in_the_last_block():
+    """Of the matmuls `pooled_output` depends on, the last block's query, attention output and
+    feed-forward take one row a sequence; its keys and values still take every token."""
+    encoder = BertEncoder(TINY)
+    batch_size, seq_length = INPUTS["input_mask"].shape
+    graph = (
+        tf.function(lambda inputs: encoder(inputs)["pooled_output"])
+        .get_concrete_function(
+            {name: tf.TensorSpec(value.shape, tf.int32) for name, value in INPUTS.items()}
+        )
+        .graph
+    )
+    rows = Counter()
+    pending, seen = [graph.outputs[0].op], set()
+    while pending:
+        operation = pending.pop()
+        if operation.name in seen:
+            continue
+        seen.add(operation.name)
+        if operation.type == "MatMul":
+            rows[operation.outputs[0].shape[0]] += 1
+        pending.extend(tensor.op for tensor in operation.inputs)
+    # Every block projects query, key, value, attention output and the feed-forward's two.
+    assert rows[batch_size * seq_length] == 6 * (TINY.num_layers - 1) + 2
+    assert rows[batch_size] == 4 + 1  # and the pooler's dense
 
 
 def test_parameter_counts_match_published_models():
