@@ -489,7 +489,9 @@ def speed_table(records: Sequence[dict]) -> str:
             for padding, runs in peer.items()
         }
         examples = first["settings"]["max_train_examples"]  # None: the whole training split
-        size = f"{f'{examples:,}' if examples else 'all'} × {first['settings'].get('epochs', 1)}"
+        # Runs without `--epochs` train each side's recipe: the epochs they timed.
+        epochs = first["settings"].get("epochs") or len(first["epoch_seconds"])
+        size = f"{f'{examples:,}' if examples else 'all'} × {epochs}"
         commits = " / ".join(
             f"{runs[-1]['revision']} ({len(runs)})" for runs in ours.values() if runs
         )
