@@ -11,7 +11,11 @@ from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.relative_positions import relative_embedding_rows
-from keras_bert.layers.self_attention import MultiHeadSelfAttention, head_einsum
+from keras_bert.layers.self_attention import (
+    MultiHeadSelfAttention,
+    head_einsum,
+    query_positions_shape,
+)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -44,6 +48,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         padding_mask: 1 for real tokens, 0 for padding, `[batch, sequence]`.
         relative_embeddings: the `[2 * span, hidden_size]` table (`RelativeEmbeddings`).
         return_attention_scores: also return the scaled scores before mask and softmax.
+        first_token_only: the output at the first position only, `[batch, 1, hidden_size]`.
 
     Example:
     >>> attention = DisentangledSelfAttention(hidden_size=8, num_heads=2, position_buckets=4,
@@ -141,6 +146,7 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
         relative_embeddings,
         training=None,
         return_attention_scores=False,
+        first_token_only=False,
     ):
         flat_indices, start, stop = self._relative_rows(hidden_states)
         relative_embeddings = self.position_dropout(
@@ -159,8 +165,16 @@ class DisentangledSelfAttention(MultiHeadSelfAttention):
             position_query = self._split_rows(position_query * ops.cast(scale, query.dtype))
             row_scores = ops.einsum("bknh,rnh->bnkr", key, position_query)
             scores = scores + self._gather_rows(row_scores, flat_indices["p2c"])
+        if first_token_only:
+            # The relative terms index queries by position: every token's scores, the first kept.
+            scores = scores[:, :, :1]
         return self._attend(
-            scores, value, padding_mask, tf.shape(hidden_states), training, return_attention_scores
+            scores,
+            value,
+            padding_mask,
+            query_positions_shape(tf.shape(hidden_states), first_token_only),
+            training,
+            return_attention_scores,
         )
 
     def _split_rows(self, rows):

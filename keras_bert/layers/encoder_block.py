@@ -176,21 +176,18 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if self.pre_layer_norm:
             attention_input = self.attention_layer_norm(hidden_states)
         relative_inputs = () if relative_embeddings is None else (relative_embeddings,)
-        # DeBERTa's relative terms index queries by position: it attends from every token.
-        disentangled = self.disentangled_attention is not None
         attention_output = self.attention(
             attention_input,
             padding_mask,
             *relative_inputs,
             training=training,
             return_attention_scores=return_attention_scores,
-            **({"first_token_only": True} if first_token_only and not disentangled else {}),
+            first_token_only=first_token_only,
         )
         if return_attention_scores:
             attention_output, attention_scores = attention_output
         if first_token_only:
             hidden_states = hidden_states[:, :1]
-            attention_output = attention_output[:, :1]
         attention_output = self.attention_dropout(attention_output, training=training)
         hidden_states = hidden_states + attention_output
         if not self.pre_layer_norm:
