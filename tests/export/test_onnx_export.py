@@ -13,6 +13,7 @@ from pathlib import Path
 
 import keras
 import numpy as np
+import onnx
 import onnxruntime
 import pytest
 import tensorflow as tf
@@ -117,20 +118,52 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_graph_holds_each_keras_parameter_once(family, reference_dir, minilm_dir):
     """ALBERT's shared blocks, the masked LM's tied decoder and DeBERTa's relative table: one
-    initializer each, so the float32 graph's parameters are the Keras model's."""
+    initializer each, so the float32 graph's parameters are the Keras model's, but for a pooler
+    that the model's outputs do not read (the graph leaves it out)."""
     models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
     options = models["masked_lm_options"]
+    pooler = models["encoder"].pooler
     for name, model in {
         "encoder": models["encoder"],
         **models["heads"],
         "masked LM": models["masked_lm"],
     }.items():
         graph = task_graph(model, options if name == "masked LM" else None)
-        assert parameter_count(graph) == model.count_params(), name
+        unread = pooler is not None and not getattr(model, "uses_pooled_output", True)
+        expected = model.count_params() - (pooler.count_params() if unread else 0)
+        assert parameter_count(graph) == expected, name
     if family == "bert":  # the pretrainer's masked-LM graph leaves its next-sentence head out
         pretrainer = BertPretrainer(models["encoder"])
-        expected = pretrainer.count_params() - pretrainer.next_sentence_head.count_params()
+        next_sentence = pretrainer.next_sentence_head.count_params() + pooler.count_params()
+        expected = pretrainer.count_params() - next_sentence
         assert parameter_count(task_graph(pretrainer, options)) == expected
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_classifiers_last_block_computes_the_first_token_alone(family, reference_dir, minilm_dir):
+    """The feed-forward of the classifier's last block runs one row a sequence (its attention
+    still reads every token: the logits equal Keras', `test_every_head_equals_keras`); every
+    other block, and every block of the encoder's graph, one row a token."""
+    models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
+    feeds = {
+        name: value.numpy() for name, value in models["preprocessor"](tf.constant(TEXTS)).items()
+    }
+    length, layers = feeds["input_mask"].shape[1], models["encoder"].bert_config.num_layers
+    for model, last_rows in ((models["heads"]["classifier"], 1), (models["encoder"], length)):
+        graph = task_graph(model)
+        feed_forward = [
+            node.output[0]
+            for node in graph.graph.node
+            if node.op_type == "MatMul" and "/intermediate" in node.name
+        ]
+        graph.graph.output.extend(
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None)
+            for name in feed_forward
+        )
+        session = onnxruntime.InferenceSession(graph.SerializeToString())
+        inputs = {value.name: feeds[value.name] for value in session.get_inputs()}
+        rows = [value.shape[1] for value in session.run(feed_forward, inputs)]
+        assert rows == [length] * (layers - 1) + [last_rows], type(model).__name__
 
 
 @pytest.mark.parametrize("family", FAMILIES)

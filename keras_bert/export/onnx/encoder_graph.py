@@ -87,7 +87,11 @@ def unsupported_reason(config) -> str | None:
 
 class EncoderGraph:
     """Writes an encoder's graph into a `GraphBuilder`: `write(builder)` declares the inputs
-    and returns the `sequence_output` value (and `pooled_output` if the encoder has a pooler).
+    and returns the `sequence_output` value, the `first_token_output` (its first position) and
+    `pooled_output` if the encoder has a pooler. A graph that needs the first position alone (a
+    classifier's) writes it with `write(builder, first_token_only=True)`: the last block then
+    computes that position by itself, every token still a key and a value, as the Keras
+    encoder's `pooled_output` does.
 
     Args:
         encoder: a float32 `BertEncoder` (`feed_forward_shards=1`).
@@ -109,19 +113,28 @@ class EncoderGraph:
                 f"The ONNX export does not cover {reason or 'feed_forward_shards > 1'}."
             )
 
-    def write(self, builder: GraphBuilder) -> dict[str, str]:
-        """Declares the inputs and writes the encoder; returns its output values by name."""
+    def write(self, builder: GraphBuilder, first_token_only: bool = False) -> dict[str, str]:
+        """Declares the inputs and writes the encoder; returns its output values by name (no
+        `sequence_output` with `first_token_only`). `GraphBuilder.model` keeps only the ones
+        the graph's outputs read."""
         self.builder = builder
         for name in input_names(self.config):
             builder.input(name, TensorProto.INT32, [BATCH, SEQUENCE])
         hidden = self._embeddings()
         relative_bias = self.relative_positions() if self.config.relative_attention else None
-        for group in self.config.layer_groups:
-            for block in self.encoder.block_groups[group]:
-                hidden = self._block(block, hidden, relative_bias)
-        outputs = {"sequence_output": hidden}
+        blocks = [
+            block
+            for group in self.config.layer_groups
+            for block in self.encoder.block_groups[group]
+        ]
+        for index, block in enumerate(blocks):
+            last = index == len(blocks) - 1
+            hidden = self._block(block, hidden, relative_bias, first_token_only and last)
+        first = builder.op("Gather", hidden, builder.constant("zero", np.array(0)), axis=1)
+        outputs = {"first_token_output": first}
+        if not first_token_only:
+            outputs["sequence_output"] = hidden
         if self.encoder.pooler is not None:
-            first = builder.op("Gather", hidden, builder.constant("zero", np.array(0)), axis=1)
             outputs["pooled_output"] = self.dense(first, self.encoder.pooler.dense, "pooler")
         return outputs
 
@@ -224,20 +237,24 @@ class EncoderGraph:
             hidden = self.dense(hidden, self.encoder.embedding_projection, "embedding_projection")
         return hidden
 
-    def _block(self, block, hidden: str, relative_bias) -> str:
+    def _block(self, block, hidden: str, relative_bias, first_token_only: bool = False) -> str:
+        """A Transformer block; with `first_token_only` its output at the first position alone
+        (`[batch, 1, hidden]`), which attends to every token."""
         name = block.name
         attention = block.attention
         if relative_bias is not None:
-            context = self._disentangled_attention(attention, hidden, relative_bias, name)
-        elif self.fused_attention:
+            context = self._disentangled_attention(
+                attention, hidden, relative_bias, name, first_token_only
+            )
+        elif self.fused_attention and not first_token_only:
             context = self._fused_attention(attention, hidden, name)
         else:
             context = self._multi_head_attention(
-                attention, *self._query_key_value(attention, hidden, name)
+                attention, *self._query_key_value(attention, hidden, name, first_token_only)
             )
         hidden = self._skip_layer_norm(
             self._projection(context, attention.output_dense, f"{name}/attention_output"),
-            hidden,
+            self._first_position(hidden) if first_token_only else hidden,
             block.attention_layer_norm,
             attention.output_dense.bias,
             f"{name}/attention",
@@ -283,14 +300,29 @@ class EncoderGraph:
             builder.weight(f"{name}/attention/qkv_bias", *(p.bias for p in projections)),
         )
 
-    def _query_key_value(self, attention, hidden: str, name: str) -> list[str]:
-        """The query, key and value `[batch, sequence, hidden]`: one `MatMul` and its bias."""
+    def _query_key_value(
+        self, attention, hidden: str, name: str, first_token_only: bool = False
+    ) -> list[str]:
+        """The query, key and value `[batch, sequence, hidden]`: one `MatMul` and its bias;
+        with `first_token_only` the query of the first position alone (`[batch, 1, hidden]`)."""
         builder = self.builder
         kernel, bias = self._qkv_weights(attention, name)
         qkv = builder.op(
             "Add", builder.op("MatMul", hidden, kernel, name=f"{name}/attention/qkv"), bias
         )
-        return builder.op("Split", qkv, self._qkv_split(attention), axis=-1, outputs=3)
+        query, key, value = builder.op("Split", qkv, self._qkv_split(attention), axis=-1, outputs=3)
+        return [self._first_position(query) if first_token_only else query, key, value]
+
+    def _first_position(self, value: str, axis: int = 1) -> str:
+        """`value` at index 0 of `axis`, which it keeps (length 1)."""
+        builder = self.builder
+        return builder.op(
+            "Slice",
+            value,
+            builder.constant("zero_axis", np.array([0])),
+            builder.constant("one_axis", np.array([1])),
+            builder.constant("slice_axis", np.array([axis])),
+        )
 
     def _qkv_split(self, attention) -> str:
         return self.builder.constant("qkv_split", np.array([attention.hidden_size] * 3))
@@ -369,18 +401,20 @@ class EncoderGraph:
         if layer.layer_norm is not None:
             table = self.layer_norm(table, layer.layer_norm, "relative_embeddings/layer_norm")
         relative = {term: builder.op("Gather", rows[term], index) for term in rows}
-        length_axis = builder.constant("zero_axis", np.array([0]))
-        return relative | {"table": table, "length": builder.op("Unsqueeze", length, length_axis)}
+        return relative | {"table": table}
 
-    def _disentangled_attention(self, attention, hidden: str, relative: dict, name: str) -> str:
+    def _disentangled_attention(
+        self, attention, hidden: str, relative: dict, name: str, first_token_only: bool = False
+    ) -> str:
         """DeBERTa's attention: content→content in ONNX Runtime's `MultiHeadAttention`, the
         c2p and p2c terms as its `attention_bias`, `scale * (q·K_r + k·Q_r)` at each pair's
         relative row. The relative keys and queries (the table through the key and query
         projections) depend on weights only, so ONNX Runtime folds them into constants when it
-        loads the model: each term is one batched matmul and one `GatherElements`."""
+        loads the model: each term is one batched matmul and one `GatherElements`. With
+        `first_token_only`, the first query's row of each (`[batch, 1, hidden]` out)."""
         builder = self.builder
         heads, head_size = attention.num_heads, attention.head_size
-        query, key, value = self._query_key_value(attention, hidden, name)
+        query, key, value = self._query_key_value(attention, hidden, name, first_token_only)
         kernel, bias = self._qkv_weights(attention, name)
         table = relative["table"]
         scale = builder.constant(f"{name}/attention/score_scale", np.array(attention.score_scale))
@@ -418,10 +452,13 @@ class EncoderGraph:
                 builder.op("Mul", rows, scale),
                 name=f"{name}/{RELATIVE_TERM_PREFIX}{term}",
             )
-            # [batch, heads, query, key]: the scores' shape with the sequence as last axis.
-            pair_shape = builder.op("Shape", scores, start=0, end=3)
-            pair_shape = builder.op("Concat", pair_shape, relative["length"], axis=0)
-            index = builder.op("Expand", relative[term], pair_shape)
+            pairs = relative[term]  # [query, key] (c2p) or [key, query] (p2c) rows
+            if first_token_only:
+                pairs = self._first_position(pairs, axis=0 if term == "c2p" else 1)
+            # Broadcast to [batch, heads, query, key] (p2c: [..., key, query]).
+            batch_heads = builder.op("Shape", scores, start=0, end=2)
+            ones = builder.constant("ones_2", np.array([1, 1]))
+            index = builder.op("Expand", pairs, builder.op("Concat", batch_heads, ones, axis=0))
             # [batch, heads, query, rows] → [batch, heads, query, key]: each pair's row.
             gathered = builder.op("GatherElements", scores, index, axis=3)
             if term == "p2c":  # computed as [key, query]

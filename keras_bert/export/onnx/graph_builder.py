@@ -29,8 +29,9 @@ class GraphBuilder:
     >>> builder = GraphBuilder()
     >>> x = builder.input("x", TensorProto.FLOAT, ["batch", 2])
     >>> y = builder.op("Add", x, builder.constant("one", np.ones(2, np.float32)))
+    >>> unused = builder.op("Relu", y)
     >>> builder.output(y, "y", TensorProto.FLOAT, ["batch", 2])
-    >>> model = builder.model()
+    >>> model = builder.model()  # without the Relu: no output reads it
     >>> [node.op_type for node in model.graph.node], model.graph.output[0].name
     (['Add', 'Identity'], 'y')
     """
@@ -133,16 +134,32 @@ class GraphBuilder:
         return self.op(op_type, *inputs, domain=MICROSOFT_DOMAIN, **attributes)
 
     def model(self, name: str = "keras_bert") -> onnx.ModelProto:
+        """The model of the nodes the outputs depend on, and of the initializers they read:
+        ONNX Runtime runs every node it is given, so what no output needs (a pooler under a
+        token classifier, a written value a task does not return) is left out here."""
+        nodes = self._nodes_outputs_need()
+        read = {value for node in nodes for value in node.input}
+        produced = {value for node in nodes for value in node.output}
         graph = helper.make_graph(
-            self.nodes,
+            nodes,
             name,
             self.inputs,
             self.outputs,
-            initializer=self.initializers,
-            value_info=self.value_infos,
+            initializer=[tensor for tensor in self.initializers if tensor.name in read],
+            value_info=[info for info in self.value_infos if info.name in produced],
         )
         opsets = [helper.make_opsetid("", ONNX_OPSET), helper.make_opsetid(MICROSOFT_DOMAIN, 1)]
         model = helper.make_model(graph, opset_imports=opsets, producer_name="keras_bert")
         # ONNX Runtime 1.16+ reads IR version 9; newer onnx writes 10+ by default.
         model.ir_version = 9
         return model
+
+    def _nodes_outputs_need(self) -> list[onnx.NodeProto]:
+        """The nodes some graph output depends on, in the order they were added."""
+        needed = {output.name for output in self.outputs}
+        kept = []
+        for node in reversed(self.nodes):
+            if needed.intersection(node.output):
+                kept.append(node)
+                needed.update(node.input)
+        return kept[::-1]

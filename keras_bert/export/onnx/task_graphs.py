@@ -10,7 +10,10 @@ outputs of the SavedModel's `serving_ids` signature (`keras_bert.export.signatur
 | masked LM | `top_ids`, `top_probabilities` `[batch, max_masks, top_k]`, `num_masks` `[batch]` |
 
 Floats are float32, ids int32. The masked LM reads the first `max_masks` mask tokens of
-`input_word_ids`, as `MaskedLMServing` does (padding slots: id -1, probability 0).
+`input_word_ids`, as `MaskedLMServing` does (padding slots: id -1, probability 0). A classifier
+that reads the first token (the pooler's, or its own dense layer's) has its last block computed
+at that position alone (`EncoderGraph.write(first_token_only=True)`), and each graph holds only
+the nodes and weights its outputs read.
 """
 
 from __future__ import annotations
@@ -77,8 +80,10 @@ def task_graph(
     encoder = model if task == "encoder" else model.encoder
     graph = EncoderGraph(encoder, fused_attention)
     builder = GraphBuilder()
-    encoded = graph.write(builder)
-    sequence = encoded["sequence_output"]
+    # A classifier reads the first position alone, unless it averages over the tokens.
+    first_token_only = task == "classifier" and model.pooling != "mean"
+    encoded = graph.write(builder, first_token_only)
+    sequence = encoded.get("sequence_output")
     float_outputs: dict[str, tuple[str, list]] = {}
     int_outputs: dict[str, tuple[str, list]] = {}
     if task == "classifier":
@@ -101,7 +106,7 @@ def task_graph(
     elif task == "encoder":
         hidden = encoder.bert_config.hidden_size
         float_outputs["sequence_output"] = (sequence, [BATCH, SEQUENCE, hidden])
-        float_outputs["cls_embedding"] = (_first_token(builder, sequence), [BATCH, hidden])
+        float_outputs["cls_embedding"] = (encoded["first_token_output"], [BATCH, hidden])
         float_outputs["mean_embedding"] = (_mean_over_mask(graph, sequence), [BATCH, hidden])
         if "pooled_output" in encoded:
             float_outputs["pooled_output"] = (encoded["pooled_output"], [BATCH, hidden])
@@ -120,10 +125,6 @@ def task_graph(
     return builder.model(name=f"keras_bert_{task}")
 
 
-def _first_token(builder: GraphBuilder, sequence: str) -> str:
-    return builder.op("Gather", sequence, builder.constant("zero", np.array(0)), axis=1)
-
-
 def _mean_over_mask(graph: EncoderGraph, sequence: str) -> str:
     """The mean of the sequence over its real tokens (at least one counted), in float32."""
     builder = graph.builder
@@ -139,14 +140,14 @@ def _classifier_logits(graph: EncoderGraph, model, encoded: dict[str, str]) -> s
     """The family's head (`BertClassifier`): the pooler, the first token through its own dense
     layer (with that layer's activation), or the mean over the mask; then the logits layer
     (dropout is inactive)."""
-    sequence = encoded["sequence_output"]
     if model.pooling == "mean":
-        features = _mean_over_mask(graph, sequence)
+        features = _mean_over_mask(graph, encoded["sequence_output"])
     elif model.uses_pooled_output:
         features = encoded["pooled_output"]
     else:
-        first_token = _first_token(graph.builder, sequence)
-        features = graph.dense(first_token, model.get_layer("pre_classifier"), "pre_classifier")
+        features = graph.dense(
+            encoded["first_token_output"], model.get_layer("pre_classifier"), "pre_classifier"
+        )
     return graph.dense(features, model.get_layer("logits"), "logits")
 
 
