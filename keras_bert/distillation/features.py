@@ -10,7 +10,7 @@ from keras_bert.layers import BertEmbeddings, TransformerEncoderBlock
 from keras_bert.models.task import BertTask
 
 # What a task model reads from its encoder.
-ENCODER_OUTPUTS = ("sequence_output", "pooled_output")
+ENCODER_OUTPUTS = ("sequence_output", "first_token_output", "pooled_output")
 # The output of a masked LM (`BertMaskedLM`, `BertPretrainer`) that is distilled.
 MASKED_LM_OUTPUT = "masked_lm"
 

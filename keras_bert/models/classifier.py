@@ -133,7 +133,7 @@ class BertClassifier(BertTask):
             require_pooler(encoder, "BertClassifier")
             features = dropout(encoder_outputs["pooled_output"])
         else:
-            first_token = encoder_outputs["sequence_output"][:, 0]
+            first_token = encoder_outputs["first_token_output"]
             if first_token_head.dropout_before_dense:
                 first_token = dropout(first_token)
             features = dropout(pre_classifier(first_token))

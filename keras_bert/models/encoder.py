@@ -34,7 +34,9 @@ class BertEncoder(keras.Model):
 
     Takes a dict of int32 tensors `[batch, sequence]`: `input_word_ids` (WordPiece ids),
     `input_mask` (1 for tokens, 0 for padding) and `input_type_ids` (segment ids); returns a dict
-    with `sequence_output` `[batch, sequence, hidden]` and `pooled_output` `[batch, hidden]`, and
+    with `sequence_output` `[batch, sequence, hidden]`, `first_token_output` `[batch, hidden]`
+    (its first position, computed by itself in the last block: what the heads on `[CLS]` read)
+    and `pooled_output` `[batch, hidden]` (families without a pooler have none), and
     with `output_all_layers=True` also `embedding_output` and `encoder_outputs` (one tensor per
     block; with `pre_layer_norm` the sequence output is the last of them after the final
     LayerNorm). The family's settings come from the config: DeBERTa's (`relative_attention`)
@@ -188,16 +190,15 @@ class BertEncoder(keras.Model):
             encoder_outputs.append(hidden_states)
         if final_layer_norm is not None:
             hidden_states = final_layer_norm(hidden_states)
-        outputs = {"sequence_output": hidden_states}
+        # The heads on [CLS] read the last block at that position alone, so the last block also
+        # computes it by itself: a graph that reads only `first_token_output` or
+        # `pooled_output` (a classifier's training step, its serving signature) runs a sixth
+        # of the last block's work.
+        first_token = block(last_block_input, padding_mask, *relative_inputs, first_token_only=True)
+        if final_layer_norm is not None:
+            first_token = final_layer_norm(first_token)
+        outputs = {"sequence_output": hidden_states, "first_token_output": first_token[:, 0]}
         if pooler is not None:
-            # The pooler reads the last block at [CLS] alone, so the last block also computes
-            # that position by itself: a graph that reads only `pooled_output` (a classifier's
-            # training step, its serving signature) runs a sixth of the last block's work.
-            first_token = block(
-                last_block_input, padding_mask, *relative_inputs, first_token_only=True
-            )
-            if final_layer_norm is not None:
-                first_token = final_layer_norm(first_token)
             outputs["pooled_output"] = pooler(first_token)
         if output_all_layers:
             outputs["embedding_output"] = embedding_output

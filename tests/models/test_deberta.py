@@ -90,7 +90,13 @@ def test_random_deberta_encoder_passes_the_layer_checks(deberta_dir, tmp_path):
         "input_type_ids": np.zeros((2, 6), "int32"),
     }
     outputs = check_layer(
-        BertEncoder(config), inputs, tmp_path, {"sequence_output": (2, 6, config.hidden_size)}
+        BertEncoder(config),
+        inputs,
+        tmp_path,
+        {
+            "sequence_output": (2, 6, config.hidden_size),
+            "first_token_output": (2, config.hidden_size),
+        },
     )
     assert np.all(np.isfinite(outputs["sequence_output"]))
 

@@ -22,7 +22,11 @@ def test_encoder_layer_checks(tmp_path):
         encoder,
         INPUTS,
         tmp_path,
-        expected_shapes={"pooled_output": (2, 128), "sequence_output": (2, 6, 128)},
+        expected_shapes={
+            "pooled_output": (2, 128),
+            "first_token_output": (2, 128),
+            "sequence_output": (2, 6, 128),
+        },
     )
 
 
@@ -73,26 +77,33 @@ def test_padding_does_not_change_real_tokens():
         {"relative_attention_buckets": 8},
         {"num_layer_groups": 1},  # ALBERT: the last block is every layer's
         {"relative_attention": True, "max_relative_positions": 16, "pos_att_type": "p2c|c2p"},
+        {"pooler": False},
     ],
-    ids=["bert", "pre_layer_norm", "t5_buckets", "albert", "deberta"],
+    ids=["bert", "pre_layer_norm", "t5_buckets", "albert", "deberta", "no_pooler"],
 )
-def test_pooled_output_is_the_pooler_on_the_sequence_outputs_first_token(switches):
-    """The last block computes [CLS] on its own for the pooler: the same values as the pooler
-    on the full sequence output."""
+def test_first_token_and_pooled_outputs_are_the_sequence_outputs_first_token(switches):
+    """The last block computes [CLS] on its own for the heads on it: the same values as the
+    full sequence output's first position, and as the pooler on it."""
     encoder = BertEncoder(TINY.replace(**switches))
     outputs = encoder(INPUTS)
-    np.testing.assert_allclose(
-        outputs["pooled_output"], encoder.pooler(outputs["sequence_output"]), atol=1e-5
-    )
+    first_token = np.asarray(outputs["sequence_output"])[:, 0]
+    np.testing.assert_allclose(outputs["first_token_output"], first_token, atol=1e-5)
+    if encoder.pooler is None:
+        assert "pooled_output" not in outputs
+    else:
+        np.testing.assert_allclose(
+            outputs["pooled_output"], encoder.pooler(outputs["sequence_output"]), atol=1e-5
+        )
 
 
-def test_a_graph_of_the_pooled_output_projects_only_first_tokens_in_the_last_block():
-    """Of the matmuls `pooled_output` depends on, the last block's query, attention output and
+@pytest.mark.parametrize("output", ["first_token_output", "pooled_output"])
+def test_a_graph_of_the_first_token_projects_only_first_tokens_in_the_last_block(output):
+    """Of the matmuls `output` depends on, the last block's query, attention output and
     feed-forward take one row a sequence; its keys and values still take every token."""
     encoder = BertEncoder(TINY)
     batch_size, seq_length = INPUTS["input_mask"].shape
     graph = (
-        tf.function(lambda inputs: encoder(inputs)["pooled_output"])
+        tf.function(lambda inputs: encoder(inputs)[output])
         .get_concrete_function(
             {name: tf.TensorSpec(value.shape, tf.int32) for name, value in INPUTS.items()}
         )
@@ -110,7 +121,7 @@ def test_a_graph_of_the_pooled_output_projects_only_first_tokens_in_the_last_blo
         pending.extend(tensor.op for tensor in operation.inputs)
     # Every block projects query, key, value, attention output and the feed-forward's two.
     assert rows[batch_size * seq_length] == 6 * (TINY.num_layers - 1) + 2
-    assert rows[batch_size] == 4 + 1  # and the pooler's dense
+    assert rows[batch_size] == 4 + (output == "pooled_output")  # and the pooler's dense
 
 
 def test_parameter_counts_match_published_models():
