@@ -309,24 +309,32 @@ def quality_table(records: Sequence[dict], anchors: dict) -> str:
 
 
 def speed_cell(runs: Sequence[dict]) -> str:
-    """The median sequences/s of a task's runs on the CPU of its latest run, naming their
-    seeds where others ran on another CPU (speeds of two CPUs do not mix).
+    """The median sequences/s of a task's runs alone (`ran_beside_other_work`) on the CPU of
+    its latest run, naming their seeds where others ran on another CPU (speeds of two CPUs do
+    not mix) or beside other work; "shared" where every run on that CPU shared its cores.
 
     Example:
+    >>> avx2, zen4 = "AMD EPYC AVX2, 2 cores", "AMD EPYC Zen 4, 2 cores"
     >>> runs = [
-    ...     {"seed": 0, "cpu": "AVX2", "finished": "2026-11-27", "sequences_per_second": 60.0},
-    ...     {"seed": 1, "cpu": "Zen 4", "finished": "2026-11-29", "sequences_per_second": 90.0},
+    ...     {"seed": 0, "cpu": avx2, "finished": "2026-11-27", "load_average_15min": 2.4,
+    ...      "sequences_per_second": 60.0},
+    ...     {"seed": 1, "cpu": zen4, "finished": "2026-11-29", "load_average_15min": 2.5,
+    ...      "sequences_per_second": 90.0},
+    ...     {"seed": 2, "cpu": zen4, "finished": "2026-11-29", "load_average_15min": 4.1,
+    ...      "sequences_per_second": 70.0},
     ... ]
-    >>> speed_cell(runs)
-    '90.0 (seed 1)'
+    >>> speed_cell(runs), speed_cell(runs[2:])
+    ('90.0 (seed 1)', 'shared')
     """
     cpu = max(runs, key=lambda run: run["finished"])["cpu"]
-    here = [run for run in runs if run["cpu"] == cpu]
-    speed = statistics.median(run["sequences_per_second"] for run in here)
-    if len(here) == len(runs):
+    alone = [run for run in runs if run["cpu"] == cpu and not ran_beside_other_work(run)]
+    if not alone:
+        return "shared"
+    speed = statistics.median(run["sequences_per_second"] for run in alone)
+    if len(alone) == len(runs):
         return f"{speed:.1f}"
-    seeds = ", ".join(str(run["seed"]) for run in here)
-    return f"{speed:.1f} (seed{'s' if len(here) > 1 else ''} {seeds})"
+    seeds = ", ".join(str(run["seed"]) for run in alone)
+    return f"{speed:.1f} (seed{'s' if len(alone) > 1 else ''} {seeds})"
 
 
 def ran_beside_other_work(record: dict) -> bool:
