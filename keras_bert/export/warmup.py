@@ -11,31 +11,12 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import numpy as np
 import tensorflow as tf
-from tensorflow_serving.apis import model_pb2, predict_pb2, prediction_log_pb2
+from tensorflow_serving.apis import prediction_log_pb2
+
+from keras_bert.serving.predict_request import predict_request
 
 WARMUP_FILE = Path("assets.extra") / "tf_serving_warmup_requests"
-
-
-def _as_array(value: object) -> np.ndarray:
-    """A numpy array of `value`; text becomes UTF-8 bytes (TensorFlow's `tf.string`)."""
-    array = np.asarray(value.numpy() if isinstance(value, tf.Tensor) else value)
-    if array.dtype.kind == "U":
-        array = np.vectorize(lambda text: text.encode("utf-8"), otypes=[object])(array)
-    return array
-
-
-def predict_request(
-    model_name: str, signature_name: str, inputs: Mapping[str, object]
-) -> predict_pb2.PredictRequest:
-    """A `PredictRequest` with one `TensorProto` per named input (lists, arrays or tensors)."""
-    request = predict_pb2.PredictRequest(
-        model_spec=model_pb2.ModelSpec(name=model_name, signature_name=signature_name)
-    )
-    for name, value in inputs.items():
-        request.inputs[name].CopyFrom(tf.make_tensor_proto(_as_array(value)))
-    return request
 
 
 def warmup_log(

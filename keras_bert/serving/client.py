@@ -171,7 +171,7 @@ class GrpcClient:
 
     def request(self, inputs: Mapping[str, Any], signature_name: str = DEFAULT_SIGNATURE):
         """The `PredictRequest` of `inputs`."""
-        from keras_bert.export.warmup import predict_request
+        from keras_bert.serving.predict_request import predict_request
 
         request = predict_request(self.model_name, signature_name, inputs)
         if self.version is not None:
