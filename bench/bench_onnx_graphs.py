@@ -27,6 +27,7 @@ import onnxruntime
 
 from bench.bench_serving import SEQ_LENGTH, load_dev, request_batches, scheduled_timings
 from keras_bert.cpu import cpu_summary
+from keras_bert.data.batching import trim_padding
 from keras_bert.serving.onnx_model import session_options
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
@@ -66,10 +67,9 @@ def write_graph(revision: str, classifier: str | None, path: Path) -> None:
 
 
 def ids_of(preprocessor: BertPreprocessor, texts: list[str]) -> dict[str, np.ndarray]:
-    """The int32 inputs of `texts`, cut to the longest of them."""
-    packed = {name: value.numpy() for name, value in preprocessor(np.array(texts)).items()}
-    length = int(packed["input_mask"].sum(axis=1).max())
-    return {name: value[:, :length].astype(np.int32) for name, value in packed.items()}
+    """The int32 inputs of `texts`, cut to the longest of them (`trim_padding`)."""
+    packed, *_ = trim_padding(preprocessor(np.array(texts)))
+    return {name: value.numpy().astype(np.int32) for name, value in packed.items()}
 
 
 def main() -> None:
@@ -85,11 +85,11 @@ def main() -> None:
     singles = [ids_of(preprocessor, [text]) for text in texts]
     singles = [singles[index % len(singles)] for index in range(args.requests)]
     batches = [ids_of(preprocessor, batch) for batch in request_batches(texts, 32, args.batches)]
+    classifier = str(Path(args.classifier).resolve()) if args.classifier else None
     with tempfile.TemporaryDirectory() as directory:
         sessions = {}
         for revision in args.revisions:
             path = Path(directory) / f"{revision}.onnx"
-            classifier = str(Path(args.classifier).resolve()) if args.classifier else None
             write_graph(revision, classifier, path)
             sessions[revision] = onnxruntime.InferenceSession(
                 str(path), session_options(), providers=["CPUExecutionProvider"]

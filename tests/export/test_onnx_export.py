@@ -42,8 +42,9 @@ def _checkpoint(family, reference_dir, minilm_dir):
 
 @functools.cache
 def _family_models(checkpoint: Path) -> dict:
-    """A checkpoint's preprocessor, encoder, a model of every head on it (new heads, seeded)
-    and its masked LM (MiniLM's is new: it has no masked-LM head), loaded once per module."""
+    """A checkpoint's preprocessor, `TEXTS` packed by it (numpy `feeds`), encoder, a model of
+    every head on it (new heads, seeded) and its masked LM (MiniLM's is new: it has no
+    masked-LM head), loaded once per module."""
     preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=24)
     encoder = keras_bert.load_encoder(checkpoint)
     keras.utils.set_random_seed(0)
@@ -61,6 +62,7 @@ def _family_models(checkpoint: Path) -> dict:
     mask_id = preprocessor.tokenizer.token_to_id(mask_token_of(preprocessor.tokenizer))
     return {
         "preprocessor": preprocessor,
+        "feeds": {name: value.numpy() for name, value in preprocessor(tf.constant(TEXTS)).items()},
         "encoder": encoder,
         "heads": heads,
         "masked_lm": masked_lm,
@@ -86,8 +88,7 @@ def _close_at_real_tokens(ours, theirs, mask, atol=1e-4):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
-    preprocessor, encoder = models["preprocessor"], models["encoder"]
-    feeds = {name: value.numpy() for name, value in preprocessor(tf.constant(TEXTS)).items()}
+    preprocessor, encoder, feeds = models["preprocessor"], models["encoder"], models["feeds"]
     mask = feeds["input_mask"].astype(bool)
     outputs, graph = _run(encoder, feeds)
     expected = encoder(feeds)
@@ -145,9 +146,7 @@ def test_a_classifiers_last_block_computes_the_first_token_alone(family, referen
     still reads every token: the logits equal Keras', `test_every_head_equals_keras`); every
     other block, and every block of the encoder's graph, one row a token."""
     models = _family_models(_checkpoint(family, reference_dir, minilm_dir))
-    feeds = {
-        name: value.numpy() for name, value in models["preprocessor"](tf.constant(TEXTS)).items()
-    }
+    feeds = models["feeds"]
     length, layers = feeds["input_mask"].shape[1], models["encoder"].bert_config.num_layers
     for model, last_rows in ((models["heads"]["classifier"], 1), (models["encoder"], length)):
         graph = task_graph(model)
