@@ -1,35 +1,85 @@
 """Query exported keras_bert models the way TensorFlow Serving runs them.
 
 This script imports only `tensorflow` and `tensorflow_text` (what TF Serving links), loads a
-SavedModel version directory and calls its `serving_default` signature on raw strings:
+SavedModel version directory as the model server does (`SessionModel`) and runs its
+`serving_default` signature on raw strings:
 
     python pipelines/query_export.py saved_models/sentiment/1 "A wonderful film." "Dull."
 
-It prints the signature's outputs as JSON, one object per input text.
+It prints the signature's outputs as JSON, one object per input text. Tests load exports with
+it too (`tests/export/fresh_process.py`), from this file's path: the package `pipelines`
+imports keras_bert.
 """
+
+from __future__ import annotations
 
 import json
 import sys
 
+import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops the SavedModel uses)
 
 
+class SessionModel:
+    """A SavedModel loaded as TensorFlow Serving's `LoadSavedModel` loads it.
+
+    The graph goes into a session, the saver's restore op restores the variables, and a
+    signature runs by the tensor names of its `SignatureDef`. `tf.saved_model.load` revives
+    the saved Python objects instead, and can run an export whose graph fails in a model
+    server (a Keras variable saved apart from the one the graph reads: keras-team/keras#19274).
+
+    Example (the export written with keras_bert, then loaded without it):
+    >>> import tempfile
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> from keras_bert.export import ClassifierServing, export_for_serving
+    >>> from keras_bert.models import BertClassifier
+    >>> from keras_bert.text import BertPreprocessor
+    >>> vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a", "good", "film"]
+    >>> preprocessor = BertPreprocessor(vocabulary, seq_length=8)
+    >>> classifier = BertClassifier(BertEncoder(BertConfig.preset("tiny", vocab_size=7)), 2)
+    >>> module = ClassifierServing(classifier, preprocessor)
+    >>> export_dir = export_for_serving(module, tempfile.mkdtemp(), "sentiment")
+    >>> model = SessionModel(str(export_dir))
+    >>> outputs = model.run({"text": ["A good film.", ""]})
+    >>> outputs["probabilities"].shape, outputs["label"].shape
+    ((2, 2), (2,))
+    >>> model.close()
+    """
+
+    def __init__(self, export_dir: str):
+        self.session = tf.compat.v1.Session(graph=tf.Graph())
+        with self.session.graph.as_default():
+            meta_graph = tf.compat.v1.saved_model.load(self.session, ["serve"], export_dir)
+        self.signatures = dict(meta_graph.signature_def)
+
+    def run(self, inputs: dict, signature: str = "serving_default") -> dict[str, np.ndarray]:
+        """The outputs of `signature` on `inputs` (lists or arrays by input name)."""
+        signature_def = self.signatures[signature]
+        feeds = {signature_def.inputs[name].name: value for name, value in inputs.items()}
+        names = list(signature_def.outputs)
+        values = self.session.run([signature_def.outputs[name].name for name in names], feeds)
+        return dict(zip(names, values, strict=True))
+
+    def close(self) -> None:
+        self.session.close()
+
+
 def query(export_dir: str, texts: list[str]) -> list[dict]:
-    signature = tf.saved_model.load(export_dir).signatures["serving_default"]
-    outputs = signature(text=tf.constant(texts))
-    rows = []
-    for index in range(len(texts)):
-        row = {"text": texts[index]}
-        for name, tensor in outputs.items():
-            value = tensor[index].numpy()
-            value = value.tolist() if hasattr(value, "tolist") else value
-            row[name] = value.decode() if isinstance(value, bytes) else value
-        rows.append(row)
-    return rows
+    """One row per text: the text and the `serving_default` outputs of its row."""
+    model = SessionModel(export_dir)
+    try:
+        outputs = model.run({"text": texts})
+    finally:
+        model.close()
+    return [
+        {"text": text, **{name: decoded(value[index].tolist()) for name, value in outputs.items()}}
+        for index, text in enumerate(texts)
+    ]
 
 
 def decoded(value):
+    """`value` with its bytes decoded from UTF-8, in lists too."""
     if isinstance(value, bytes):
         return value.decode("utf-8")
     if isinstance(value, list):
@@ -40,5 +90,4 @@ def decoded(value):
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    results = query(sys.argv[1], sys.argv[2:])
-    print(json.dumps([{key: decoded(value) for key, value in row.items()} for row in results]))
+    print(json.dumps(query(sys.argv[1], sys.argv[2:])))

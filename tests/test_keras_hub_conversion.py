@@ -284,7 +284,6 @@ def test_exported_classifier_serves_keras_hubs_predictions_on_raw_strings(
             {
                 "export_dir": base_dir / "sentiment" / "1",
                 "signature": "serving_default",
-                "dtype": "string",
                 "inputs": {"text": texts},
             }
         ]

@@ -18,6 +18,7 @@ converted in the graph.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import keras
@@ -63,6 +64,13 @@ def _as_float32(outputs):
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class _Untracked:
+    """Holds a Keras model where a `tf.Module` does not track it (see `_Serving`)."""
+
+    model: keras.Model
+
+
 class _Serving(tf.Module):
     """A model and its preprocessor with the `serving_ids` signature; subclasses add text.
 
@@ -91,6 +99,13 @@ class _Serving(tf.Module):
       with one thread per op (`--tensorflow_intra_op_parallelism=1`), where it serves long
       requests and batches faster (BENCHMARKS.md, section Serving); 1 (default) keeps the
       model's layout.
+
+    What the SavedModel saves are the TensorFlow variables the model computes with
+    (`serving_variables`), not the Keras model. A Keras variable is saved as a second
+    TensorFlow variable beside the one it wraps, and a graph loader (TensorFlow Serving's
+    `LoadSavedModel`, `saved_model_cli`, `tf.compat.v1` sessions) restores only that second
+    one: every request then fails with "Could not find variable" (keras-team/keras#19274).
+    Keras objects left out, a compiled model's optimizer state is left out too.
     """
 
     # `serving_ids` outputs with a value per input position, and the value past the bucket.
@@ -116,8 +131,14 @@ class _Serving(tf.Module):
             )
         self.jit_compile = jit_compile
         self.precision = precision
-        self.model = serving_copy(model, precision, feed_forward_shards)
+        self._untracked = _Untracked(serving_copy(model, precision, feed_forward_shards))
+        self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
+
+    @property
+    def model(self) -> keras.Model:
+        """The model the signatures run (`serving_copy` of the one given)."""
+        return self._untracked.model
 
     @property
     def tokenizer(self):

@@ -22,6 +22,7 @@ from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 from pipelines import distill
 from pipelines.finetune_ner import read_sentences
 from tests.data.reference_instances import create_instances
+from tests.export.fresh_process import run_signatures
 from tests.pipelines.test_finetuning_jobs import common_flags
 
 pytestmark = pytest.mark.slow
@@ -81,10 +82,10 @@ def test_distill_classifier_job_writes_an_exportable_student(
         serving_module(student, preprocessor), tmp_path / "saved_models", "student"
     )
     texts = ["A sharp, funny film.", "Dull and far too long."]
-    served = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
-    probabilities = served(text=tf.constant(texts))["probabilities"]
+    call = {"export_dir": export_dir, "signature": "serving_default"}
+    [served] = run_signatures([{**call, "inputs": {"text": texts}}])
     expected = keras.ops.softmax(student(preprocessor(tf.constant(texts))))
-    np.testing.assert_allclose(probabilities, expected, atol=1e-5)
+    np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
 
 
 def test_distill_token_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path):

@@ -1,10 +1,13 @@
 """Runs signatures of exported SavedModels in a separate Python process with only TensorFlow.
 
 The child imports `tensorflow` and `tensorflow_text` and nothing else (every answer checks that
-no keras_bert module got imported): TensorFlow Serving has only their ops. One child serves the
-whole test session (one per pytest worker), as one model server serves many exports: it is
-started on the first call and answers each batch of calls on a line of JSON, loading each export
-once per batch, so the suite pays TensorFlow's start-up once instead of once per export.
+no keras_bert module got imported): TensorFlow Serving has only their ops. It loads exports with
+`pipelines/query_export.py`'s `SessionModel`, as TensorFlow Serving's `LoadSavedModel` does
+(`tf.saved_model.load` revives Python objects instead, and so passed exports that no model
+server could run). One child serves the whole test session (one per pytest worker), as one model
+server serves many exports: it is started on the first call and answers each batch of calls on a
+line of JSON, loading each export once per batch, so the suite pays TensorFlow's start-up once
+instead of once per export.
 """
 
 from __future__ import annotations
@@ -23,33 +26,28 @@ _ANSWER_TIMEOUT_SECONDS = 600
 
 _SCRIPT = textwrap.dedent(
     """
-    import json, sys, traceback
-    import tensorflow as tf
-    import tensorflow_text  # noqa: F401  (registers the tensorflow-text ops)
+    import importlib.util, json, sys, traceback
 
-    def to_json(value):
-        if isinstance(value, list):
-            return [to_json(item) for item in value]
-        if isinstance(value, bytes):
-            return value.decode("utf-8")
-        if isinstance(value, tf.Tensor):
-            return to_json(value.numpy().tolist())
-        return value
+    # pipelines/query_export.py by its path: the package `pipelines` imports keras_bert.
+    spec = importlib.util.spec_from_file_location("query_export", sys.argv[1])
+    query_export = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(query_export)
 
     def answer(calls):
         # The exports of this request only: a session's worth would hold gigabytes.
         results, models = [], {}
-        for call in calls:
-            path = call["export_dir"]
-            if path not in models:
-                models[path] = tf.saved_model.load(path)
-            signature = models[path].signatures[call["signature"]]
-            inputs = {
-                name: tf.constant(value, dtype=tf.string if call["dtype"] == "string" else tf.int32)
-                for name, value in call["inputs"].items()
-            }
-            outputs = signature(**inputs)
-            results.append({name: to_json(value) for name, value in outputs.items()})
+        try:
+            for call in calls:
+                path = call["export_dir"]
+                if path not in models:
+                    models[path] = query_export.SessionModel(path)
+                outputs = models[path].run(call["inputs"], call["signature"])
+                results.append(
+                    {name: query_export.decoded(value.tolist()) for name, value in outputs.items()}
+                )
+        finally:
+            for model in models.values():
+                model.close()
         return results
 
     for line in sys.stdin:
@@ -64,6 +62,7 @@ _SCRIPT = textwrap.dedent(
         sys.stdout.flush()
     """
 )
+QUERY_SCRIPT = Path(__file__).parents[2] / "pipelines" / "query_export.py"
 
 
 class ServingProcess:
@@ -75,7 +74,7 @@ class ServingProcess:
     def __init__(self):
         self._stderr = tempfile.TemporaryFile(mode="w+")
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _SCRIPT],
+            [sys.executable, "-c", _SCRIPT, str(QUERY_SCRIPT)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
@@ -119,8 +118,8 @@ _process: ServingProcess | None = None
 
 
 def run_signatures(calls: list[dict]) -> list[dict]:
-    """Runs `calls` (export_dir, signature, dtype "string"/"int32", inputs) in the session's
-    serving process, started on first use (and again if a call killed it).
+    """Runs `calls` (export_dir, signature, inputs) in the session's serving process, started
+    on first use (and again if a call killed it).
 
     Returns each call's outputs as JSON values (strings decoded from UTF-8).
     """

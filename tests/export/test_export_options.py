@@ -38,7 +38,7 @@ def _served(export_dir, reference_dir) -> tuple[dict, dict]:
     """`serving_default` outputs on TEXTS of two exports, in a fresh process."""
     inputs = {"text": TEXTS}
     calls = [
-        {"export_dir": path, "signature": "serving_default", "dtype": "string", "inputs": inputs}
+        {"export_dir": path, "signature": "serving_default", "inputs": inputs}
         for path in (export_dir, reference_dir)
     ]
     return tuple(run_signatures(calls))
@@ -86,7 +86,6 @@ def test_mean_pooling_classifier_serves_raw_strings_like_keras(tmp_path, serving
             {
                 "export_dir": export_dir,
                 "signature": "serving_default",
-                "dtype": "string",
                 "inputs": {"text": TEXTS},
             }
         ]

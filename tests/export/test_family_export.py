@@ -50,7 +50,6 @@ def test_family_fine_tunes_and_serves_raw_strings(family, reference_dir, data_di
             {
                 "export_dir": version,
                 "signature": "serving_default",
-                "dtype": "string",
                 "inputs": {"text": served_texts},
             }
         ]

@@ -43,7 +43,6 @@ def _call(version, inputs: dict[str, list[str]]) -> dict:
     return {
         "export_dir": version,
         "signature": "serving_default",
-        "dtype": "string",
         "inputs": inputs,
     }
 

@@ -42,7 +42,6 @@ def test_exported_minilm_embeds_like_hugging_face(tmp_path, reference):
             {
                 "export_dir": base_dir / "minilm" / "1",
                 "signature": "serving_default",
-                "dtype": "string",
                 "inputs": {"text": texts},
             }
         ]

@@ -52,7 +52,6 @@ def served(exported_base):
         {
             "export_dir": exported_base / task / "1",
             "signature": "serving_default",
-            "dtype": "string",
             "inputs": inputs,
         }
         for task, inputs in calls.items()
@@ -62,7 +61,6 @@ def served(exported_base):
         {
             "export_dir": exported_base / task / "1",
             "signature": "serving_ids",
-            "dtype": "int32",
             "inputs": ids_inputs,
         }
         for task in calls

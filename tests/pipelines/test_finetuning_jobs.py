@@ -1,13 +1,17 @@
 """The fine-tuning command-line jobs parse their flags and run end to end (tiny checkpoint)."""
 
 import keras
+import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert import load_preprocessor
+from keras_bert.export import export_for_serving, serving_module
 from keras_bert.finetuning.token_classification import evaluate_token_classifier
 from pipelines import finetune_classifier, finetune_ner, finetune_qa
 from pipelines.export import ExportJob, trained_model
 from pipelines.finetune_ner import read_sentences
+from tests.export.fresh_process import run_signatures
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +52,15 @@ def test_finetune_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path, capsys
     model, preprocessor = trained_model(job)
     assert preprocessor is model.preprocessor and preprocessor.seq_length == 32
     assert model.predict(["A wonderful film"], verbose=0).shape == (1, model.num_classes)
+    # Its export saves the model's variables once, and not the optimizer's state it carries.
+    assert model.optimizer.variables
+    export_dir = export_for_serving(serving_module(model), tmp_path / "saved_models", "sentiment")
+    saved = tf.train.list_variables(str(export_dir / "variables" / "variables"))
+    saved_values = sum(np.prod(shape) for name, shape in saved if "VARIABLE_VALUE" in name)
+    assert saved_values == sum(np.prod(variable.shape) for variable in model.variables)
+    call = {"export_dir": export_dir, "signature": "serving_default"}
+    [served] = run_signatures([{**call, "inputs": {"text": ["A wonderful film"]}}])
+    assert served["label"][0] in model.label_names
 
 
 def test_finetune_ner_and_qa_jobs(tiny_checkpoint_dir, data_dir, tmp_path):
