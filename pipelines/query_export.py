@@ -45,6 +45,8 @@ class SessionModel:
     >>> outputs["probabilities"].shape, outputs["label"].shape
     ((2, 2), (2,))
     >>> model.close()
+    >>> [(row["text"], row["label"] in ("0", "1")) for row in query(str(export_dir), ["A film."])]
+    [('A film.', True)]
     """
 
     def __init__(self, export_dir: str):
@@ -73,7 +75,7 @@ def query(export_dir: str, texts: list[str]) -> list[dict]:
     finally:
         model.close()
     return [
-        {"text": text, **{name: decoded(value[index].tolist()) for name, value in outputs.items()}}
+        {"text": text, **{name: decoded(value.tolist()[index]) for name, value in outputs.items()}}
         for index, text in enumerate(texts)
     ]
 

@@ -2,7 +2,8 @@
 
 `RestServer` speaks the REST predict API (row and columnar formats, `{"b64": ...}` strings,
 `{"error": ...}` with HTTP 400) and records every request body; `grpc_server` runs a
-`PredictionServiceServicer` whose `Predict` calls the loaded signature.
+`PredictionServiceServicer` whose `Predict` calls the loaded signature. Both take exports
+loaded as TF Serving loads them (`pipelines.query_export.SessionModel`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import grpc
 import numpy as np
 import tensorflow as tf
 from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+
+from pipelines.query_export import SessionModel
 
 _PREDICT_PATH = re.compile(r"^/v1/models/(?P<name>[^/:]+)(/versions/(?P<version>\d+))?:predict$")
 
@@ -42,15 +45,16 @@ def _json_output(value):
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def call_signature(models: dict, name: str, signature_name: str, columns: dict) -> dict:
+def call_signature(
+    models: dict[str, SessionModel], name: str, signature_name: str, columns: dict
+) -> dict:
     """Runs `models[name]`'s signature on a batch per input name; numpy outputs."""
-    signature = models[name].signatures[signature_name]
-    specs = signature.structured_input_signature[1]
-    missing = set(specs) - set(columns)
+    model = models[name]
+    names = model.signatures[signature_name].inputs
+    missing = set(names) - set(columns)
     if missing:
         raise ValueError(f"Missing inputs {sorted(missing)} for signature {signature_name}")
-    inputs = {key: tf.constant(columns[key], dtype=spec.dtype) for key, spec in specs.items()}
-    return {key: value.numpy() for key, value in signature(**inputs).items()}
+    return model.run({key: columns[key] for key in names}, signature_name)
 
 
 class RestServer:

@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.serving import GrpcClient, RestClient, ServingError
+from pipelines.query_export import SessionModel
 from tests.serving.fake_servers import GrpcServer, RestServer
 
 TEXTS = ["Barack Obama visited Paris.", "Zoë est à Montréal 🥰", ""]
@@ -15,15 +16,17 @@ NON_UTF8 = b"caf\xe9 Paris"
 
 @pytest.fixture(scope="module")
 def models(exported_base):
-    return {
-        name: tf.saved_model.load(str(exported_base / name / "1"))
+    models = {
+        name: SessionModel(str(exported_base / name / "1"))
         for name in ("classifier", "token_classifier", "question_answerer", "encoder")
     }
+    yield models
+    for model in models.values():
+        model.close()
 
 
 def _in_process(models, name, signature="serving_default", **inputs):
-    outputs = models[name].signatures[signature](**{k: tf.constant(v) for k, v in inputs.items()})
-    return {key: value.numpy() for key, value in outputs.items()}
+    return models[name].run(inputs, signature)
 
 
 def _as_text(array: np.ndarray) -> list:
