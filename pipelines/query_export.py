@@ -44,6 +44,9 @@ class SessionModel:
     >>> outputs = model.run({"text": ["A good film.", ""]})
     >>> outputs["probabilities"].shape, outputs["label"].shape
     ((2, 2), (2,))
+    >>> model.run({"texts": ["A good film."]})
+    Traceback (most recent call last):
+    ValueError: serving_default takes inputs ['text'], got ['texts'].
     >>> model.close()
     >>> [(row["text"], row["label"] in ("0", "1")) for row in query(str(export_dir), ["A film."])]
     [('A film.', True)]
@@ -57,7 +60,14 @@ class SessionModel:
 
     def run(self, inputs: dict, signature: str = "serving_default") -> dict[str, np.ndarray]:
         """The outputs of `signature` on `inputs` (lists or arrays by input name)."""
+        if signature not in self.signatures:
+            names = sorted(self.signatures)
+            raise ValueError(f"No signature {signature!r}; the export has {names}.")
         signature_def = self.signatures[signature]
+        if set(inputs) != set(signature_def.inputs):
+            raise ValueError(
+                f"{signature} takes inputs {sorted(signature_def.inputs)}, got {sorted(inputs)}."
+            )
         feeds = {signature_def.inputs[name].name: value for name, value in inputs.items()}
         names = list(signature_def.outputs)
         values = self.session.run([signature_def.outputs[name].name for name in names], feeds)
