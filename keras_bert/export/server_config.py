@@ -62,7 +62,9 @@ def batching_parameters(
     """A `BatchingParameters` text proto.
 
     `pad_variable_length_inputs` lets requests of different sequence lengths on `serving_ids`
-    share a batch; string inputs are `[batch]` and batch as they are.
+    share a batch (without it, TF Serving fails such a batch); it pads with each tensor's first
+    element, which the signature masks (`signatures.mask_batching_padding`). String inputs are
+    `[batch]` and batch as they are.
     """
     num_batch_threads = num_batch_threads or os.cpu_count() or 1
     return (

@@ -64,6 +64,29 @@ def _as_float32(outputs):
     )
 
 
+def mask_batching_padding(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+    """`inputs` with `input_mask` 0 wherever TensorFlow Serving's batching padded a request.
+
+    With `pad_variable_length_inputs` (`server_config.batching_parameters`), `serving_ids`
+    requests of different widths share a batch: TF Serving pads each to the widest with the
+    tensor's first element, the start token (`[CLS]`, `<s>`) in `input_word_ids` and 1 in
+    `input_mask`, so its padding would read as text. A packed sequence holds the start token
+    only first: every later position that holds the row's first id is masked (a client that
+    turns "[CLS]" written in a text into that id loses it there too).
+
+    Example:
+    >>> ids = tf.constant([[101, 7592, 102, 0, 101, 101]])
+    >>> inputs = {"input_word_ids": ids, "input_mask": tf.constant([[1, 1, 1, 0, 1, 1]])}
+    >>> mask_batching_padding(inputs)["input_mask"].numpy().tolist()
+    [[1, 1, 1, 0, 0, 0]]
+    """
+    ids = inputs["input_word_ids"]
+    later = tf.range(tf.shape(ids)[1]) > 0
+    padding = tf.logical_and(tf.equal(ids, ids[:, :1]), later)
+    mask = inputs["input_mask"]
+    return {**inputs, "input_mask": tf.where(padding, tf.zeros_like(mask), mask)}
+
+
 @dataclasses.dataclass(frozen=True)
 class _Untracked:
     """Holds a Keras model where a `tf.Module` does not track it (see `_Serving`)."""
@@ -75,7 +98,8 @@ class _Serving(tf.Module):
     """A model and its preprocessor with the `serving_ids` signature; subclasses add text.
 
     `serving_ids` takes int32 `input_word_ids`, `input_mask` and `input_type_ids`
-    `[batch, width]`, padded to any width, and computes, as `serving_default` does, on the
+    `[batch, width]`, padded to any width (TF Serving's batching padding included:
+    `mask_batching_padding`), and computes, as `serving_default` does, on the
     columns up to the last real token rounded up to a bucket: a client that pads every request
     to 128 ids, as ONNX Runtime's users do, pays for its text's length. Outputs with a value per
     position (`POSITION_OUTPUTS`) come back at the request's width, the columns past the bucket
@@ -180,7 +204,7 @@ class _Serving(tf.Module):
 
     @tf.function(input_signature=[_IDS_SPEC])
     def serve_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        outputs = self._outputs_from_ids(self._trim(inputs))
+        outputs = self._outputs_from_ids(self._trim(mask_batching_padding(inputs)))
         width = tf.shape(inputs["input_mask"])[1]
         return {
             name: pad_columns(value, width, self.POSITION_OUTPUTS[name])

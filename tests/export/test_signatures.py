@@ -87,6 +87,32 @@ def _ids_inputs() -> dict[str, list]:
     }
 
 
+def _padded_as_batching_pads(inputs: dict[str, list], width: int) -> dict[str, list]:
+    """`inputs` padded to `width` columns as TF Serving's batching pads a request that shares
+    a batch with a wider one (`pad_variable_length_inputs`): with each tensor's first element."""
+    return {
+        name: [row + [rows[0][0]] * (width - len(row)) for row in rows]
+        for name, rows in inputs.items()
+    }
+
+
+@pytest.mark.slow
+def test_serving_ids_answers_alike_when_batching_pads_the_request(exported_base):
+    ids = _ids_inputs()
+    padded = _padded_as_batching_pads(ids, 20)
+    assert padded["input_word_ids"][0][12:] == [101] * 8 and padded["input_mask"][2][12] == 1
+    calls = [
+        {"export_dir": exported_base / task / "1", "signature": "serving_ids", "inputs": inputs}
+        for task in ("classifier", "encoder")
+        for inputs in (ids, padded)
+    ]
+    classifier, classifier_padded, encoder, encoder_padded = run_signatures(calls)
+    np.testing.assert_allclose(classifier_padded["logits"], classifier["logits"], atol=ATOL)
+    np.testing.assert_allclose(
+        np.array(encoder_padded["sequence_output"])[:, :12], encoder["sequence_output"], atol=ATOL
+    )
+
+
 @pytest.mark.slow
 def test_classifier_matches_keras(served, serving_modules):
     module = serving_modules["classifier"]
