@@ -24,7 +24,7 @@ def serving_copy(
     optimizer fuses with the matmul and bias before it into one oneDNN kernel. It moves
     outputs at padded positions only (by up to 1.5e-4, `keras_bert.layers.activations.gelu`):
     a fine-tuned MiniLM-L6 classifier's logits moved by 3.9e-6, and its float32 export served
-    batch 1 in 0.94x the time and batch 32 at 1.14x the rate (BENCHMARKS.md, section Serving).
+    batch 1 in 0.93x the time and batch 32 at 1.14x the rate (BENCHMARKS.md, section Serving).
 
     - `precision="bfloat16"`: built under Keras' `bfloat16` policy, its weights rounded to it.
       Layers keep their weights in bfloat16 and compute in it; layer-norm statistics are
