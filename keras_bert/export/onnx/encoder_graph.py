@@ -55,6 +55,8 @@ WORD_IDS, MASK, TYPE_IDS = "input_word_ids", "input_mask", "input_type_ids"
 # Names DeBERTa's relative-position matmuls (of the relative table, and of the activations with
 # its projected rows), which int8 leaves alone.
 RELATIVE_TERM_PREFIX = "relative_"
+# In the names of one query's attention products, which int8 also leaves in float32.
+FIRST_QUERY_PREFIX = "first_query_"
 # Each activation name (`activation_name`) as ONNX: (operator, its domain, the operator that
 # also adds a bias first, or None).
 ONNX_ACTIVATIONS: dict[str, tuple[str, str, str | None]] = {
@@ -246,7 +248,11 @@ class EncoderGraph:
             context = self._disentangled_attention(
                 attention, hidden, relative_bias, name, first_token_only
             )
-        elif self.fused_attention and not first_token_only:
+        elif first_token_only:
+            context = self._first_query_attention(
+                attention, *self._query_key_value(attention, hidden, name, first_token_only), name
+            )
+        elif self.fused_attention:
             context = self._fused_attention(attention, hidden, name)
         else:
             context = self._multi_head_attention(
@@ -341,6 +347,51 @@ class EncoderGraph:
             num_heads=attention.num_heads,
             scale=attention.score_scale,
             mask_filter_value=MASKED_SCORE,
+        )
+
+    def _first_query_attention(self, attention, query: str, key: str, value: str, name: str) -> str:
+        """One query's attention over every key (`[batch, 1, hidden]` out) in standard ONNX
+        operators, which every ONNX runtime reads (OpenVINO reads no `MultiHeadAttention`)."""
+        builder = self.builder
+        heads = attention.num_heads
+        split = builder.constant("heads_shape", np.array([0, -1, heads, attention.head_size]))
+
+        def by_head(projected: str, permutation: list[int]) -> str:
+            return builder.op(
+                "Transpose", builder.op("Reshape", projected, split), perm=permutation
+            )
+
+        scores = builder.op(  # [batch, heads, 1, sequence]
+            "MatMul",
+            by_head(query, [0, 2, 1, 3]),
+            by_head(key, [0, 2, 3, 1]),
+            name=f"{name}/{FIRST_QUERY_PREFIX}scores",
+        )
+        scale = builder.constant("score_scale", np.array(attention.score_scale))
+        # MASKED_SCORE where input_mask is 0, as the Keras layer adds it.
+        padding = builder.op(
+            "Mul",
+            builder.op(
+                "Sub",
+                builder.op("Cast", MASK, to=TensorProto.FLOAT),
+                builder.constant("one_float", np.array(1.0)),
+            ),
+            builder.constant("masked_score", np.array(-MASKED_SCORE)),
+        )
+        padding = builder.op("Unsqueeze", padding, builder.constant("key_axes", np.array([1, 2])))
+        probabilities = builder.op(
+            "Softmax", builder.op("Add", builder.op("Mul", scores, scale), padding), axis=-1
+        )
+        context = builder.op(
+            "MatMul",
+            probabilities,
+            by_head(value, [0, 2, 1, 3]),
+            name=f"{name}/{FIRST_QUERY_PREFIX}context",
+        )
+        return builder.op(
+            "Reshape",
+            builder.op("Transpose", context, perm=[0, 2, 1, 3]),
+            builder.constant("query_shape", np.array([0, 1, attention.hidden_size])),
         )
 
     def _fused_attention(self, attention, hidden: str, name: str) -> str:

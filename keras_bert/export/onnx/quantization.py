@@ -52,7 +52,7 @@ import onnx
 
 from keras_bert.cpu import cpu_features
 from keras_bert.errors import ConfigError
-from keras_bert.export.onnx.encoder_graph import RELATIVE_TERM_PREFIX
+from keras_bert.export.onnx.encoder_graph import FIRST_QUERY_PREFIX, RELATIVE_TERM_PREFIX
 from keras_bert.export.onnx.model_files import (
     inference_session,
     needs_external_data,
@@ -119,18 +119,23 @@ def has_vnni() -> bool:
 
 
 def quantizable_nodes(model: onnx.ModelProto, mode: str = "dynamic") -> list[str]:
-    """The nodes `quantize_int8` may quantize in `mode`, in graph order (DeBERTa's
-    relative-position matmuls stay float32)."""
+    """The nodes `quantize_int8` may quantize in `mode`, in graph order (not
+    `always_float32_nodes`)."""
+    always_float32 = set(always_float32_nodes(model))
     return [
         node.name
         for node in model.graph.node
-        if node.op_type in QUANTIZED_OPS[mode] and RELATIVE_TERM_PREFIX not in node.name
+        if node.op_type in QUANTIZED_OPS[mode] and node.name not in always_float32
     ]
 
 
-def relative_nodes(model: onnx.ModelProto) -> list[str]:
-    """DeBERTa's relative-position matmuls, which int8 leaves in float32."""
-    return [node.name for node in model.graph.node if RELATIVE_TERM_PREFIX in node.name]
+def always_float32_nodes(model: onnx.ModelProto) -> list[str]:
+    """The matmuls int8 leaves in float32: DeBERTa's relative-position ones, and a
+    classifier's one-query attention products (of two activations, no weights)."""
+    prefixes = (RELATIVE_TERM_PREFIX, FIRST_QUERY_PREFIX)
+    return [
+        node.name for node in model.graph.node if any(prefix in node.name for prefix in prefixes)
+    ]
 
 
 def _outputs(session, batches: Sequence[dict]) -> list[dict]:
@@ -252,7 +257,7 @@ def _quantizer(model: onnx.ModelProto, mode: str, reduce_range: bool, calibratio
         quantize_static,
     )
 
-    always_float32 = relative_nodes(model)
+    always_float32 = always_float32_nodes(model)
     options = {
         "op_types_to_quantize": list(QUANTIZED_OPS[mode]),
         "per_channel": True,
@@ -368,7 +373,7 @@ def quantize_int8(
         per_channel=True,
         reduce_range=reduce_range,
         int8_nodes=len(nodes) - count,
-        float32_nodes=relative_nodes(model) + nodes[:count],
+        float32_nodes=always_float32_nodes(model) + nodes[:count],
         sensitivity=sensitivity,
         tried=tried,
     )
