@@ -118,12 +118,12 @@ def main() -> None:
             [ids_of(preprocessor, batch) for batch in inputs] for inputs in (singles, batches)
         )
     classifier = str(Path(args.classifier).resolve()) if args.classifier else None
+    calls_of = onnx_calls if args.format == "onnx" else saved_model_calls
     calls = {}
     with tempfile.TemporaryDirectory() as directory:
         for revision in args.revisions:
             path = Path(directory) / revision
             write_export(revision, classifier, args.format, path)
-            calls_of = onnx_calls if args.format == "onnx" else saved_model_calls
             calls[revision] = {1: calls_of(path, singles), 32: calls_of(path, batches)}
         base = args.revisions[0]
         logits = {revision: calls[revision][32][0]() for revision in calls}

@@ -84,8 +84,9 @@ def query(export_dir: str, texts: list[str]) -> list[dict]:
         outputs = model.run({"text": texts})
     finally:
         model.close()
+    columns = {name: decoded(value.tolist()) for name, value in outputs.items()}
     return [
-        {"text": text, **{name: decoded(value.tolist()[index]) for name, value in outputs.items()}}
+        {"text": text, **{name: column[index] for name, column in columns.items()}}
         for index, text in enumerate(texts)
     ]
 

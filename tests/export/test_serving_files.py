@@ -13,6 +13,7 @@ from tensorflow_serving.config import model_server_config_pb2
 from keras_bert.export import docker_command
 from keras_bert.export.server_config import BATCHING_PARAMETERS_FILE, MODEL_CONFIG_FILE
 from keras_bert.export.warmup import read_warmup_requests
+from pipelines.query_export import decoded
 from tests.export.builders import TASKS
 from tests.export.fresh_process import run_signatures
 
@@ -30,16 +31,14 @@ def test_warmup_records_are_prediction_logs_that_the_model_answers(exported_base
     for log in logs:
         request = log.predict_log.request
         assert request.model_spec.name == task
-        inputs = {name: tf.make_ndarray(proto) for name, proto in request.inputs.items()}
-        strings = next(iter(inputs.values())).dtype == object
+        inputs = {
+            name: decoded(tf.make_ndarray(proto).tolist()) for name, proto in request.inputs.items()
+        }
         calls.append(
             {
                 "export_dir": export_dir,
                 "signature": request.model_spec.signature_name,
-                "inputs": {
-                    name: [text.decode() for text in value] if strings else value.tolist()
-                    for name, value in inputs.items()
-                },
+                "inputs": inputs,
             }
         )
     # Replayed as TensorFlow Serving replays them when it loads the version.
