@@ -24,8 +24,9 @@ user who wants speed picks instead, on the same weights: ONNX Runtime on transfo
     python -m bench.bench_cpu_runtimes run [--runtimes ours-onnx-float32 peer-ort-int8 ...]
     python -m bench.bench_cpu_runtimes table --write BENCHMARKS.md
 
-`prepare` writes transformers' copy with the project's peer venv (`.venv-peer`, docs/development.md);
-the peers' runtimes run in a venv of their own (`.venv-peers`; see `shared/peers/bench_peers_cpu.py`):
+`prepare` writes transformers' copy with the project's peer venv (`.venv-peer`,
+docs/development.md); the peers' runtimes run in a venv of their own (`.venv-peers`, as
+`shared/peers/bench_peers_cpu.py` says):
 
     python3.11 -m venv .venv-peers && .venv-peers/bin/pip install torch==2.13.0
     .venv-peers/bin/pip install transformers==5.23.0 openvino==2026.4.1 nncf==3.4.0 \\
@@ -112,7 +113,6 @@ def prepare(classifier: Path, work_dir: Path, peer_python: str) -> Path:
     import keras
 
     import keras_bert.models  # noqa: F401  (registers the classes `load_model` reads)
-
     from bench.peer_onnx import write_peer_models
     from keras_bert.text import BertPreprocessor
     from pipelines.common import default_checkpoint

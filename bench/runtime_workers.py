@@ -241,6 +241,13 @@ RUNTIMES: dict[str, Runtime] = {
     "ours-onnx-int8-static": Runtime(
         "ours", "ONNX Runtime (OnnxModel)", "int8 static", ".venv", onnx_runtime("int8-static")
     ),
+    "ours-onnx-openvino-bfloat16": Runtime(
+        "ours",
+        "OpenVINO (OnnxModel)",
+        "bfloat16",
+        ".venv",
+        onnx_runtime("float32", runtime="openvino", inference_precision="bfloat16"),
+    ),
     "peer-ort-float32": Runtime(
         "peer", "ONNX Runtime", "float32", ".venv-peers", peer_onnx_runtime("classifier.onnx")
     ),
