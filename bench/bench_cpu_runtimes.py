@@ -7,9 +7,9 @@ user who wants speed picks instead, on the same weights: ONNX Runtime on transfo
 (float32, int8), OpenVINO (f32, default, NNCF int8) and CTranslate2 (int8, float32).
 
 - `prepare` exports the classifier with `pipelines.export` (the user's command: SavedModel in
-  float32 and bfloat16, ONNX float32 and int8, each reduced precision checked against float32
-  on every 8th training sentence) and writes transformers' copy (`bench.peer_onnx`, in the peer
-  venv), once per directory.
+  float32 and bfloat16, ONNX float32, bfloat16 (OpenVINO's) and int8, each reduced precision
+  checked against float32 on every 8th training sentence) and writes transformers' copy
+  (`bench.peer_onnx`, in the peer venv), once per directory.
 - `run` starts a worker per runtime, each in its venv, and times them in turn, round after
   round, so that each sees the machine alike: batch 1 (each of the first 300 dev sentences
   alone; p50 over all rounds) and batch 32 (12 batches of the first 384 dev sentences;
@@ -90,6 +90,7 @@ SAVEDMODEL_EXPORTS = {
 }
 ONNX_EXPORTS = {
     "float32": ["--format", "onnx"],
+    "bfloat16": ["--format", "onnx", "--precision", "bfloat16"],
     "int8-dynamic": ["--format", "onnx", "--precision", "int8", "--int8-mode", "dynamic"],
     "int8-static": ["--format", "onnx", "--precision", "int8", "--int8-mode", "static"],
 }

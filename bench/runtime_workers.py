@@ -8,7 +8,8 @@ the whole request, tokenizing included, as a user of that runtime serves it:
 
 - ours: the TF Serving export loaded as the server loads it (`pipelines/query_export.py`'s
   `SessionModel`, the `serving_default` signature on strings), and our ONNX exports through
-  `keras_bert.serving.OnnxModel` (`tokenizers` + ONNX Runtime, or OpenVINO where named);
+  `keras_bert.serving.OnnxModel` (`tokenizers` + the runtime the export names: ONNX Runtime,
+  or OpenVINO for bfloat16);
 - the peers (`shared/peers/bench_peers_cpu.py`'s protocol): the checkpoint's `tokenizer.json`
   (truncated to the export's length, a batch padded to its longest sentence) feeding ONNX
   Runtime on transformers' ONNX export of the same classifier (float32, `quantize_dynamic`
@@ -51,7 +52,8 @@ class Models:
     Args:
         seq_length: the export's packed length; the peers truncate there too.
         savedmodels: TF Serving version directories by precision ("float32", "bfloat16").
-        onnx_exports: our ONNX version directories by precision ("float32", "int8-dynamic").
+        onnx_exports: our ONNX version directories by precision ("float32", "bfloat16",
+            "int8-dynamic", "int8-static").
         peer_directory: transformers' copy of the classifier: `classifier.onnx`,
             `classifier.int8.onnx`, `hf/` (its `save_pretrained` directory, with
             `tokenizer.json`) and `head.npz` (the dense head on the pooled output).
@@ -87,13 +89,13 @@ def savedmodel_runtime(precision: str) -> Callable[[Models], Classify]:
     return load
 
 
-def onnx_runtime(precision: str, **options) -> Callable[[Models], Classify]:
-    """Our ONNX export through `OnnxModel` (`options`: its runtime settings)."""
+def onnx_runtime(precision: str) -> Callable[[Models], Classify]:
+    """Our ONNX export through `OnnxModel`, in the runtime the export names."""
 
     def load(models: Models) -> Classify:
         from keras_bert.serving import OnnxModel
 
-        model = OnnxModel(models.onnx_exports[precision], intra_op_threads=THREADS, **options)
+        model = OnnxModel(models.onnx_exports[precision], intra_op_threads=THREADS)
         return lambda texts: model.predict(texts)["logits"]
 
     return load
@@ -241,12 +243,8 @@ RUNTIMES: dict[str, Runtime] = {
     "ours-onnx-int8-static": Runtime(
         "ours", "ONNX Runtime (OnnxModel)", "int8 static", ".venv", onnx_runtime("int8-static")
     ),
-    "ours-onnx-openvino-bfloat16": Runtime(
-        "ours",
-        "OpenVINO (OnnxModel)",
-        "bfloat16",
-        ".venv",
-        onnx_runtime("float32", runtime="openvino", inference_precision="bfloat16"),
+    "ours-onnx-bfloat16": Runtime(
+        "ours", "OpenVINO (OnnxModel)", "bfloat16", ".venv", onnx_runtime("bfloat16")
     ),
     "peer-ort-float32": Runtime(
         "peer", "ONNX Runtime", "float32", ".venv-peers", peer_onnx_runtime("classifier.onnx")
