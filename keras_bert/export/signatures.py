@@ -31,7 +31,13 @@ from keras_bert.decoding.answers import (
     question_tokens,
     text_answers,
 )
-from keras_bert.decoding.buckets import length_buckets, pad_columns, trim_to_bucket
+from keras_bert.decoding.buckets import (
+    bucket_length,
+    length_buckets,
+    pad_columns,
+    split_by_length,
+    trim_to_bucket,
+)
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.deprecation import moved_names
@@ -43,6 +49,8 @@ DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"
 
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+# What one more model call costs a batch in tokens of padded work (`length_groups`).
+CALL_COST_TOKENS = 64
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
 
 # Decoding moved below the task models, which decode as these signatures do.
@@ -87,6 +95,25 @@ def mask_batching_padding(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     return {**inputs, "input_mask": tf.where(padding, tf.zeros_like(mask), mask)}
 
 
+def _rows(inputs: dict[str, tf.Tensor], start, stop) -> dict[str, tf.Tensor]:
+    return {name: tensor[start:stop] for name, tensor in inputs.items()}
+
+
+def _concat_rows(first, second, width: tf.Tensor, position_values: dict[str, float]):
+    """Two groups' outputs (a tensor or a dict of them) as one batch: outputs with a value per
+    position (a dimension 1 of unknown size: the batch's columns) padded to `width` with their
+    `position_values` value (0 if unnamed)."""
+
+    def joined(name: str | None, first_value: tf.Tensor, second_value: tf.Tensor) -> tf.Tensor:
+        if first_value.shape.rank >= 2 and first_value.shape[1] is None:
+            first_value = pad_columns(first_value, width, position_values.get(name, 0.0))
+        return tf.concat([first_value, second_value], axis=0)
+
+    if isinstance(first, dict):
+        return {name: joined(name, value, second[name]) for name, value in first.items()}
+    return joined(None, first, second)
+
+
 @dataclasses.dataclass(frozen=True)
 class _Untracked:
     """Holds a Keras model where a `tf.Module` does not track it (see `_Serving`)."""
@@ -118,6 +145,10 @@ class _Serving(tf.Module):
     - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
       and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
       `export_for_serving` checks a bfloat16 module against its float32 twin.
+    - `length_groups`: a batch's rows run as two groups of similar length, each padded to its
+      own bucket, where that saves more padded work than the second model call costs
+      (`split_by_length`, `CALL_COST_TOKENS`); the answers are the same, each row's computed
+      on fewer columns. False runs every batch whole.
     - `feed_forward_shards`: the encoder's feed-forward weights stored as this many independent
       blocks (`serving_copy`), which TensorFlow computes in parallel: 2 for CPU servers started
       with one thread per op (`--tensorflow_intra_op_parallelism=1`), where it serves long
@@ -143,6 +174,7 @@ class _Serving(tf.Module):
         jit_compile: bool = False,
         precision: str = "float32",
         feed_forward_shards: int = 1,
+        length_groups: bool = True,
     ):
         super().__init__(name=type(self).__name__)
         self.buckets = tuple(buckets or length_buckets(preprocessor.seq_length))
@@ -155,6 +187,7 @@ class _Serving(tf.Module):
             )
         self.jit_compile = jit_compile
         self.precision = precision
+        self.length_groups = length_groups
         self._untracked = _Untracked(serving_copy(model, precision, feed_forward_shards))
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
@@ -184,14 +217,37 @@ class _Serving(tf.Module):
         return self.preprocessor(texts if len(texts) > 1 else texts[0])
 
     def _run_model(self, inputs: dict[str, tf.Tensor]):
-        """The model's outputs on `inputs`, XLA-compiled if `jit_compile`, floats in float32."""
+        """The model's outputs on `inputs` (packed, trimmed to their bucket), XLA-compiled if
+        `jit_compile`, floats in float32; in two groups of rows by length if `length_groups`
+        (outputs with a value per position then hold their `POSITION_OUTPUTS` value past a
+        shorter group's columns, where the whole batch computed padding)."""
 
         def run(model_inputs):
             return _as_float32(self.model(model_inputs, training=False))
 
         if self.jit_compile:
             run = tf.function(run, jit_compile=True, autograph=False)
-        return run(inputs)
+        if not self.length_groups:
+            return run(inputs)
+        order, first_rows = split_by_length(inputs["input_mask"], self.buckets, CALL_COST_TOKENS)
+        width = tf.shape(inputs["input_mask"])[1]
+
+        def in_two_groups():
+            ordered = {name: tf.gather(tensor, order) for name, tensor in inputs.items()}
+            first = _rows(ordered, 0, first_rows)
+            first_width = bucket_length(first["input_mask"], self.buckets)
+            # The encoder's inputs are cut, not the masked LM's positions (within each row).
+            first = {
+                name: tensor[:, :first_width] if name in INPUT_NAMES else tensor
+                for name, tensor in first.items()
+            }
+            first = run(first)
+            second = run(_rows(ordered, first_rows, None))
+            joined = _concat_rows(first, second, width, self.POSITION_OUTPUTS)
+            inverse = tf.math.invert_permutation(order)
+            return tf.nest.map_structure(lambda tensor: tf.gather(tensor, inverse), joined)
+
+        return tf.cond(first_rows < tf.shape(order)[0], in_two_groups, lambda: run(inputs))
 
     def _trim(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         return trim_to_bucket(inputs, self.buckets)
