@@ -32,7 +32,7 @@ from typing import Any
 
 from keras_bert.deprecation import nest_keywords
 from keras_bert.pretraining import PretrainingConfig, run_pretraining
-from keras_bert.training.run import RUN_FIELDS
+from keras_bert.training.settings import RUN_FIELDS
 from pipelines.common import (
     JobParser,
     add_config_arguments,

@@ -29,7 +29,7 @@ from keras_bert.distillation.student import initialize_student
 from keras_bert.finetuning.classification import evaluate_classifier
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_model,
     save_run,
 )
@@ -37,6 +37,7 @@ from keras_bert.finetuning.token_classification import evaluate_token_classifier
 from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import IGNORED_LABEL
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 
 @dataclasses.dataclass
@@ -172,7 +173,8 @@ def distill_classifier(
             np.full(len(unlabeled_texts), IGNORED_LABEL, np.int32),
         ]
     )
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config, weights=False)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     train_dataset = classification_dataset(
         texts,
         preprocessor,
@@ -214,7 +216,8 @@ def distill_token_classifier(
     tag_ids = encode_tags(train, tag_names) + [
         [IGNORED_LABEL] * len(words) for words in unlabeled_words
     ]
-    preprocessor = checkpoint_preprocessor(config)
+    checkpoint = find_run_checkpoint(config, weights=False)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     train_dataset = token_classification_dataset(
         sentences,
         preprocessor,

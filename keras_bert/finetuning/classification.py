@@ -11,13 +11,13 @@ from keras_bert.data.classification import (
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
     find_run_checkpoint,
     fit_task_model,
     save_run,
 )
 from keras_bert.metrics import classification_scores, regression_scores
 from keras_bert.models import BertClassifier
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 
 def predict_classifier(
@@ -57,10 +57,10 @@ def finetune_classifier(
     Returns:
         The trained classifier and a summary (speed, training history, evaluation scores).
     """
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     if config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.run.seed)
-    checkpoint = find_run_checkpoint(config)
-    preprocessor = checkpoint_preprocessor(config, checkpoint)
     if regression:
         label_names, targets = None, np.asarray(train.labels, np.float32)
     else:

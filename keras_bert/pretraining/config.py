@@ -9,7 +9,7 @@ from keras_bert.data import PretrainingDataConfig
 from keras_bert.data.streaming import StreamingConfig
 from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
-from keras_bert.training.run import RUN_FIELDS, RunSettings
+from keras_bert.training.settings import RUN_FIELDS, RunSettings
 
 # BERT pretrained 1M steps and warmed up over the first 10k of them (1%): a long run needs
 # only a short warm-up, and every warm-up step at a low rate is a step not spent learning.
