@@ -34,7 +34,6 @@ from keras_bert.decoding.answers import (
 from keras_bert.decoding.buckets import length_buckets, pad_columns, trim_to_bucket
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
-from keras_bert.deprecation import moved_names
 from keras_bert.export.serving_copy import serving_copy
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.preprocessor import TextPreprocessor
@@ -44,16 +43,6 @@ IDS_SIGNATURE = "serving_ids"
 
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
-
-# Decoding moved below the task models, which decode as these signatures do.
-__getattr__ = moved_names(
-    {
-        "MASK_TOKENS": "keras_bert.decoding.mask_fillers",
-        "char_offsets": "keras_bert.text.offsets",
-        "sanitize_utf8": "keras_bert.text.offsets",
-    },
-    __name__,
-)
 
 
 def _as_float32(outputs):

@@ -8,7 +8,6 @@ import numpy as np
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.decoding.answers import Answer, decode_answers
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     find_run_checkpoint,
@@ -21,7 +20,6 @@ from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 from keras_bert.training.recipes import QA_WINDOWS
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def predict_answers(
     model: BertQuestionAnswerer,
     tokenizer,

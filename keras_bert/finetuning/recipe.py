@@ -12,19 +12,17 @@ import keras
 import tensorflow as tf
 
 from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
-from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
 from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.recipes import FINETUNING_RUN
 from keras_bert.training.run import fit_resumable
-from keras_bert.training.settings import RUN_FIELDS, RunSettings
+from keras_bert.training.settings import RunSettings
 
 logger = logging.getLogger(__name__)
 
 
-@nested_fields(RUN_FIELDS, into="run")
 @dataclasses.dataclass
 class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.

@@ -104,7 +104,3 @@ class RunSettings:
         if self.precision == "mixed_float16":
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         return optimizer
-
-
-# The settings' names: a job config's `run` field holds them (top-level keys of older configs).
-RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
