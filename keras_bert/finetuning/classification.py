@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from keras_bert.data.classification import (
@@ -68,13 +69,16 @@ def finetune_classifier(
         targets = encode_labels(train.labels, label_names)
     if evaluation is not None and not regression:
         encode_labels(evaluation.labels, label_names)  # fail before training, not after
+    # Shuffled under Keras' global seed, as `BertClassifier.fit` shuffles texts: with Keras
+    # seeded as this run is, `from_checkpoint` and `fit` train step for step as this job does.
+    keras.utils.set_random_seed(config.run.seed)
     train_dataset = classification_dataset(
         train,
         preprocessor,
         targets,
         config.batch_size,
         shuffle=True,
-        seed=config.run.seed,
+        seed=None,
         length_bucketing=config.length_bucketing,
     )
 
