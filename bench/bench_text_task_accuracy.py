@@ -94,9 +94,9 @@ def paired_comparison(labels: np.ndarray, first: np.ndarray, second: np.ndarray)
     }
 
 
-def compare(config: FinetuningConfig) -> dict:
+def compare(config: FinetuningConfig, revision: str) -> dict:
     """One seed's comparison: the job, then `fit` on the job's sample of the training texts,
-    both scored on the dev split."""
+    both scored on the dev split; `revision` is the code's (`git_revision` as the run began)."""
     from keras_bert.cpu import cpu_summary
 
     train, held_out, label_names = read_task("sentiment")
@@ -123,7 +123,7 @@ def compare(config: FinetuningConfig) -> dict:
         "largest_logit_difference": float(np.abs(text_logits - job_logits).max()),
         "text_fit_seconds": round(text_seconds, 1),
         "job_train_seconds": summary["train_seconds"],
-        "revision": git_revision(),
+        "revision": revision,
         "cpu": cpu_summary(),
         "finished": datetime.datetime.now().isoformat(timespec="seconds"),
     }
@@ -139,16 +139,17 @@ def settings_of(config: FinetuningConfig) -> dict:
     }
 
 
-def seeds_to_go(seeds: Sequence[int], settings: dict, records: Sequence[dict]) -> list[int]:
-    """The seeds of `seeds` that `records` hold no comparison of, with `settings`, at this
-    commit.
+def seeds_to_go(
+    seeds: Sequence[int], settings: dict, records: Sequence[dict], revision: str
+) -> list[int]:
+    """The seeds of `seeds` that `records` hold no comparison of with `settings` at `revision`.
 
     Example:
     >>> settings = {"epochs": 2}
-    >>> seeds_to_go([0, 1], settings, [{"seed": 0, "settings": settings, "revision": "x"}])
-    [0, 1]
+    >>> done = [{"seed": 0, "settings": settings, "revision": "a1b2c3d"}]
+    >>> seeds_to_go([0, 1], settings, done, "a1b2c3d"), seeds_to_go([0, 1], settings, done, "e4f")
+    ([1], [0, 1])
     """
-    revision = git_revision()
     done = {
         record["seed"]
         for record in records
@@ -178,10 +179,11 @@ def main() -> None:
         for seed in args.seeds
     }
     settings = settings_of(next(iter(configs.values())))
-    todo = seeds_to_go(args.seeds, settings, read_records(args.results))
-    print(f"{len(todo)} seeds to go, appended to {args.results}", flush=True)
+    revision = git_revision()
+    todo = seeds_to_go(args.seeds, settings, read_records(args.results), revision)
+    print(f"{len(todo)} seeds to go at {revision}, appended to {args.results}", flush=True)
     for seed in todo:
-        record = compare(configs[seed])
+        record = compare(configs[seed], revision)
         args.results.parent.mkdir(parents=True, exist_ok=True)
         with args.results.open("a", encoding="utf-8") as file:
             file.write(json.dumps(record) + "\n")
