@@ -260,11 +260,12 @@ class BertTask(keras.Model):
                 x, y, sample_weight, batch_size, shuffle and in_memory
             )
             shuffle = False
-            if in_memory and kwargs.get("steps_per_epoch") is None:
+            batches = int(x.cardinality())  # < 0: infinite or unknown
+            if in_memory and batches > 0 and kwargs.get("steps_per_epoch") is None:
                 # Epochs as passes of one stream, as the fine-tuning jobs feed `fit`: Keras would
                 # start each epoch on an iterator of its own, one reshuffle further on than the
                 # job's (it makes the next one as an epoch ends).
-                kwargs["steps_per_epoch"] = int(x.cardinality())
+                kwargs["steps_per_epoch"] = batches
                 x = x.repeat()
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
