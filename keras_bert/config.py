@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from keras_bert.deprecation import rename_keywords, renamed_fields, warn_deprecated
 from keras_bert.errors import ConfigError
 from keras_bert.families import FAMILIES, family
 
@@ -31,15 +30,6 @@ _HF_ACTIVATIONS = {
 _WRITTEN_ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
 
 
-# Old field names, still accepted as keywords and in JSON (and readable as attributes).
-DEPRECATED_FIELDS = {
-    "vocabulary_size": "vocab_size",
-    "max_sequence_length": "max_position_embeddings",
-    "type_vocabulary_size": "type_vocab_size",
-}
-
-
-@renamed_fields(DEPRECATED_FIELDS)
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
     """The hyper-parameters of a BERT encoder.
@@ -219,7 +209,6 @@ class BertConfig:
 
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
-        changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")
         return dataclasses.replace(self, **changes)
 
     # Serialization -------------------------------------------------------------------------
@@ -229,7 +218,6 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> BertConfig:
-        values = rename_keywords(values, DEPRECATED_FIELDS, "BertConfig")
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -453,12 +441,6 @@ class BertConfig:
         if name not in PRESETS:
             raise ConfigError(f"Unknown preset {name!r}; expected one of {', '.join(PRESETS)}.")
         return cls(**{**PRESETS[name].sizes, **changes})
-
-    @classmethod
-    def from_preset(cls, name: str, **changes: Any) -> BertConfig:
-        """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
-        warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
-        return cls.preset(name, **changes)
 
 
 class Preset(NamedTuple):

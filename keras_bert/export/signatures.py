@@ -40,7 +40,6 @@ from keras_bert.decoding.buckets import (
 )
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
-from keras_bert.deprecation import moved_names
 from keras_bert.export.serving_copy import serving_copy
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.text.preprocessor import TextPreprocessor
@@ -52,16 +51,6 @@ _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in 
 # What one more model call costs a batch in tokens of padded work (`length_groups`).
 CALL_COST_TOKENS = 64
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
-
-# Decoding moved below the task models, which decode as these signatures do.
-__getattr__ = moved_names(
-    {
-        "MASK_TOKENS": "keras_bert.decoding.mask_fillers",
-        "char_offsets": "keras_bert.text.offsets",
-        "sanitize_utf8": "keras_bert.text.offsets",
-    },
-    __name__,
-)
 
 
 def _as_float32(outputs):

@@ -3,8 +3,6 @@
 import keras
 from keras import ops
 
-from keras_bert.config import DEPRECATED_FIELDS
-from keras_bert.deprecation import accepts_deprecated_keywords
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 
@@ -38,7 +36,6 @@ class BertEmbeddings(keras.layers.Layer):
     (1, 4, 8)
     """
 
-    @accepts_deprecated_keywords(DEPRECATED_FIELDS)
     def __init__(
         self,
         vocab_size: int,

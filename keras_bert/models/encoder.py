@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import keras
 
 from keras_bert.config import BertConfig
-from keras_bert.deprecation import warn_deprecated
 from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
@@ -234,13 +233,6 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> BertEncoder:
         return cls(**config)
-
-    @classmethod
-    def from_preset(cls, name: str, **config_changes: Any) -> BertEncoder:
-        """Deprecated: a random model of a standard size is `BertEncoder(BertConfig.preset(name))`
-        (in Keras, `from_preset` means pretrained weights: use `from_checkpoint` for those)."""
-        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
-        return cls(BertConfig.preset(name, **config_changes))
 
     @classmethod
     def from_checkpoint(

@@ -255,11 +255,18 @@ class BertTask(keras.Model):
                 validation_data = text_dataset(*validation_data, batch_size=batch_size)
             validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
-            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
+            in_memory = not isinstance(x, tf.data.Dataset)
             x, y, sample_weight, batch_size = self._fit_inputs(
-                x, y, sample_weight, batch_size, shuffle
+                x, y, sample_weight, batch_size, shuffle and in_memory
             )
             shuffle = False
+            batches = int(x.cardinality())  # < 0: infinite or unknown
+            if in_memory and batches > 0 and kwargs.get("steps_per_epoch") is None:
+                # Epochs as passes of one stream, as the fine-tuning jobs feed `fit`: Keras would
+                # start each epoch on an iterator of its own, one reshuffle further on than the
+                # job's (it makes the next one as an epoch ends).
+                kwargs["steps_per_epoch"] = batches
+                x = x.repeat()
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
         build_optimizer(self)
