@@ -149,10 +149,53 @@ def training_speed(records: Sequence[dict]):
     return figure
 
 
+def cpu_runtimes(records: Sequence[dict]):
+    """Serving on each CPU, every runtime of its latest run (`bench.bench_cpu_runtimes`): the
+    batch-1 p50 and batch-32 sentences/s, ours against the peers', each bar marked with its
+    label agreement with float32 (a runtime below 99% does not serve the same answers)."""
+    from bench.bench_cpu_runtimes import MIN_AGREEMENT, latest_runs
+
+    runs = latest_runs(records)
+    pyplot = _pyplot()
+    rows = max(len(run) for run in runs.values())
+    figure, axes = pyplot.subplots(
+        len(runs), 2, figsize=(8.0, 0.3 * rows + 1.4), squeeze=False, sharey="row"
+    )
+    measures = (("batch1_p50_ms", "batch-1 p50, ms (less is faster)"),) + (
+        ("batch32_sentences_per_second", "batch 32, sentences/s (more is faster)"),
+    )
+    for (cpu, run), pair in zip(sorted(runs.items()), axes, strict=True):
+        labels = [f"{record['side']}: {record['engine']}, {record['precision']}" for record in run]
+        colours = [OURS if record["side"] == "ours" else PEER for record in run]
+        for (key, title), panel in zip(measures, pair, strict=True):
+            values = [record[key] for record in run]
+            panel.barh(range(len(run)), values, color=colours)
+            for row, (value, record) in enumerate(zip(values, run, strict=True)):
+                marker = "" if record["agreement"] >= MIN_AGREEMENT else " (below 99%)"
+                text = f"{value:.1f}, {100 * record['agreement']:.1f}%{marker}"
+                panel.text(value, row, f" {text}", va="center", fontsize=6)
+            panel.set_xlim(0, 1.45 * max(values))
+            panel.set_title(title, fontsize=8, loc="left")
+        pair[0].set_yticks(range(len(run)))
+        pair[0].set_yticklabels(labels, fontsize=7)
+        pair[0].invert_yaxis()
+        pair[0].set_ylabel(f"{cpu_name(cpu)}\n{run[0]['date']}", fontsize=7)
+    figure.suptitle(
+        "Serving strings on 2 cores: ours (blue) against the runtimes a user could pick "
+        "(red), label agreement with float32 beside each bar",
+        fontsize=8,
+        x=0.01,
+        ha="left",
+    )
+    figure.tight_layout()
+    return figure
+
+
 # name: (its results file in the results directory, the function that draws it)
 FIGURES: dict[str, tuple[str, Callable]] = {
     "field_benchmarks": ("field_benchmarks.jsonl", field_benchmarks),
     "training_speed": ("training_speed.jsonl", training_speed),
+    "cpu_runtimes": ("cpu_runtimes.jsonl", cpu_runtimes),
 }
 
 

@@ -42,6 +42,24 @@ def speed_record(side: str, epoch_seconds: list[float], **settings) -> dict:
     }
 
 
+def runtime_record(runtime: str, side: str, p50: float, rate: float, agreement: float) -> dict:
+    return {
+        "date": "2026-12-01",
+        "commit": "abc1234",
+        "cpu": "Intel(R) Xeon(R) Processor, 2 cores; has: avx2, amx_bf16; lacks: none",
+        "rounds": 5,
+        "load_average_before": 1.0,
+        "load_average_after": 2.0,
+        "runtime": runtime,
+        "side": side,
+        "engine": "ONNX Runtime",
+        "precision": "float32",
+        "batch1_p50_ms": p50,
+        "batch32_sentences_per_second": rate,
+        "agreement": agreement,
+    }
+
+
 def bars(figure) -> dict[str, list[tuple[float, float, float]]]:
     """Each bar series of a figure by its label: (width, whisker's low end, high end) per bar,
     read back from the drawn artists (the ends are the width where a series has no whiskers)."""
@@ -72,7 +90,12 @@ def drawn(tmp_path_factory):
         speed_record("hugging_face", [40.0, 40.0], glue_padding="max_length"),  # 25
         speed_record("hugging_face", [20.0, 20.0], glue_padding="longest"),  # 50
     ]
-    for name, records in (("field_benchmarks", quality), ("training_speed", speed)):
+    runtimes = [
+        runtime_record("ours-onnx-float32", "ours", 4.0, 500.0, 1.0),
+        runtime_record("peer-ort-int8", "peer", 3.0, 300.0, 0.95),
+    ]
+    files = (("field_benchmarks", quality), ("training_speed", speed), ("cpu_runtimes", runtimes))
+    for name, records in files:
         lines = "".join(json.dumps(record) + "\n" for record in records)
         (results / f"{name}.jsonl").write_text(lines)
     out = tmp_path_factory.mktemp("figures")
@@ -105,6 +128,16 @@ def test_the_training_speed_bars_are_ours_over_the_peers_faster_padding(drawn):
         "keras_bert float32": [pytest.approx((1.0, 1.0, 1.0))],
         "keras_bert mixed_bfloat16": [pytest.approx((1.6, 1.6, 1.6))],
     }
+
+
+def test_the_serving_bars_are_each_runtimes_latency_and_throughput(drawn):
+    """One row of panels per CPU: batch-1 p50 and batch-32 sentences/s of every runtime, the
+    agreement written beside each bar, a runtime below 99% marked."""
+    latency, throughput = drawn[0]["cpu_runtimes"].axes
+    widths = [[patch.get_width() for patch in panel.patches] for panel in (latency, throughput)]
+    assert widths == [[4.0, 3.0], [500.0, 300.0]]
+    labels = [text.get_text() for text in latency.texts]
+    assert labels == [" 4.0, 100.0%", " 3.0, 95.0% (below 99%)"]
 
 
 def test_an_unknown_figure_is_refused():
