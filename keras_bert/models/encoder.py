@@ -73,6 +73,7 @@ class BertEncoder(keras.Model):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         dtype = kwargs.pop("dtype", None)
+        record = family(config.model_type)
 
         # Layers
         embeddings = BertEmbeddings(
@@ -85,7 +86,8 @@ class BertEncoder(keras.Model):
             initializer_range=config.initializer_range,
             position_offset=config.position_offset,
             absolute_positions=config.position_biased_input,
-            zero_padding=family(config.model_type).zero_padding_embeddings,
+            zero_padding=record.zero_padding_embeddings,
+            layer_norm_bias=config.layer_norm_bias,
             dtype=dtype,
             name="embeddings",
         )
@@ -126,8 +128,11 @@ class BertEncoder(keras.Model):
             if config.embedding_size not in (None, config.hidden_size)
             else None
         )
-        # One group of blocks per layer (BERT), or groups that layers share (ALBERT).
+        # One group of blocks per layer (BERT), or groups that layers share (ALBERT). A layer's
+        # attention may see a window of its tokens only, with rotary positions of its own base
+        # (ModernBERT); layers that share their blocks attend alike.
         shared = config.num_layer_groups is not None
+        windows, rotary_bases = config.attention_windows, config.rotary_bases
         block_groups = [
             [
                 TransformerEncoderBlock(
@@ -144,6 +149,14 @@ class BertEncoder(keras.Model):
                     local_attention_bias=config.local_attention_bias,
                     disentangled_attention=disentangled_attention,
                     feed_forward_shards=feed_forward_shards,
+                    rotary_base=rotary_bases[group],
+                    attention_window=windows[group],
+                    gated_feed_forward=config.gated_feed_forward,
+                    use_bias=config.dense_bias,
+                    layer_norm_bias=config.layer_norm_bias,
+                    attention_layer_norm=(
+                        group > 0 or record.first_block_attention_norm or not config.pre_layer_norm
+                    ),
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
@@ -154,7 +167,10 @@ class BertEncoder(keras.Model):
         # Pre-LN blocks leave their sum unnormalized: one LayerNorm after the last.
         final_layer_norm = (
             FastLayerNormalization(
-                epsilon=config.layer_norm_epsilon, dtype=dtype, name="final_layer_norm"
+                epsilon=config.layer_norm_epsilon,
+                center=config.layer_norm_bias,
+                dtype=dtype,
+                name="final_layer_norm",
             )
             if config.pre_layer_norm
             else None

@@ -23,13 +23,12 @@ from keras_bert.decoding.mask_fillers import mask_token_of
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.tokenizer_json import hf_tokenizer, read_sentencepiece_proto
 from keras_bert.families import Family
-from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.byte_pair_tokenizer import TOKENIZER_JSON, BytePairTokenizer
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.special_tokens import UNK_TOKEN
 from keras_bert.text.vocabulary import save_vocabulary
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
-TOKENIZER_JSON = "tokenizer.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP = "special_tokens_map.json"
 _TOKENIZER_KINDS = {

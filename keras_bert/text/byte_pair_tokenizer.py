@@ -2,7 +2,8 @@
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -40,6 +41,20 @@ def bytes_to_unicode() -> dict[int, str]:
     return mapping
 
 
+def _require_file(path: str | os.PathLike) -> None:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Byte-level BPE file not found: {os.fspath(path)!r}")
+
+
+def _read_json(path: str | os.PathLike, kind: str) -> Any:
+    """The JSON value of a tokenizer file; a `ConfigError` naming `kind` if it is none."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{os.fspath(path)!r} is not a {kind}: {error}") from None
+
+
 def load_byte_pair_files(
     vocabulary: str | os.PathLike, merges: str | os.PathLike
 ) -> tuple[dict[str, int], list[str]]:
@@ -50,17 +65,74 @@ def load_byte_pair_files(
         ConfigError: a file is not what it should be.
     """
     for path in (vocabulary, merges):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"Byte-level BPE file not found: {os.fspath(path)!r}")
-    try:
-        with open(vocabulary, encoding="utf-8") as file:
-            tokens = json.load(file)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{os.fspath(vocabulary)!r} is not a BPE vocab.json: {error}") from None
+        _require_file(path)
+    tokens = _read_json(vocabulary, "BPE vocab.json")
     with open(merges, encoding="utf-8", errors="strict") as file:
         lines = file.read().split("\n")
     merge_lines = [line for line in lines if line and not line.startswith("#version")]
     return tokens, merge_lines
+
+
+TOKENIZER_JSON = "tokenizer.json"
+# The added-token flags of `tokenizer.json` that `SpecialTokens` follows, with their defaults.
+ADDED_TOKEN_FLAGS = {"lstrip": False, "rstrip": False, "normalized": False, "special": True}
+
+
+def load_tokenizer_json(
+    path: str | os.PathLike,
+) -> tuple[dict[str, int], list[str], list[dict]]:
+    """Reads the byte-level BPE of a `tokenizers` `tokenizer.json` (ModernBERT's): its
+    vocabulary (token → id), its merges ("a b", by rank) and its added tokens (`content`, `id`
+    and `ADDED_TOKEN_FLAGS`).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: it is not JSON, or holds a tokenizer other than the byte-level BPE that
+            `BytePairTokenizer` runs (GPT-2's pre-tokenizer, no normalizer, whole merges).
+
+    Example:
+    >>> vocabulary, merges, added = load_tokenizer_json(
+    ...     "../shared/reference/variants/modernbert/tokenizer.json")
+    >>> len(vocabulary), merges[0], added[4]["content"], added[4]["lstrip"]
+    (3000, 'Ġ t', '[MASK]', False)
+    """
+    _require_file(path)
+    values = _read_json(path, TOKENIZER_JSON)
+    model = values.get("model") or {}
+    pre_tokenizer = values.get("pre_tokenizer") or {}
+    differences = {
+        "model": (model.get("type"), "BPE"),
+        "pre_tokenizer": (pre_tokenizer.get("type"), "ByteLevel"),
+        "add_prefix_space": (pre_tokenizer.get("add_prefix_space"), False),
+        "use_regex": (pre_tokenizer.get("use_regex", True), True),
+        "normalizer": (values.get("normalizer"), None),
+        "byte_fallback": (model.get("byte_fallback", False), False),
+        "ignore_merges": (model.get("ignore_merges", False), False),
+        "continuing_subword_prefix": (model.get("continuing_subword_prefix"), None),
+        "end_of_word_suffix": (model.get("end_of_word_suffix"), None),
+    }
+    unsupported = [f"{name} {found!r}" for name, (found, expected) in differences.items()
+                   if found != expected]  # fmt: skip
+    if unsupported:
+        raise ConfigError(
+            f"{os.fspath(path)!r}: BytePairTokenizer runs GPT-2's byte-level BPE without "
+            f"normalizer; this tokenizer.json has {', '.join(unsupported)}."
+        )
+    merges = [merge if isinstance(merge, str) else " ".join(merge) for merge in model["merges"]]
+    if any(len(merge.split(" ")) != 2 for merge in merges):
+        raise ConfigError(f"{os.fspath(path)!r}: a merge of tokens with spaces is not supported.")
+    added = []
+    for token in values.get("added_tokens") or []:
+        if token.get("single_word"):
+            raise ConfigError(
+                f"{os.fspath(path)!r}: the single_word added token {token['content']!r} is not "
+                "supported."
+            )
+        flags = {
+            name: bool(token.get(name, default)) for name, default in ADDED_TOKEN_FLAGS.items()
+        }
+        added.append({"content": token["content"], "id": int(token["id"]), **flags})
+    return dict(model["vocab"]), merges, added
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -85,7 +157,12 @@ class BytePairTokenizer(keras.layers.Layer):
         vocabulary: path of a `vocab.json`, or its dict token → id.
         merges: path of a `merges.txt`, or its lines ("a b", by rank).
         special_tokens: the tokens matched as written in the text (those in the vocabulary).
+        added_tokens: instead of `special_tokens`, the added tokens of a `tokenizer.json`
+            (`load_tokenizer_json`), each matched as `tokenizers` matches it: with its
+            `lstrip`, `rstrip` and `normalized` flags (`SpecialTokens`), special or not.
         **kwargs: `keras.layers.Layer` arguments.
+
+    `BytePairTokenizer.from_tokenizer_json` reads the three from a `tokenizer.json`.
 
     Example:
     >>> from keras_bert.text import BytePairTokenizer
@@ -108,6 +185,7 @@ class BytePairTokenizer(keras.layers.Layer):
         vocabulary: str | os.PathLike | dict[str, int],
         merges: str | os.PathLike | Sequence[str],
         special_tokens: Sequence[str] = ROBERTA_SPECIAL_TOKENS,
+        added_tokens: Sequence[Mapping[str, Any]] | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -115,7 +193,19 @@ class BytePairTokenizer(keras.layers.Layer):
             vocabulary, merges = load_byte_pair_files(vocabulary, merges)
         self.vocabulary = dict(vocabulary)
         self.merges = list(merges)
-        self.special_tokens = [token for token in special_tokens if token in self.vocabulary]
+        self.added_tokens = None if added_tokens is None else [dict(t) for t in added_tokens]
+        matched = self.added_tokens or [
+            {"content": token, "id": self.vocabulary[token], **ADDED_TOKEN_FLAGS}
+            for token in special_tokens
+            if token in self.vocabulary
+        ]
+        # Added tokens outside the vocabulary are tokens too (their ids, their surfaces).
+        self.vocabulary |= {
+            token["content"]: token["id"]
+            for token in matched
+            if token["content"] not in self.vocabulary
+        }
+        self.special_tokens = [token["content"] for token in matched if token["special"]]
         size = max(self.vocabulary.values()) + 1
         self._size = size
         byte_tokens = bytes_to_unicode()
@@ -143,20 +233,37 @@ class BytePairTokenizer(keras.layers.Layer):
         for token, index in self.vocabulary.items():
             tokens[index] = token
         self._tokens = tf.constant(tokens)
-        # Per id: the bytes a token stands for, and its leading spaces (not in its span).
+        # Per id: the bytes a token stands for, and its leading spaces (not in its span); an
+        # added token's span is its part of the text (with the whitespace it strips).
         byte_lengths = [len(token) for token in tokens]
         leading_spaces = [len(token) - len(token.lstrip(_SPACE_SYMBOL)) for token in tokens]
-        for token in self.special_tokens:
-            byte_lengths[self.vocabulary[token]] = len(token.encode("utf-8"))
-            leading_spaces[self.vocabulary[token]] = 0
+        for token in matched:
+            leading_spaces[token["id"]] = 0
         self._byte_lengths = tf.constant(byte_lengths, tf.int64)
         self._leading_spaces = tf.constant(leading_spaces, tf.int64)
         self._special = SpecialTokens(
-            {token: self.vocabulary[token] for token in self.special_tokens}
+            {token["content"]: token["id"] for token in matched},
+            **{
+                flag: {token["content"] for token in matched if token[flag]}
+                for flag in ("lstrip", "rstrip", "normalized")
+            },
         )
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike, **kwargs) -> "BytePairTokenizer":
+        """The tokenizer of a `tokenizer.json` (`load_tokenizer_json`: ModernBERT's files).
+
+        Example:
+        >>> tokenizer = BytePairTokenizer.from_tokenizer_json(
+        ...     "../shared/reference/variants/modernbert/tokenizer.json")
+        >>> tokenizer(["The cat sat on the [MASK]."]).to_list()
+        [[356, 279, 273, 1020, 336, 268, 225, 4, 18]]
+        """
+        vocabulary, merges, added_tokens = load_tokenizer_json(path)
+        return cls(vocabulary, merges, added_tokens=added_tokens, **kwargs)
 
     def token_to_id(self, token: str) -> int:
         """The id of `token` (`ValueError` if absent)."""
@@ -244,8 +351,18 @@ class BytePairTokenizer(keras.layers.Layer):
         [batch, (words), (pieces)], word starts and ends [batch, (words)])`, untrimmed."""
         texts, words, ids = self._word_pieces(texts)
         zeros = tf.zeros([words.nrows()], tf.int64)
-        word_starts, word_ends = lay_end_to_end(zeros, tf.strings.length(words))
-        piece_lengths = ids.with_flat_values(tf.gather(self._byte_lengths, ids.flat_values))
+        word_lengths = tf.strings.length(words)
+        word_starts, word_ends = lay_end_to_end(zeros, word_lengths)
+        # An added token spans its word (which holds the whitespace it strips).
+        piece_words = ids.value_rowids()
+        is_added = tf.gather(self._special_ids(words.flat_values) >= 0, piece_words)
+        piece_lengths = ids.with_flat_values(
+            tf.where(
+                is_added,
+                tf.gather(tf.cast(word_lengths.flat_values, tf.int64), piece_words),
+                tf.gather(self._byte_lengths, ids.flat_values),
+            )
+        )
         piece_starts, piece_ends = lay_end_to_end(word_starts.flat_values, piece_lengths)
         as_words = lambda pieces: words.with_flat_values(pieces)  # noqa: E731
         pieces = as_words(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
@@ -317,6 +434,7 @@ class BytePairTokenizer(keras.layers.Layer):
                 "vocabulary": self.vocabulary,
                 "merges": self.merges,
                 "special_tokens": self.special_tokens,
+                "added_tokens": self.added_tokens,
             }
         )
         return config
