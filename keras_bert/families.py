@@ -222,6 +222,9 @@ class Family:
         first_block_attention_norm: whether the first pre-LayerNorm block normalizes its
             attention's input (ModernBERT's reads the embeddings' LayerNorm instead).
         question_answering_module: transformers' name of its question answerer's dense layer.
+        cls_id_fields: the `config.json` fields of the id of the packing's `cls_token`
+            (ModernBERT's `cls_token_id`, `bos_token_id`), written with a published model.
+        sep_id_fields: those of the id of its `sep_token`.
     """
 
     model_type: str
@@ -247,6 +250,8 @@ class Family:
     fused_tensors: tuple[tuple[str, tuple[str, ...]], ...] = ()
     first_block_attention_norm: bool = True
     question_answering_module: str = "qa_outputs"
+    cls_id_fields: tuple[str, ...] = ()
+    sep_id_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tokenizer.kind not in TOKENIZER_KINDS:
@@ -542,6 +547,8 @@ MODERNBERT = Family(
     ),
     tokenizer=TokenizerFiles("byte_pair", ("tokenizer.json",)),
     packing=Packing(second_type_id=0),
+    cls_id_fields=("cls_token_id", "bos_token_id"),
+    sep_id_fields=("sep_token_id", "eos_token_id"),
     classifier_head=ClassifierHead(
         "gelu",
         dense_module="cls.predictions.transform.dense",

@@ -66,16 +66,18 @@ class SpecialTokens(tf.Module):
                     for token in tokens
                 )
             )
-        # Each token's id, looked up as written, and without the whitespace a strip took.
-        self._tables = {}  # (strips left, strips right) → table
-        for strips in ((False, False), (True, False), (False, True), (True, True)):
+        # Each token's id, looked up as written, and without the whitespace a strip took
+        # (by the sides it strips: "", "left", "right", "left right").
+        self._tables = {}
+        for sides in ("", "left", "right", "left right"):
             keys = [
                 token
                 for token in self.tokens
-                if (not strips[0] or token in lstrip) and (not strips[1] or token in rstrip)
+                if ("left" not in sides or token in lstrip)
+                and ("right" not in sides or token in rstrip)
             ]
             if keys:  # a table cannot be empty
-                self._tables[strips] = tf.lookup.StaticHashTable(
+                self._tables[sides] = tf.lookup.StaticHashTable(
                     tf.lookup.KeyValueTensorInitializer(
                         tf.constant(keys, tf.string),
                         tf.constant([ids[token] for token in keys], tf.int64),
@@ -101,11 +103,11 @@ class SpecialTokens(tf.Module):
     def ids(self, parts: tf.Tensor) -> tf.Tensor:
         """The int64 id of each part that is a special token, -1 for the others."""
         found = tf.fill(tf.shape(parts), tf.constant(-1, tf.int64))
-        for (left, right), table in self._tables.items():
+        for sides, table in self._tables.items():
             key = parts
-            if left:
+            if "left" in sides:
                 key = tf.strings.regex_replace(key, f"^{_WHITESPACE}+", "")
-            if right:
+            if "right" in sides:
                 key = tf.strings.regex_replace(key, f"{_WHITESPACE}+$", "")
             found = tf.where(found >= 0, found, table.lookup(key))
         return found

@@ -83,9 +83,18 @@ def hf_tokenizer(preprocessor) -> Tokenizer:
         special = layer.special_tokens
     else:
         raise ConfigError(f"No tokenizer.json for a {type(layer).__name__}.")
-    tokenizer.add_special_tokens(
-        [AddedToken(token, special=True, normalized=False) for token in special]
-    )
+    added_tokens = getattr(layer, "added_tokens", None)
+    if added_tokens is None:
+        added_tokens = [
+            {"content": token, "special": True, "normalized": False} for token in special
+        ]
+    for token in added_tokens:  # a tokenizer.json's own, with their flags (ModernBERT's)
+        flags = {name: token[name] for name in ("lstrip", "rstrip", "normalized") if name in token}
+        added = AddedToken(token["content"], special=token["special"], **flags)
+        if token["special"]:
+            tokenizer.add_special_tokens([added])
+        else:
+            tokenizer.add_tokens([added])
     packer = preprocessor.packer
     cls, sep = preprocessor.cls_token, preprocessor.sep_token
     separators = " ".join([f"{sep}:0"] * packer.pair_separators)
