@@ -282,6 +282,13 @@ class BertConfig:
         for)."""
         return self.max_position_embeddings - self.position_offset
 
+    @property
+    def positions_are_columns(self) -> bool:
+        """Whether a token's position is its column (BERT's learned positions, ModernBERT's
+        rotary ones), so that no input may be wider than `longest_input`. RoBERTa's count
+        real tokens (padding past them costs no position); DeBERTa-v3's are relative."""
+        return bool(self.rotary_base) or (self.position_biased_input and not self.position_offset)
+
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
         changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")

@@ -222,6 +222,9 @@ class Family:
         first_block_attention_norm: whether the first pre-LayerNorm block normalizes its
             attention's input (ModernBERT's reads the embeddings' LayerNorm instead).
         question_answering_module: transformers' name of its question answerer's dense layer.
+        refuses_token_types: type ids other than 0 are an error, not ignored (ModernBERT's
+            transformers model takes no `token_type_ids`; DistilBERT's and DeBERTa-v3's
+            embeddings ignore them).
         cls_id_fields: the `config.json` fields of the id of the packing's `cls_token`
             (ModernBERT's `cls_token_id`, `bos_token_id`), written with a published model.
         sep_id_fields: those of the id of its `sep_token`.
@@ -250,6 +253,7 @@ class Family:
     fused_tensors: tuple[tuple[str, tuple[str, ...]], ...] = ()
     first_block_attention_norm: bool = True
     question_answering_module: str = "qa_outputs"
+    refuses_token_types: bool = False
     cls_id_fields: tuple[str, ...] = ()
     sep_id_fields: tuple[str, ...] = ()
 
@@ -564,6 +568,7 @@ MODERNBERT = Family(
     default_fields=MODERNBERT_DEFAULTS,
     first_block_attention_norm=False,
     question_answering_module="classifier",
+    refuses_token_types=True,
 )
 
 FAMILIES: dict[str, Family] = {

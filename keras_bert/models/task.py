@@ -16,6 +16,7 @@ from keras_bert.families import ClassifierHead, family
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
+from keras_bert.models.input_checks import check_preprocessor, checked_inputs
 from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
 from keras_bert.training.optimization import build_optimizer
 
@@ -287,18 +288,21 @@ class BertTask(keras.Model):
         restore_variables(variables, checkpoint, scope=scopes)
 
     def require_preprocessor(self, what: str) -> keras.layers.Layer:
-        """The carried preprocessor; a `ConfigError` saying that `what` needs one if none."""
+        """The carried preprocessor; a `ConfigError` saying that `what` needs one if none, or
+        that its packed rows do not fit the model (`check_preprocessor`)."""
         if self.preprocessor is None:
             raise ConfigError(
                 f"{type(self).__name__} {self.name!r} carries no preprocessor, which {what} "
                 "needs: build it with from_checkpoint or pass preprocessor=."
             )
+        check_preprocessor(self.preprocessor, self.encoder.bert_config)
         return self.preprocessor
 
     def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
-        """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset."""
+        """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset;
+        packed ids are checked against the encoder (`checked_inputs`)."""
         if not holds_text(x):
-            return x, y, sample_weight, batch_size
+            return checked_inputs(x, self.encoder.bert_config), y, sample_weight, batch_size
         preprocessor = self.require_preprocessor("text input")
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
@@ -332,6 +336,8 @@ class BertTask(keras.Model):
                 x, y, sample_weight, batch_size, shuffle
             )
             shuffle = False
+        else:
+            x = checked_inputs(x, self.encoder.bert_config)
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
         build_optimizer(self)
@@ -377,6 +383,7 @@ class BertTask(keras.Model):
         return super().predict(x=x, batch_size=batch_size, **kwargs)
 
     def predict_on_batch(self, x):
+        x = checked_inputs(x, self.encoder.bert_config)
         self._trace_predict_for_any_shape([(x,)])
         return super().predict_on_batch(x)
 
