@@ -251,7 +251,9 @@ def read_huggingface_checkpoint(
     tensors: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for weights_file in weights_files:
-        for name, value in read_weights_file(weights_file).items():
+        read = read_weights_file(weights_file)
+        for name in list(read):  # each let go once converted: a file's worth in memory, not two
+            value = read.pop(name)
             converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue

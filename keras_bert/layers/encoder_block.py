@@ -62,6 +62,8 @@ class TransformerEncoderBlock(keras.layers.Layer):
         layer_norm_bias: whether the LayerNorms have a bias (beta).
         attention_layer_norm: with `pre_layer_norm`, whether the attention's input is
             normalized (False: the block's input is normalized already).
+        query_block_size: global attention over more tokens than this runs, at inference, in
+            blocks of this many queries (see `MultiHeadSelfAttention`); 0 for none.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -103,6 +105,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         use_bias: bool = True,
         layer_norm_bias: bool = True,
         attention_layer_norm: bool = True,
+        query_block_size: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -132,6 +135,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.use_bias = use_bias
         self.layer_norm_bias = layer_norm_bias
         self.normalizes_attention_input = attention_layer_norm
+        self.query_block_size = query_block_size
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         attention_options = {
@@ -157,6 +161,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 local_attention_bias=local_attention_bias,
                 rotary_base=rotary_base,
                 use_bias=use_bias,
+                query_block_size=query_block_size,
                 **attention_options,
             )
         else:
@@ -317,4 +322,5 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "use_bias": self.use_bias,
             "layer_norm_bias": self.layer_norm_bias,
             "attention_layer_norm": self.normalizes_attention_input,
+            "query_block_size": self.query_block_size,
         }

@@ -126,3 +126,24 @@ def test_modernbert_block_serializes_and_trains(tmp_path):
 def test_a_gated_feed_forward_stays_in_one_block():
     with pytest.raises(ValueError, match="feed_forward_shards=1"):
         TransformerEncoderBlock(16, 2, 24, gated_feed_forward=True, feed_forward_shards=2)
+
+
+def test_global_attention_in_query_blocks_equals_all_queries_at_once():
+    """At inference a sequence longer than `query_block_size` attends block after block (no
+    `[sequence, sequence]` score matrix); the outputs are those of every query at once."""
+    from keras_bert.layers import MultiHeadSelfAttention
+
+    blocked = MultiHeadSelfAttention(HIDDEN, HEADS, rotary_base=160_000.0, query_block_size=4)
+    hidden = RANDOM.normal(size=(2, 11, HIDDEN)).astype("float32")
+    mask = np.ones((2, 11), "int32")
+    mask[1, 7:] = 0
+    outputs = np.asarray(blocked(hidden, mask))
+    at_once = MultiHeadSelfAttention.from_config({**blocked.get_config(), "query_block_size": 0})
+    at_once(hidden, mask)
+    at_once.set_weights(blocked.get_weights())
+    np.testing.assert_allclose(outputs, np.asarray(at_once(hidden, mask)), atol=1e-6)
+    specs = (tf.TensorSpec([1, 64, HIDDEN]), tf.TensorSpec([1, 64], tf.int32))
+    graph = tf.function(lambda x, m: blocked(x, m)).get_concrete_function(*specs).graph
+    functions = graph.as_graph_def().library.function  # the branches of the length's tf.cond
+    ops = {node.op for function in functions for node in function.node_def}
+    assert ops & {"While", "StatelessWhile"}  # the blocks are a loop, one block at a time
