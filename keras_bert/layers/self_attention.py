@@ -78,10 +78,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         rotary_base: if positive, queries and keys are rotated by their position
             (`RotaryEmbedding` of this base: ModernBERT's positions).
         use_bias: whether the projections have biases (ModernBERT's have none).
-        query_block_size: at inference, a sequence longer than this attends in blocks of this
-            many queries, one block after another: a `[block, sequence]` score matrix per head
-            in memory instead of `[sequence, sequence]` (3.2 GB at ModernBERT-base's 8,192
-            tokens); the same outputs. 0 attends with every query at once.
+        query_block_size: a sequence longer than this attends in blocks of this many queries,
+            one block after another: a `[block, sequence]` score matrix per head in memory
+            instead of `[sequence, sequence]` (3.2 GB at ModernBERT-base's 8,192 tokens), in
+            training too (each block's scores recomputed by the backward pass; not with
+            attention dropout); the same outputs. 0 attends with every query at once.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -216,14 +217,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
         output_shape = query_positions_shape(tf.shape(hidden_states), first_token_only)
         in_blocks = self.query_block_size and not (
-            training or return_attention_scores or first_token_only
+            return_attention_scores or first_token_only or self.relative_attention_buckets
         )
-        if in_blocks and not self.relative_attention_buckets:
-            context = tf.cond(
-                tf.shape(query)[1] > self.query_block_size,
-                lambda: self._context_in_query_blocks(query, key, value, padding_mask),
-                lambda: self._context(query, key, value, padding_mask),
-            )
+        # A block recomputed for the gradient would draw another dropout mask.
+        if in_blocks and not (training and self.attention_dropout_rate):
+            context = self._context_in_query_blocks(query, key, value, padding_mask, training)
             return self.project_context(context, output_shape)
         unmasked_scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if self.relative_attention_buckets:
@@ -240,25 +238,34 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             return_attention_scores,
         )
 
-    def _context(self, query, key, value, padding_mask):
-        """The inference context `[batch, query, heads, head_size]` of every query at once."""
-        scores = head_einsum(False)("bqnh,bknh->bnqk", query, key)
-        probabilities = ops.softmax(masked_scores(scores, padding_mask, False), axis=-1)
-        return head_einsum(False)("bnqk,bknh->bqnh", probabilities, value)
+    def _context(self, query, key, value, padding_mask, training):
+        """The context `[batch, query, heads, head_size]` of every query at once (without
+        attention dropout)."""
+        scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
+        probabilities = ops.softmax(masked_scores(scores, padding_mask, training), axis=-1)
+        return head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
 
-    def _context_in_query_blocks(self, query, key, value, padding_mask):
-        """`_context` of `query_block_size` queries at a time, one block after another."""
+    def _context_in_query_blocks(self, query, key, value, padding_mask, training):
+        """`_context` of `query_block_size` queries at a time, one block after another; in
+        training the backward pass recomputes a block's scores instead of keeping them, so
+        that memory stays a block's whatever the length (8,192 tokens train)."""
+
+        def attend(block_queries, key, value):
+            return self._context(block_queries, key, value, padding_mask, training)
+
+        if training:
+            attend = tf.recompute_grad(attend)
         batch, length = tf.shape(query)[0], tf.shape(query)[1]
-        block = self.query_block_size
+        block = tf.minimum(self.query_block_size, length)  # a shorter sequence is one block
         count = (length + block - 1) // block
         padded = tf.pad(query, [[0, 0], [0, count * block - length], [0, 0], [0, 0]])
         blocks = tf.reshape(padded, [batch, count, block, self.num_heads, self.head_size])
         contexts = tf.map_fn(
-            lambda block_queries: self._context(block_queries, key, value, padding_mask),
+            lambda block_queries: attend(block_queries, key, value),
             tf.transpose(blocks, [1, 0, 2, 3, 4]),
             parallel_iterations=1,  # one block's scores in memory at a time
             fn_output_signature=tf.TensorSpec(
-                [None, block, self.num_heads, self.head_size], query.dtype
+                [None, None, self.num_heads, self.head_size], query.dtype
             ),
         )
         contexts = tf.reshape(
