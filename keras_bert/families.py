@@ -407,8 +407,8 @@ DEBERTA_V2 = Family(
 )
 
 # ModernBERT (Warner et al. 2024): `ModernBertConfig`'s fields. One keras_bert field may stand for
-# several of them (every dense layer's bias, the dropouts), which `_check_modernbert_config`
-# holds equal.
+# several of them: every dense layer's bias (which `_check_modernbert_config` holds equal), the
+# embeddings' and feed-forward's dropout (the last one read counts).
 MODERNBERT_FIELDS: Mapping[str, str] = {
     "vocab_size": "vocab_size",
     "hidden_size": "hidden_size",

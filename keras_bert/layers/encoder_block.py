@@ -141,17 +141,14 @@ class TransformerEncoderBlock(keras.layers.Layer):
         attention_options = {
             "attention_dropout_rate": attention_dropout_rate,
             "initializer_range": initializer_range,
+            "rotary_base": rotary_base,
+            "use_bias": use_bias,
             "dtype": self.dtype_policy,
             "name": "attention",
         }
         if attention_window:
             self.attention = WindowedSelfAttention(
-                hidden_size,
-                num_heads,
-                attention_window,
-                rotary_base=rotary_base,
-                use_bias=use_bias,
-                **attention_options,
+                hidden_size, num_heads, attention_window, **attention_options
             )
         elif disentangled_attention is None:
             self.attention = MultiHeadSelfAttention(
@@ -159,8 +156,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 num_heads,
                 relative_attention_buckets=relative_attention_buckets,
                 local_attention_bias=local_attention_bias,
-                rotary_base=rotary_base,
-                use_bias=use_bias,
                 query_block_size=query_block_size,
                 **attention_options,
             )

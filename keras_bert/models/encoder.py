@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from keras_bert.checkpoints import Checkpoint, CheckpointFiles
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-# At inference, global attention over more tokens than this attends in blocks of this many
-# queries, in models of more positions (ModernBERT's 8,192): memory for a [block, sequence]
+# The global attention of models with rotary positions (ModernBERT's, of 8,192 positions) over
+# more tokens than this attends in blocks of this many queries: memory for a [block, sequence]
 # score matrix per head, not [sequence, sequence] (at 8,192 tokens and 12 heads: 200 MB, not
 # 3.2 GB, for each of the scores and their softmax).
 QUERY_BLOCK_SIZE = 512
@@ -138,7 +138,6 @@ class BertEncoder(keras.Model):
         # (ModernBERT); layers that share their blocks attend alike.
         shared = config.num_layer_groups is not None
         windows, rotary_bases = config.attention_windows, config.rotary_bases
-        long_inputs = config.max_position_embeddings > QUERY_BLOCK_SIZE
         block_groups = [
             [
                 TransformerEncoderBlock(
@@ -163,7 +162,7 @@ class BertEncoder(keras.Model):
                     attention_layer_norm=(
                         group > 0 or record.first_block_attention_norm or not config.pre_layer_norm
                     ),
-                    query_block_size=QUERY_BLOCK_SIZE if long_inputs else 0,
+                    query_block_size=QUERY_BLOCK_SIZE if config.rotary_base else 0,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
