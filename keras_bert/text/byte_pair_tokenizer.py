@@ -7,6 +7,7 @@ from typing import Any
 
 import keras
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
@@ -74,16 +75,18 @@ def load_byte_pair_files(
 
 
 TOKENIZER_JSON = "tokenizer.json"
+# The normalizers of a `tokenizer.json` that `BytePairTokenizer` runs: ours → tensorflow-text's.
+NORMALIZERS = {None: None, "nfc": "NFC"}
 # The added-token flags of `tokenizer.json` that `SpecialTokens` follows, with their defaults.
 ADDED_TOKEN_FLAGS = {"lstrip": False, "rstrip": False, "normalized": False, "special": True}
 
 
 def load_tokenizer_json(
     path: str | os.PathLike,
-) -> tuple[dict[str, int], list[str], list[dict]]:
+) -> tuple[dict[str, int], list[str], list[dict], str | None]:
     """Reads the byte-level BPE of a `tokenizers` `tokenizer.json` (ModernBERT's): its
-    vocabulary (token → id), its merges ("a b", by rank) and its added tokens (`content`, `id`
-    and `ADDED_TOKEN_FLAGS`).
+    vocabulary (token → id), its merges ("a b", by rank), its added tokens (`content`, `id`
+    and `ADDED_TOKEN_FLAGS`) and its normalizer ("nfc" or None).
 
     Raises:
         FileNotFoundError: the file does not exist.
@@ -91,10 +94,10 @@ def load_tokenizer_json(
             `BytePairTokenizer` runs (GPT-2's pre-tokenizer, no normalizer, whole merges).
 
     Example:
-    >>> vocabulary, merges, added = load_tokenizer_json(
+    >>> vocabulary, merges, added, normalizer = load_tokenizer_json(
     ...     "../shared/reference/variants/modernbert/tokenizer.json")
-    >>> len(vocabulary), merges[0], added[4]["content"], added[4]["lstrip"]
-    (3000, 'Ġ t', '[MASK]', False)
+    >>> len(vocabulary), merges[0], added[4]["content"], added[4]["lstrip"], normalizer
+    (3000, 'Ġ t', '[MASK]', False, None)
     """
     _require_file(path)
     values = _read_json(path, TOKENIZER_JSON)
@@ -105,7 +108,7 @@ def load_tokenizer_json(
         "pre_tokenizer": (pre_tokenizer.get("type"), "ByteLevel"),
         "add_prefix_space": (pre_tokenizer.get("add_prefix_space"), False),
         "use_regex": (pre_tokenizer.get("use_regex", True), True),
-        "normalizer": (values.get("normalizer"), None),
+        "normalizer": (values.get("normalizer") in (None, {"type": "NFC"}), True),
         "byte_fallback": (model.get("byte_fallback", False), False),
         "ignore_merges": (model.get("ignore_merges", False), False),
         "continuing_subword_prefix": (model.get("continuing_subword_prefix"), None),
@@ -115,7 +118,7 @@ def load_tokenizer_json(
                    if found != expected]  # fmt: skip
     if unsupported:
         raise ConfigError(
-            f"{os.fspath(path)!r}: BytePairTokenizer runs GPT-2's byte-level BPE without "
+            f"{os.fspath(path)!r}: BytePairTokenizer runs GPT-2's byte-level BPE, after NFC or no "
             f"normalizer; this tokenizer.json has {', '.join(unsupported)}."
         )
     merges = [merge if isinstance(merge, str) else " ".join(merge) for merge in model["merges"]]
@@ -132,7 +135,8 @@ def load_tokenizer_json(
             name: bool(token.get(name, default)) for name, default in ADDED_TOKEN_FLAGS.items()
         }
         added.append({"content": token["content"], "id": int(token["id"]), **flags})
-    return dict(model["vocab"]), merges, added
+    normalizer = "nfc" if values.get("normalizer") else None
+    return dict(model["vocab"]), merges, added, normalizer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -160,6 +164,9 @@ class BytePairTokenizer(keras.layers.Layer):
         added_tokens: instead of `special_tokens`, the added tokens of a `tokenizer.json`
             (`load_tokenizer_json`), each matched as `tokenizers` matches it: with its
             `lstrip`, `rstrip` and `normalized` flags (`SpecialTokens`), special or not.
+        normalizer: "nfc" to normalize the text between the added tokens that are not
+            `normalized` to Unicode's NFC first (GPT-NeoX's and its descendants'
+            `tokenizer.json`), offsets still into the text as given; None for none.
         **kwargs: `keras.layers.Layer` arguments.
 
     `BytePairTokenizer.from_tokenizer_json` reads the three from a `tokenizer.json`.
@@ -186,9 +193,15 @@ class BytePairTokenizer(keras.layers.Layer):
         merges: str | os.PathLike | Sequence[str],
         special_tokens: Sequence[str] = ROBERTA_SPECIAL_TOKENS,
         added_tokens: Sequence[Mapping[str, Any]] | None = None,
+        normalizer: str | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if normalizer not in NORMALIZERS:
+            raise ConfigError(
+                f"Unknown BPE normalizer {normalizer!r}; expected one of {list(NORMALIZERS)}."
+            )
+        self.normalizer = normalizer
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary, merges = load_byte_pair_files(vocabulary, merges)
         self.vocabulary = dict(vocabulary)
@@ -262,8 +275,8 @@ class BytePairTokenizer(keras.layers.Layer):
         >>> tokenizer(["The cat sat on the [MASK]."]).to_list()
         [[356, 279, 273, 1020, 336, 268, 225, 4, 18]]
         """
-        vocabulary, merges, added_tokens = load_tokenizer_json(path)
-        return cls(vocabulary, merges, added_tokens=added_tokens, **kwargs)
+        vocabulary, merges, added_tokens, normalizer = load_tokenizer_json(path)
+        return cls(vocabulary, merges, added_tokens=added_tokens, normalizer=normalizer, **kwargs)
 
     def token_to_id(self, token: str) -> int:
         """The id of `token` (`ValueError` if absent)."""
@@ -276,17 +289,35 @@ class BytePairTokenizer(keras.layers.Layer):
         return self._size
 
     def pre_tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """The words `[batch, (words)]` of sanitised texts: special tokens, then GPT-2's split."""
-        parts = self._special.split(texts)
-        is_special = self._special_ids(parts.flat_values) >= 0
-        cut = tf.strings.regex_replace(parts.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
-        segments = tf.strings.split(tf.where(is_special, parts.flat_values, cut), _MARKER)
+        """The words `[batch, (words)]` of sanitised texts: special tokens (the text between
+        the added tokens that are not `normalized` normalized first), then GPT-2's split."""
+        _, words = self._parts_and_words(texts)
+        return words.merge_dims(1, 2)
+
+    def _parts_and_words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
+        """The parts of the text that the added tokens matched as written cut it into,
+        `[batch, (parts)]`, as written; and each part's words, `[batch, (parts), (words)]`,
+        normalized: its own added tokens, or the `normalized` ones and GPT-2's split."""
+        parts = self._special.split_pass(tf.RaggedTensor.from_tensor(texts[:, tf.newaxis]), 0)
+        flat = parts.flat_values
+        is_token = self._special_ids(flat) >= 0
+        if self.normalizer is not None:
+            flat = tf.where(is_token, flat, self._normalize(flat))
+        pieces = self._special.split_pass(tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), 1)
+        is_special = self._special_ids(pieces.flat_values) >= 0
+        cut = tf.strings.regex_replace(pieces.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
+        segments = tf.strings.split(tf.where(is_special, pieces.flat_values, cut), _MARKER)
         segment_is_special = tf.gather(is_special, segments.value_rowids())
         marked = tf.strings.regex_replace(segments.flat_values, _WORD_PATTERN, _MARKER + b"\\0")
         marked = tf.where(segment_is_special, segments.flat_values, marked)
-        words = parts.with_flat_values(segments.with_flat_values(tf.strings.split(marked, _MARKER)))
-        words = words.merge_dims(1, 3)
-        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        words = pieces.with_flat_values(
+            segments.with_flat_values(tf.strings.split(marked, _MARKER))
+        )
+        words = parts.with_flat_values(words.merge_dims(1, 3))
+        return parts, tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+
+    def _normalize(self, texts: tf.Tensor) -> tf.Tensor:
+        return tf_text.normalize_utf8(texts, NORMALIZERS[self.normalizer])
 
     def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
         """The id of each word that is a special token, -1 for the others."""
@@ -333,26 +364,32 @@ class BytePairTokenizer(keras.layers.Layer):
         )
         return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words)
 
-    def _word_pieces(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """`(sanitised texts, words [batch, (words)], int64 ids [words, (pieces)])`."""
+    def _word_pieces(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """`(sanitised texts, their parts [batch, (parts)] (`_parts_and_words`), their words
+        [batch, (parts), (words)], int64 ids [words, (pieces)])`."""
         texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
-        words = self.pre_tokenize(texts)
+        parts, words = self._parts_and_words(texts)
         distinct_words, word_index = tf.unique(words.flat_values)
         ids = self._merge(self._initial_symbols(distinct_words))
-        return texts, words, tf.gather(ids, word_index)
+        return texts, parts, words, tf.gather(ids, word_index)
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
-        _, words, ids = self._word_pieces(texts)
-        return words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+        _, _, words, ids = self._word_pieces(texts)
+        return words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 3)
 
-    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, ...]:
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple:
         """`(sanitised texts, int32 ids [batch, (words), (pieces)], piece starts and ends
-        [batch, (words), (pieces)], word starts and ends [batch, (words)])`, untrimmed."""
-        texts, words, ids = self._word_pieces(texts)
-        zeros = tf.zeros([words.nrows()], tf.int64)
-        word_lengths = tf.strings.length(words)
-        word_starts, word_ends = lay_end_to_end(zeros, word_lengths)
+        like the ids, word starts and ends [batch, (words)], the words [batch, (words)], the
+        part of each word [words])`, untrimmed; offsets into each part as its words spell it
+        (`_in_text` makes them offsets into the text)."""
+        texts, parts, words, ids = self._word_pieces(texts)
+        word_lengths = tf.strings.length(words.values)  # [parts, (words)]
+        word_starts, word_ends = lay_end_to_end(
+            tf.zeros([word_lengths.nrows()], tf.int64), word_lengths
+        )
         # An added token spans its word (which holds the whitespace it strips).
         piece_words = ids.value_rowids()
         is_added = tf.gather(self._special_ids(words.flat_values) >= 0, piece_words)
@@ -364,9 +401,47 @@ class BytePairTokenizer(keras.layers.Layer):
             )
         )
         piece_starts, piece_ends = lay_end_to_end(word_starts.flat_values, piece_lengths)
-        as_words = lambda pieces: words.with_flat_values(pieces)  # noqa: E731
-        pieces = as_words(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
-        return texts, pieces, as_words(piece_starts), as_words(piece_ends), word_starts, word_ends
+        in_rows = lambda values: words.with_flat_values(values).merge_dims(1, 2)  # noqa: E731
+        pieces = in_rows(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
+        word_parts = words.values.value_rowids()
+        return (
+            texts,
+            parts,
+            pieces,
+            in_rows(piece_starts),
+            in_rows(piece_ends),
+            in_rows(word_starts.flat_values),
+            in_rows(word_ends.flat_values),
+            in_rows(words.flat_values),
+            word_parts,
+        )
+
+    def _in_text(
+        self, parts: tf.RaggedTensor, item_parts: tf.Tensor, *offsets: tf.RaggedTensor
+    ) -> tuple[tf.RaggedTensor, ...]:
+        """Byte offsets `[batch, (items)]` into the (normalized) parts of a text, each item's
+        part in `item_parts` (in order), as offsets into the sanitised text: mapped back through
+        the normalizer part by part, as `tokenizers` normalizes, then moved to the part."""
+        part_starts, _ = lay_end_to_end(
+            tf.zeros([parts.nrows()], tf.int64), tf.strings.length(parts)
+        )
+        item_starts = tf.gather(part_starts.flat_values, item_parts)
+        results = []
+        for value in offsets:
+            values = value.flat_values
+            if self.normalizer is not None:
+                _, maps = tf_text.normalize_utf8_with_offsets_map(
+                    parts.flat_values, NORMALIZERS[self.normalizer]
+                )
+                by_part = tf.RaggedTensor.from_value_rowids(
+                    values, item_parts, nrows=tf.size(parts.flat_values, out_type=tf.int64)
+                )
+                # Each part led by a 0, cut off after: tensorflow-text's op fails on an empty row.
+                first = tf.RaggedTensor.from_tensor(tf.zeros([by_part.nrows(), 1], tf.int64))
+                by_part = tf.concat([first, by_part], axis=1)
+                values = tf_text.find_source_offsets(maps, by_part)[:, 1:].flat_values
+            results.append(value.with_flat_values(values + item_starts))
+        return tuple(results)
 
     def tokenize_with_offsets(
         self, texts: tf.Tensor
@@ -378,10 +453,12 @@ class BytePairTokenizer(keras.layers.Layer):
             `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`. A
             token that is only spaces has an empty span at its end.
         """
-        texts, pieces, starts, ends, _, _ = self._words_with_offsets(texts)
+        texts, parts, pieces, starts, ends, _, _, _, word_parts = self._words_with_offsets(texts)
+        piece_parts = tf.gather(word_parts, pieces.values.value_rowids())
         pieces, starts, ends = (values.merge_dims(1, 2) for values in (pieces, starts, ends))
         leading = tf.gather(self._leading_spaces, pieces.flat_values)
         starts = starts.with_flat_values(tf.minimum(starts.flat_values + leading, ends.flat_values))
+        starts, ends = self._in_text(parts, piece_parts, starts, ends)
         return (pieces, *round_to_characters(texts, starts, ends))
 
     def tokenize_words_with_offsets(
@@ -399,16 +476,13 @@ class BytePairTokenizer(keras.layers.Layer):
             each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
             `[batch, (words)]`.
         """
-        texts, pieces, _, _, word_starts, word_ends = self._words_with_offsets(texts)
-        words = tf.strings.substr(
-            tf.gather(texts, word_starts.value_rowids()),
-            word_starts.flat_values,
-            word_ends.flat_values - word_starts.flat_values,
+        _, parts, pieces, _, _, word_starts, word_ends, words, word_parts = (
+            self._words_with_offsets(texts)
         )
-        unspaced = tf.strings.regex_replace(words, _LEADING_SPACE_PATTERN, "")
+        unspaced = tf.strings.regex_replace(words.flat_values, _LEADING_SPACE_PATTERN, "")
         unspaced = tf.cast(tf.strings.length(unspaced), tf.int64)
         word_starts = word_starts.with_flat_values(word_ends.flat_values - unspaced)
-        return pieces, word_starts, word_ends
+        return (pieces, *self._in_text(parts, word_parts, word_starts, word_ends))
 
     def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
         """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`.
@@ -419,8 +493,8 @@ class BytePairTokenizer(keras.layers.Layer):
         """
         not_first = tf.ragged.range(words.row_lengths()).flat_values > 0
         flat = tf.where(not_first, tf.strings.join([" ", words.flat_values]), words.flat_values)
-        _, pre_tokens, ids = self._word_pieces(flat)
-        ids = pre_tokens.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+        _, _, pre_tokens, ids = self._word_pieces(flat)
+        ids = pre_tokens.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 3)
         return words.with_flat_values(ids)
 
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
@@ -435,6 +509,7 @@ class BytePairTokenizer(keras.layers.Layer):
                 "merges": self.merges,
                 "special_tokens": self.special_tokens,
                 "added_tokens": self.added_tokens,
+                "normalizer": self.normalizer,
             }
         )
         return config

@@ -88,17 +88,21 @@ class SpecialTokens(tf.Module):
     def split(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Sanitised (valid UTF-8) texts `[batch]` → parts `[batch, (parts)]`, each special
         token (with the whitespace it strips) a part of its own, the text between them the
-        others (possibly empty)."""
+        others (possibly empty). (A tokenizer with a normalizer runs it between the passes:
+        `split_pass`.)"""
         parts = tf.RaggedTensor.from_tensor(texts[:, tf.newaxis])
-        for pattern in self._patterns:
-            if not pattern:
-                continue
-            flat = parts.flat_values
-            marked = tf.strings.regex_replace(flat, pattern, MARKER + b"\\0" + MARKER)
-            # The tokens of the first pass stay whole in the second.
-            split = tf.strings.split(tf.where(self.ids(flat) >= 0, flat, marked), MARKER)
-            parts = parts.with_flat_values(split).merge_dims(1, 2)
-        return parts
+        return self.split_pass(self.split_pass(parts, 0), 1)
+
+    def split_pass(self, parts: tf.RaggedTensor, index: int) -> tf.RaggedTensor:
+        """`parts` `[batch, (parts)]` with the tokens of pass `index` (0: those matched as
+        written, 1: the `normalized` ones) cut out of every part that is no token yet."""
+        pattern = self._patterns[index]
+        if not pattern:
+            return parts
+        flat = parts.flat_values
+        marked = tf.strings.regex_replace(flat, pattern, MARKER + b"\\0" + MARKER)
+        split = tf.strings.split(tf.where(self.ids(flat) >= 0, flat, marked), MARKER)
+        return parts.with_flat_values(split).merge_dims(1, 2)
 
     def ids(self, parts: tf.Tensor) -> tf.Tensor:
         """The int64 id of each part that is a special token, -1 for the others."""

@@ -118,20 +118,23 @@ def test_albert_resplits_digit_comma_pieces_as_google_research_does(tmp_path, da
 # ModernBERT's tokenizer.json with the added tokens of the published vocabularies it descends
 # from (GPT-NeoX, OLMo): "[MASK]" takes the whitespace before it, "[SEP]" the one after it,
 # runs of spaces are tokens of their own matched after the others, and an "<|endoftext|>"
-# outside the BPE vocabulary.
+# outside the BPE vocabulary; with and without their NFC normalizer.
 EXTRA_ADDED_TOKENS = [
     {"content": " " * width, "normalized": True, "special": False} for width in (2, 3, 4, 8)
 ] + [{"content": "<|endoftext|>", "normalized": False, "special": True}]
 ADDED_TOKEN_PIECES = [
     "a", "it's", "12", " ", "  ", "\t", "\n", "\u3000", "\u00a0", "é", "😀", "[MASK]",
     "[SEP]", "[CLS]", "[PAD]", "<|endoftext|>", "<|endof", "[MA", "SK]", "x",
+    "e\u0301", "\u0301", "\u0338", "A\u030a", "\u212b", "\u1100\u1161", "ﬁ",
 ]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def flagged_tokenizer_json(reference_dir, tmp_path_factory):
-    """The path of ModernBERT's tokenizer.json with `EXTRA_ADDED_TOKENS` and strip flags."""
+@pytest.fixture(scope="module", params=[None, {"type": "NFC"}], ids=["no normalizer", "NFC"])
+def flagged_tokenizer_json(request, reference_dir, tmp_path_factory):
+    """The path of ModernBERT's tokenizer.json with `EXTRA_ADDED_TOKENS`, strip flags and
+    the normalizer of the parameter."""
     values = json.loads((reference_dir / "variants" / "modernbert" / "tokenizer.json").read_text())
+    values["normalizer"] = request.param
     for token in values["added_tokens"]:
         token["lstrip"] = token["content"] == "[MASK]"
         token["rstrip"] = token["content"] == "[SEP]"
