@@ -9,7 +9,7 @@ import json
 import pytest
 import sentencepiece
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import keras_bert
@@ -149,22 +149,20 @@ def flagged_tokenizer_json(request, reference_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def flagged_tokenizers(flagged_tokenizer_json):
-    """(ours, `tokenizers`') tokenizer of `flagged_tokenizer_json`."""
+    """(ours, its `tokenize_with_offsets` traced once, `tokenizers`' tokenizer) of
+    `flagged_tokenizer_json`."""
     from tokenizers import Tokenizer
 
-    theirs = Tokenizer.from_file(str(flagged_tokenizer_json))
-    return BytePairTokenizer.from_tokenizer_json(flagged_tokenizer_json), theirs
-
-
-def _their_ids_and_byte_spans(tokenizer, texts):
-    encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
-    return [encoding.ids for encoding in encodings], [
-        [(len(text[:start].encode()), len(text[:end].encode())) for start, end in encoding.offsets]
-        for text, encoding in zip(texts, encodings, strict=True)
-    ]
+    ours = BytePairTokenizer.from_tokenizer_json(flagged_tokenizer_json)
+    with_offsets = tf.function(
+        ours.tokenize_with_offsets, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
+    return ours, with_offsets, Tokenizer.from_file(str(flagged_tokenizer_json))
 
 
 @settings(max_examples=settings.default.max_examples // 2)
+# A token whose last character composes with the mark after it ("≯"): NFC stays inside a part.
+@example(texts=["<|endoftext|>\u0338 [MASK]\u0301", "[SEP]  e\u0301 x"])
 @given(
     texts=st.lists(
         st.lists(st.sampled_from(ADDED_TOKEN_PIECES), max_size=12).map("".join),
@@ -173,20 +171,22 @@ def _their_ids_and_byte_spans(tokenizer, texts):
     )
 )
 def test_added_tokens_strip_and_match_as_tokenizers_does(flagged_tokenizers, texts):
-    ours, theirs = flagged_tokenizers
-    ids, spans = _their_ids_and_byte_spans(theirs, texts)
-    assert _ids(ours, texts) == ids
-    # An added token spans what it matched, the whitespace it strips included.
-    added = {token.content for token in theirs.get_added_tokens_decoder().values()}
-    ours_ids, starts, ends = ours.tokenize_with_offsets(tf.constant(texts))
-    for row, tokens in enumerate(ours_ids.to_list()):
-        for index, token in enumerate(tokens):
-            if ours.id_to_token(tf.constant(token)).numpy().decode() in added:
-                assert (starts[row][index], ends[row][index]) == spans[row][index]
+    _, with_offsets, theirs = flagged_tokenizers
+    encodings = theirs.encode_batch(texts, add_special_tokens=False)
+    ids, starts, ends = (values.to_list() for values in with_offsets(tf.constant(texts)))
+    assert ids == [encoding.ids for encoding in encodings]
+    # An added token spans what it matched (bytes), the whitespace it strips included.
+    added = set(theirs.get_added_tokens_decoder())
+    for text, encoding, row_starts, row_ends in zip(texts, encodings, starts, ends, strict=True):
+        for token, (start, end), ours in zip(
+            encoding.ids, encoding.offsets, zip(row_starts, row_ends, strict=True), strict=True
+        ):
+            if token in added:
+                assert ours == (len(text[:start].encode()), len(text[:end].encode())), text
 
 
 def test_added_tokens_of_the_flagged_vocabulary_on_examples(flagged_tokenizers):
-    ours, _ = flagged_tokenizers
+    ours, _, _ = flagged_tokenizers
     tokens = ours.id_to_token(ours(["a  [MASK] b", "[SEP]  x", "a     b"])).to_list()
     assert tokens == [
         [b"a", b"[MASK]", b"\xc4\xa0b"],
