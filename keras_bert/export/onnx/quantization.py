@@ -53,12 +53,12 @@ import onnx
 from keras_bert.cpu import cpu_features
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.encoder_graph import FIRST_QUERY_PREFIX, RELATIVE_TERM_PREFIX
-from keras_bert.export.onnx.rotary_attention import ROTARY_ATTENTION_PREFIX
 from keras_bert.export.onnx.model_files import (
     inference_session,
     needs_external_data,
     save_model,
 )
+from keras_bert.export.onnx.rotary_attention import ROTARY_ATTENTION_PREFIX
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
 # The bar (and the SavedModel int8 check's, `keras_bert.export.precision`).
