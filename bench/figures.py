@@ -191,11 +191,47 @@ def cpu_runtimes(records: Sequence[dict]):
     return figure
 
 
+def long_documents(records: Sequence[dict]):
+    """ModernBERT's forward pass on one long input against transformers' (sdpa), with BERT-base
+    up to 512 tokens beside it: seconds and peak memory against length, from the latest
+    revision's records (`bench.bench_long_documents`)."""
+    from bench.bench_long_documents import summary
+
+    revision = records[-1]["revision"]
+    table = summary([record for record in records if record["revision"] == revision])
+    figure, (time_axis, memory_axis) = _pyplot().subplots(1, 2, figsize=(8.0, 3.4))
+    colours = {"keras_bert": OURS, "transformers": PEER}
+    markers = {"modernbert-base": "o", "bert-base": "s"}
+    for model, side in sorted({(model, side) for model, side, _ in table}):
+        points = sorted(
+            (length, values) for (m, s, length), values in table.items() if (m, s) == (model, side)
+        )
+        lengths = [length for length, _ in points]
+        label = f"{model}, {side}" + (" (sdpa)" if side == "transformers" else "")
+        style = {"color": colours[side], "marker": markers.get(model, "^"), "label": label}
+        linestyle = "-" if side == "keras_bert" else "--"
+        time_axis.plot(lengths, [v["seconds"] for _, v in points], linestyle, **style)
+        memory = [v["forward_peak_mb"] / 1024 for _, v in points]
+        memory_axis.plot(lengths, memory, linestyle, **style)
+    for axis, name in ((time_axis, "seconds a forward pass"), (memory_axis, "peak memory, GiB")):
+        axis.set_xscale("log", base=2)
+        axis.set_xlabel("tokens (batch 1)")
+        axis.set_ylabel(name)
+        axis.grid(True, which="both", alpha=0.3)
+    time_axis.set_yscale("log")
+    _legend_below(time_axis, 2)
+    cpu = cpu_name(records[-1]["cpu"])
+    figure.suptitle(f"Long inputs, one forward pass on {cpu}, {revision}", x=0.01, ha="left")
+    figure.tight_layout()
+    return figure
+
+
 # name: (its results file in the results directory, the function that draws it)
 FIGURES: dict[str, tuple[str, Callable]] = {
     "field_benchmarks": ("field_benchmarks.jsonl", field_benchmarks),
     "training_speed": ("training_speed.jsonl", training_speed),
     "cpu_runtimes": ("cpu_runtimes.jsonl", cpu_runtimes),
+    "long_documents": ("long_documents.jsonl", long_documents),
 }
 
 
@@ -213,6 +249,9 @@ def main(argv: list[str] | None = None) -> dict:
     drawn = {}
     for name in args.names or FIGURES:
         results, draw = FIGURES[name]
+        if not (args.results_dir / results).is_file() and not args.names:
+            print(f"{name}: no {args.results_dir / results} yet, not drawn")
+            continue
         drawn[name] = draw(read_records(args.results_dir / results))
         drawn[name].savefig(args.out / f"{name}.svg", metadata={"Date": None})
         print(args.out / f"{name}.svg")

@@ -60,6 +60,18 @@ def runtime_record(runtime: str, side: str, p50: float, rate: float, agreement: 
     }
 
 
+def long_input_record(side: str, length: int, seconds: float, memory_mb: float) -> dict:
+    return {
+        "model": "modernbert-base",
+        "side": side,
+        "length": length,
+        "seconds": seconds,
+        "forward_peak_mb": memory_mb,
+        "revision": "abc1234",
+        "cpu": CPU,
+    }
+
+
 def bars(figure) -> dict[str, list[tuple[float, float, float]]]:
     """Each bar series of a figure by its label: (width, whisker's low end, high end) per bar,
     read back from the drawn artists (the ends are the width where a series has no whiskers)."""
@@ -94,7 +106,21 @@ def drawn(tmp_path_factory):
         runtime_record("ours-onnx-float32", "ours", 4.0, 500.0, 1.0),
         runtime_record("peer-ort-int8", "peer", 3.0, 300.0, 0.95),
     ]
-    files = (("field_benchmarks", quality), ("training_speed", speed), ("cpu_runtimes", runtimes))
+    long_inputs = [
+        long_input_record(side, length, seconds, memory)
+        for side, length, seconds, memory in (
+            ("keras_bert", 512, 0.5, 900.0),
+            ("keras_bert", 2048, 2.0, 1000.0),
+            ("transformers", 512, 1.0, 800.0),
+            ("transformers", 2048, 6.0, 1200.0),
+        )
+    ]
+    files = (
+        ("field_benchmarks", quality),
+        ("training_speed", speed),
+        ("cpu_runtimes", runtimes),
+        ("long_documents", long_inputs),
+    )
     for name, records in files:
         lines = "".join(json.dumps(record) + "\n" for record in records)
         (results / f"{name}.jsonl").write_text(lines)
@@ -138,6 +164,16 @@ def test_the_serving_bars_are_each_runtimes_latency_and_throughput(drawn):
     assert widths == [[4.0, 3.0], [500.0, 300.0]]
     labels = [text.get_text() for text in latency.texts]
     assert labels == [" 4.0, 100.0%", " 3.0, 95.0% (below 99%)"]
+
+
+def test_the_long_input_lines_are_each_sides_seconds_and_memory(drawn):
+    time_axis, memory_axis = drawn[0]["long_documents"].axes
+    lines = {line.get_label(): line for line in time_axis.lines}
+    assert sorted(lines) == ["modernbert-base, keras_bert", "modernbert-base, transformers (sdpa)"]
+    ours = lines["modernbert-base, keras_bert"]
+    assert list(ours.get_xdata()) == [512, 2048] and list(ours.get_ydata()) == [0.5, 2.0]
+    memory = {line.get_label(): list(line.get_ydata()) for line in memory_axis.lines}
+    assert memory["modernbert-base, transformers (sdpa)"] == [800 / 1024, 1200 / 1024]
 
 
 def test_an_unknown_figure_is_refused():

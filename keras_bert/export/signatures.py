@@ -41,7 +41,9 @@ from keras_bert.decoding.buckets import (
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.export.serving_copy import serving_copy
+from keras_bert.families import family
 from keras_bert.models.encoder import INPUT_NAMES
+from keras_bert.models.input_checks import check_preprocessor
 from keras_bert.text.preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
@@ -177,6 +179,8 @@ class _Serving(tf.Module):
         self.jit_compile = jit_compile
         self.precision = precision
         self.length_groups = length_groups
+        self.bert_config = getattr(model, "encoder", model).bert_config
+        check_preprocessor(preprocessor, self.bert_config)
         self._untracked = _Untracked(serving_copy(model, precision, feed_forward_shards))
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
@@ -247,9 +251,39 @@ class _Serving(tf.Module):
             outputs = {"logits": outputs}
         return dict(outputs)
 
+    def _checked_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """`serving_ids`' inputs (cut to their bucket), failing the request with a one-line
+        message where its real tokens run past the model's positions (where they are columns:
+        `BertConfig.positions_are_columns`), or where it holds token types for a family that
+        refuses them (`Family.refuses_token_types`)."""
+        config = self.bert_config
+        checks = []
+        if config.positions_are_columns:
+            checks.append(
+                tf.debugging.assert_less_equal(
+                    tf.shape(inputs["input_word_ids"])[1],
+                    config.longest_input,
+                    message=f"input_word_ids holds more real ids per row than the "
+                    f"{config.longest_input} this {config.model_type} model reads: cut the rows.",
+                )
+            )
+        if family(config.model_type).refuses_token_types:
+            checks.append(
+                tf.debugging.assert_equal(
+                    tf.reduce_any(inputs["input_type_ids"] != 0),
+                    False,
+                    message=f"This {config.model_type} model has no token types: send "
+                    "input_type_ids of zeros.",
+                )
+            )
+        with tf.control_dependencies(checks):
+            return {name: tf.identity(tensor) for name, tensor in inputs.items()}
+
     @tf.function(input_signature=[_IDS_SPEC])
     def serve_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        outputs = self._outputs_from_ids(self._trim(mask_batching_padding(inputs)))
+        outputs = self._outputs_from_ids(
+            self._checked_ids(self._trim(mask_batching_padding(inputs)))
+        )
         width = tf.shape(inputs["input_mask"])[1]
         return {
             name: pad_columns(value, width, self.POSITION_OUTPUTS[name])

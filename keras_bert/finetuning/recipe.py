@@ -93,7 +93,7 @@ def checkpoint_encoder(
     config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
 ) -> BertEncoder:
     """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
-    a `seq_length` beyond its learned positions is a `ConfigError`."""
+    a `seq_length` beyond its learned (or rotary: ModernBERT's) positions is a `ConfigError`."""
     if checkpoint is None:
         checkpoint = find_run_checkpoint(config)
     encoder = BertEncoder.from_checkpoint(
@@ -105,7 +105,8 @@ def checkpoint_encoder(
         encoder.embeddings.rescale(config.embedding_rms)
     bert_config = encoder.bert_config
     positions = bert_config.longest_input
-    if bert_config.position_biased_input and config.seq_length > positions:
+    learned_or_rotary = bert_config.position_biased_input or bert_config.rotary_base
+    if learned_or_rotary and config.seq_length > positions:
         raise ConfigError(
             f"seq_length {config.seq_length} is longer than the {positions} positions "
             f"{config.checkpoint} learned."

@@ -218,8 +218,15 @@ class OnnxModel:
 
         Raises:
             ValueError: inputs that are not `[batch, sequence]` integers, rows longer than
-                `longest_input`, or ids outside their table (`id_limits`).
+                `longest_input`, ids outside their table (`id_limits`), or token types for a
+                family that refuses them (ModernBERT's).
         """
+        type_ids = np.asarray(inputs.get("input_type_ids", 0))
+        if self.metadata.get("refuses_token_types") and np.any(type_ids != 0):
+            raise ValueError(
+                f"This {self.metadata['family']} export has no token types: send "
+                "input_type_ids of zeros or leave them out."
+            )
         feeds = {name: np.asarray(inputs[name]) for name in self.input_names}
         for name, ids in feeds.items():
             if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):

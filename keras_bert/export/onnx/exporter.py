@@ -40,6 +40,7 @@ from keras_bert.export.onnx.openvino_bfloat16 import BFLOAT16_RUNTIME, check_bfl
 from keras_bert.export.onnx.quantization import quantize_int8
 from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph, task_of
 from keras_bert.export.onnx.tokenizer_json import check_tokenizer, hf_tokenizer
+from keras_bert.families import family
 from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE
 
 ONNX_PRECISIONS = ("float32", "bfloat16", "int8")
@@ -195,6 +196,7 @@ def metadata(module, model: onnx.ModelProto, precision: str) -> dict:
         "longest_input": config.longest_input,
         "vocab_size": config.vocab_size,
         "type_vocab_size": config.type_vocab_size,
+        "refuses_token_types": family(config.model_type).refuses_token_types,
         "hidden_size": config.hidden_size,
         "parameters": parameter_count(model),
         "inputs": input_names(config),

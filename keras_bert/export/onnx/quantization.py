@@ -58,6 +58,7 @@ from keras_bert.export.onnx.model_files import (
     needs_external_data,
     save_model,
 )
+from keras_bert.export.onnx.rotary_attention import ROTARY_ATTENTION_PREFIX
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
 # The issue's bar (and the SavedModel int8 check's, `keras_bert.export.precision`).
@@ -130,9 +131,10 @@ def quantizable_nodes(model: onnx.ModelProto, mode: str = "dynamic") -> list[str
 
 
 def always_float32_nodes(model: onnx.ModelProto) -> list[str]:
-    """The matmuls int8 leaves in float32: DeBERTa's relative-position ones, and a
-    classifier's one-query attention products (of two activations, no weights)."""
-    prefixes = (RELATIVE_TERM_PREFIX, FIRST_QUERY_PREFIX)
+    """The matmuls int8 leaves in float32: DeBERTa's relative-position ones, a classifier's
+    one-query attention products and ModernBERT's attention products (of two activations, no
+    weights)."""
+    prefixes = (RELATIVE_TERM_PREFIX, FIRST_QUERY_PREFIX, ROTARY_ATTENTION_PREFIX)
     return [
         node.name for node in model.graph.node if any(prefix in node.name for prefix in prefixes)
     ]
