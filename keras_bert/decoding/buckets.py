@@ -113,7 +113,7 @@ def split_by_length(
 
     Returns:
         (order, first_rows): row indices ascending by length (stable), and the number of rows
-        of the first group (the batch's rows: one group).
+        of the first group (the batch's rows: one group; 0 for a batch of none).
 
     Example:
     >>> import tensorflow as tf
@@ -123,6 +123,8 @@ def split_by_length(
     ([1, 3, 4, 2, 0], 3)
     >>> int(split_by_length(mask, (8, 16, 32, 64), call_cost_tokens=1000)[1])
     5
+    >>> int(split_by_length(mask[:0], (8, 16, 32, 64), call_cost_tokens=32)[1])
+    0
     """
     lengths = tf.reduce_sum(tf.cast(input_mask != 0, tf.int32), axis=1)
     order = tf.argsort(lengths, stable=True)
@@ -137,4 +139,5 @@ def split_by_length(
         + (rows - first_rows) * longest
         + tf.where(first_rows < rows, call_cost_tokens, 0)
     )
-    return order, tf.cast(tf.argmin(cost), tf.int32) + 1
+    cheapest = tf.cond(rows > 0, lambda: tf.cast(tf.argmin(cost), tf.int32) + 1, lambda: rows)
+    return order, cheapest
