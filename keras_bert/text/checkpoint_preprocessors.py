@@ -9,6 +9,8 @@ packs pairs:
 - `albert`: `spiece.model` → `SentencePieceTokenizer` with ALBERT's preprocessing,
   `[CLS] A [SEP] B [SEP]`, padding `<pad>`.
 - `deberta-v2` (DeBERTa-v3): `spm.model` → `SentencePieceTokenizer`, `[CLS] A [SEP] B [SEP]`.
+- `xlm-roberta`: `sentencepiece.bpe.model` → `UnigramTokenizer` (fairseq's ids, Hugging Face's
+  steps), packed as RoBERTa.
 
 Special tokens come from `tokenizer_config.json` when it names them, else the family's defaults.
 """
@@ -23,6 +25,7 @@ from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 
 
 def _token_name(value: str | dict) -> str:
@@ -31,11 +34,15 @@ def _token_name(value: str | dict) -> str:
 
 
 def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
-    """The byte-pair or SentencePiece tokenizer layer of a family's checkpoint."""
+    """The byte-pair, SentencePiece or unigram tokenizer layer of a family's checkpoint."""
     record = checkpoint.family
     files = checkpoint.tokenizer_files
     if record.tokenizer.kind == "byte_pair":
         return BytePairTokenizer(*files, name="tokenizer")
+    if record.tokenizer.kind == "unigram":
+        return UnigramTokenizer(
+            *files, special_tokens=record.tokenizer.special_tokens, name="tokenizer"
+        )
     albert_preprocessing = record.tokenizer.albert_preprocessing
     return SentencePieceTokenizer(
         *files,

@@ -13,33 +13,10 @@ from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.sentencepiece_model import read_sentencepiece_model
 from keras_bert.text.special_token_split import SpecialTokens
 
 WORD_BOUNDARY = "\u2581"  # "▁", SentencePiece's marker of a preceding space
-
-
-def read_sentencepiece_model(proto: str | os.PathLike | bytes) -> bytes:
-    """The serialized `ModelProto` of a `.model` file path (or the bytes themselves), checked.
-
-    Raises:
-        FileNotFoundError: there is no such file.
-        ConfigError: the bytes are not a SentencePiece model.
-    """
-    if isinstance(proto, (str, os.PathLike)):
-        path = os.fspath(proto)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"SentencePiece model file not found: {path!r}")
-        with open(path, "rb") as file:
-            proto, source = file.read(), repr(path)
-    else:
-        proto, source = bytes(proto), "the given bytes"
-    try:
-        tf_text.SentencepieceTokenizer(proto).vocab_size()
-    except (tf.errors.InternalError, tf.errors.InvalidArgumentError) as error:
-        raise ConfigError(
-            f"{source} is not a SentencePiece model ({error.message.splitlines()[0]})"
-        ) from None
-    return proto
 
 
 def _is_digit_comma(piece: str) -> bool:

@@ -1,0 +1,318 @@
+"""`UnigramTokenizer`: raw strings to XLM-RoBERTa's ids in the graph, as Hugging Face's
+tokenizer (`tokenizer.json`) gives them."""
+
+import base64
+import os
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+from keras_bert.errors import ConfigError
+from keras_bert.text.normalization import replace_invalid_utf8
+from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.precompiled_normalizer import PrecompiledNormalizer, utf8_lengths
+from keras_bert.text.sentencepiece_model import read_sentencepiece_model, read_sentencepiece_proto
+from keras_bert.text.special_token_split import SpecialTokens
+from keras_bert.text.unigram import UnigramModel
+
+WORD_BOUNDARY = 0x2581  # "▁", SentencePiece's marker of a preceding space
+# Rust's `char::is_whitespace` (White_Space), where `tokenizers`' `WhitespaceSplit` splits.
+WHITESPACE_CHARS = (
+    *range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F,
+    0x205F, 0x3000,
+)  # fmt: skip
+# fairseq's dictionary before a SentencePiece model's pieces, which it shifts by one: its
+# `<s>`, `<pad>`, `</s>`, `<unk>` take ids 0-3 and `<mask>` comes after the pieces.
+FAIRSEQ_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")
+FAIRSEQ_MASK_TOKEN = "<mask>"
+# The pieces a fairseq SentencePiece model starts with, which that dictionary replaces.
+_SENTENCEPIECE_SPECIAL_PIECES = ("<unk>", "<s>", "</s>")
+
+
+def fairseq_vocabulary(proto: bytes) -> list[tuple[str, float]]:
+    """`(piece, score)` of each id of a SentencePiece model under fairseq's dictionary.
+
+    Raises:
+        ConfigError: the model does not begin with `<unk>`, `<s>`, `</s>` (it was not trained
+            for fairseq's layout, as XLM-RoBERTa's was).
+    """
+    pieces = read_sentencepiece_proto(proto).pieces
+    first = tuple(piece for piece, _, _ in pieces[:3])
+    if first != _SENTENCEPIECE_SPECIAL_PIECES:
+        raise ConfigError(
+            f"The SentencePiece model begins with {first}, not {_SENTENCEPIECE_SPECIAL_PIECES}: "
+            "it is not an XLM-RoBERTa (fairseq) model; give the checkpoint's "
+            "sentencepiece.bpe.model."
+        )
+    return [
+        *((token, 0.0) for token in FAIRSEQ_SPECIAL_TOKENS),
+        *((piece, score) for piece, score, _ in pieces[3:]),
+        (FAIRSEQ_MASK_TOKEN, 0.0),
+    ]
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class UnigramTokenizer(keras.layers.Layer):
+    """Tokenizes raw strings into XLM-RoBERTa's ids, exactly as Hugging Face `tokenizers` does.
+
+    The checkpoint's SentencePiece model (`sentencepiece.bpe.model`) under fairseq's dictionary
+    (`<s>` 0, `<pad>` 1, `</s>` 2, `<unk>` 3, the model's pieces one id later, `<mask>` last),
+    run through the steps of transformers' XLM-RoBERTa tokenizer (its `tokenizer.json`):
+
+    1. special tokens written in the text (`<mask>`, `<s>`, ...) are tokens of their own; the
+       text between them is tokenized part by part;
+    2. the model's normalization rules, grapheme cluster by grapheme cluster as `tokenizers`
+       applies them (`PrecompiledNormalizer`);
+    3. split on whitespace (Unicode White_Space), "▁" put before each word and the words cut
+       before each "▁" (`WhitespaceSplit`, `Metaspace`);
+    4. each word segmented by Viterbi in float64 (`UnigramModel`), runs of unknown pieces fused.
+
+    `sentencepiece` itself differs from this on NFKC text whose grapheme clusters it normalizes
+    otherwise ("ﬁ" + U+0301), on whitespace its rules keep (U+0085), on tied segmentations and on
+    fullwidth "＜ｓ＞" (a special piece for `tokenizers`); elsewhere, in every script, the ids
+    are the same. Invalid UTF-8 is first replaced by U+FFFD, as with
+    `bytes.decode("utf-8", errors="replace")`.
+
+    Offsets (`tokenize_with_offsets`, byte offsets into the sanitised input): each piece spans
+    the input characters its own characters come from, a grapheme cluster normalized whole
+    being its characters' common source; a "▁" piece alone takes the span of the character
+    after it, as in `tokenizers`.
+
+    Args:
+        proto: the `.model` file (path) or its bytes.
+        special_tokens: tokens matched as written in the text; those not in the vocabulary are
+            ignored.
+        **kwargs: `keras.layers.Layer` arguments.
+
+    Example:
+    >>> from keras_bert.text import UnigramTokenizer
+    >>> tokenizer = UnigramTokenizer(
+    ...     "../shared/reference/variants/xlm_roberta/sentencepiece.bpe.model",
+    ...     special_tokens=["<mask>"])
+    >>> ids = tokenizer(["Wie geht's? <mask>"])
+    >>> tokenizer.id_to_token(ids).to_list()
+    [[b'\\xe2\\x96\\x81W', b'ie', b'\\xe2\\x96\\x81geh', b't', b"'", b's', b'?', b'<mask>']]
+    >>> tokenizer.token_to_id("<mask>"), tokenizer.vocabulary_size
+    (4001, 4002)
+    >>> _, starts, ends = tokenizer.tokenize_with_offsets(["Wie geht's? <mask>"])
+    >>> starts.to_list(), ends.to_list()
+    ([[0, 1, 4, 7, 8, 9, 10, 12]], [[1, 3, 7, 8, 9, 10, 11, 18]])
+    """
+
+    def __init__(
+        self, proto: str | os.PathLike | bytes, special_tokens: Sequence[str] = (), **kwargs
+    ):
+        super().__init__(**kwargs)
+        self.proto = read_sentencepiece_model(proto)
+        pieces = fairseq_vocabulary(self.proto)
+        self.vocabulary = [piece for piece, _ in pieces]
+        self._token_ids = {token: index for index, token in enumerate(self.vocabulary)}
+        self._pieces = tf.constant(self.vocabulary)
+        self._normalizer = PrecompiledNormalizer(
+            read_sentencepiece_proto(self.proto).precompiled_charsmap
+        )
+        self._model = UnigramModel(pieces, self._token_ids["<unk>"])
+        self.special_tokens = [token for token in special_tokens if token in self._token_ids]
+        self._special = SpecialTokens(
+            {token: self._token_ids[token] for token in self.special_tokens}
+        )
+        self._whitespace = tf.constant(WHITESPACE_CHARS, tf.int32)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def token_to_id(self, token: str) -> int:
+        """The id of `token` (`ValueError` if absent)."""
+        if token not in self._token_ids:
+            raise ValueError(f"{token!r} is not in this tokenizer's vocabulary")
+        return self._token_ids[token]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.vocabulary)
+
+    def _words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
+        """`(ids, starts, ends, word_starts, word_ends)` of each text's words: ids and byte
+        spans ragged `[batch, (words), (pieces)]`, the words' spans `[batch, (words)]`.
+
+        A word is a special token, or the text between whitespace after normalization.
+        """
+        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        parts = self._special.split(texts)
+        part_texts = parts.flat_values
+        part_bytes = tf.cast(tf.strings.length(part_texts), tf.int64)
+        part_starts, part_ends = lay_end_to_end(
+            tf.zeros_like(parts.row_starts()), parts.with_flat_values(part_bytes)
+        )
+        part_starts, part_ends = part_starts.flat_values, part_ends.flat_values
+        code_points, byte_starts = tf.strings.unicode_decode_with_offsets(part_texts, "UTF-8")
+        byte_starts = byte_starts.with_row_splits_dtype(tf.int64)
+        byte_starts += tf.expand_dims(part_starts, 1)
+        byte_ends = byte_starts + tf.cast(
+            code_points.with_flat_values(utf8_lengths(code_points.flat_values)), tf.int64
+        )
+        normalized, source_starts, source_ends = self._normalizer.normalize(code_points)
+        words = self._part_words(
+            normalized,
+            tf.gather(byte_starts.flat_values, source_starts.flat_values),
+            tf.gather(byte_ends.flat_values, tf.maximum(source_ends.flat_values - 1, 0)),
+        )
+        # A special token's part is one word of one piece.
+        special_ids = tf.cast(self._special.ids(part_texts), tf.int32)
+        special = tf.where(special_ids >= 0)[:, 0]
+        special_words = tuple(
+            tf.RaggedTensor.from_uniform_row_length(
+                tf.RaggedTensor.from_uniform_row_length(tf.gather(values, special), 1), 1
+            )
+            for values in (special_ids, part_starts, part_ends)
+        )
+        rows = tf.range(tf.size(part_texts, out_type=tf.int64))
+        rows = tf.tensor_scatter_nd_update(
+            rows,
+            special[:, tf.newaxis],
+            tf.size(part_texts, out_type=tf.int64) + tf.range(tf.size(special, out_type=tf.int64)),
+        )
+
+        def by_text(values, special_values):
+            chosen = tf.gather(tf.concat([values, special_values], axis=0), rows)
+            return parts.with_flat_values(chosen).merge_dims(1, 2)
+
+        ids, starts, ends = (
+            by_text(values, special_values)
+            for values, special_values in zip(words[:3], special_words, strict=True)
+        )
+        word_starts, word_ends = (
+            by_text(values, special_values.merge_dims(1, 2))
+            for values, special_values in zip(words[3:], special_words[1:], strict=True)
+        )
+        return ids, starts, ends, word_starts, word_ends
+
+    def _part_words(
+        self, normalized: tf.RaggedTensor, source_starts: tf.Tensor, source_ends: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, ...]:
+        """The words of normalized parts: ids and byte spans `[parts, (words), (pieces)]`, and
+        the words' spans `[parts, (words)]`, given each normalized code point's source span."""
+        flat = normalized.flat_values
+        kept = tf.logical_not(
+            tf.reduce_any(tf.equal(flat[:, tf.newaxis], self._whitespace), axis=1)
+        )
+        position = tf.range(tf.size(flat, out_type=tf.int64))
+        part = normalized.value_rowids()
+        previous_kept = tf.concat([[False], kept[:-1]], 0) & tf.not_equal(
+            position, tf.gather(normalized.row_splits, part)
+        )
+        word_start = kept & tf.logical_not(previous_kept)
+        boundary = tf.equal(flat, WORD_BOUNDARY)
+        piece_start = word_start | (kept & boundary)
+        # "▁" before each cut of a word that does not begin with one.
+        marked = piece_start & tf.logical_not(boundary)
+        kept_index = tf.where(kept)[:, 0]
+        marked = tf.gather(marked, kept_index)
+        points = tf.ragged.boolean_mask(
+            tf.stack(
+                [tf.fill(tf.shape(kept_index), WORD_BOUNDARY), tf.gather(flat, kept_index)], 1
+            ),
+            tf.stack([marked, tf.ones_like(marked)], 1),
+        )
+        piece_lengths = points.row_lengths()
+        points = points.flat_values
+        point_starts = tf.repeat(tf.gather(source_starts, kept_index), piece_lengths)
+        point_ends = tf.repeat(tf.gather(source_ends, kept_index), piece_lengths)
+        # Pieces of the words: one per cut (`Metaspace`), words per part.
+        pieces_of = tf.cumsum(tf.cast(tf.gather(piece_start, kept_index), tf.int64)) - 1
+        cut_points = tf.math.unsorted_segment_sum(
+            piece_lengths, pieces_of, tf.reduce_sum(tf.cast(piece_start, tf.int64))
+        )
+        cuts = tf.RaggedTensor.from_row_lengths(points, cut_points)
+        token_ids, token_starts, token_ends = self._segment(cuts)
+        cut_start = cuts.row_starts()
+        token_starts = token_ids.with_flat_values(
+            tf.gather(
+                point_starts,
+                tf.repeat(cut_start, token_ids.row_lengths()) + token_starts.flat_values,
+            )
+        )
+        token_ends = token_ids.with_flat_values(
+            tf.gather(
+                point_ends,
+                tf.repeat(cut_start, token_ids.row_lengths()) + token_ends.flat_values - 1,
+            )
+        )
+        word_of_cut = tf.cumsum(tf.cast(tf.boolean_mask(word_start, piece_start), tf.int64)) - 1
+        words = tf.reduce_sum(tf.cast(word_start, tf.int64))
+        cuts_per_word = tf.math.unsorted_segment_sum(tf.ones_like(word_of_cut), word_of_cut, words)
+        words_per_part = tf.math.unsorted_segment_sum(
+            tf.cast(word_start, tf.int64), part, normalized.nrows()
+        )
+
+        def nested(values: tf.RaggedTensor) -> tf.RaggedTensor:
+            by_word = tf.RaggedTensor.from_row_lengths(values, cuts_per_word).merge_dims(1, 2)
+            return tf.RaggedTensor.from_row_lengths(by_word, words_per_part)
+
+        ids, starts, ends = (nested(values) for values in (token_ids, token_starts, token_ends))
+        # A word spans its first piece's start to its last piece's end.
+        word_pieces = starts.values
+        word_starts = tf.gather(word_pieces.flat_values, word_pieces.row_starts())
+        word_ends = tf.gather(ends.values.flat_values, word_pieces.row_limits() - 1)
+        return ids, starts, ends, starts.with_values(word_starts), starts.with_values(word_ends)
+
+    def _segment(self, cuts: tf.RaggedTensor) -> tuple[tf.RaggedTensor, ...]:
+        """`UnigramModel.segment` of each distinct cut, for every cut."""
+        texts = tf.strings.unicode_encode(cuts, "UTF-8")
+        distinct, index = tf.unique(texts, out_idx=tf.int64)
+        segmented = self._model.segment(tf.strings.unicode_decode(distinct, "UTF-8"))
+        return tuple(tf.gather(values, index) for values in segmented)
+
+    def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
+        """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
+        return self._words(texts)[0].merge_dims(1, 2)
+
+    def tokenize_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor (see the class docstring for the spans).
+
+        Returns:
+            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
+            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`.
+        """
+        ids, starts, ends, _, _ = self._words(texts)
+        return tuple(values.merge_dims(1, 2) for values in (ids, starts, ends))
+
+    def tokenize_words_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor, keeping its words: the special tokens and the
+        whitespace-separated words after normalization. `ids.merge_dims(1, 2)` equals `call`.
+
+        Returns:
+            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
+            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
+            `[batch, (words)]`.
+        """
+        ids, _, _, word_starts, word_ends = self._words(texts)
+        return ids, word_starts, word_ends
+
+    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
+        word tokenized alone (as Hugging Face's `is_split_into_words=True`)."""
+        return words.with_flat_values(self.call(words.flat_values))
+
+    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
+        """Maps ids (dense or ragged, any int dtype) to their tokens."""
+        return tf.ragged.map_flat_values(lambda values: tf.gather(self._pieces, values), ids)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(
+            {
+                "proto": base64.b64encode(self.proto).decode("ascii"),
+                "special_tokens": self.special_tokens,
+            }
+        )
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict) -> "UnigramTokenizer":
+        return cls(**{**config, "proto": base64.b64decode(config["proto"])})
