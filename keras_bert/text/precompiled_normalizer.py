@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import tensorflow as tf
 
 from keras_bert.text.graphemes import grapheme_starts
@@ -29,27 +30,15 @@ _WHOLE_CLUSTER_BYTES = 6
 _NO_RULE = -1
 
 
-def _unit_has_leaf(unit: int) -> bool:
-    return bool((unit >> 8) & 1)
-
-
-def _unit_value(unit: int) -> int:
-    return unit & ((1 << 31) - 1)
-
-
-def _unit_label(unit: int) -> int:
-    return unit & ((1 << 31) | 0xFF)
-
-
-def _unit_offset(unit: int) -> int:
-    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
-
-
 def charsmap_rules(charsmap: bytes) -> dict[str, str]:
-    """Every key of a `precompiled_charsmap` and the string it is replaced by.
+    """The rules of a `precompiled_charsmap` that `tokenizers` can apply: each key of fewer than
+    6 UTF-8 bytes (single code points, and keys that begin a short cluster) and the string that
+    replaces it.
 
     The charsmap is a little-endian uint32 size of the trie in bytes, the trie's uint32 units
-    (darts-clone's layout), then the replacements, each ending in a NUL byte.
+    (darts-clone's double array: a unit holds its label byte, an offset to its children and
+    whether a value hangs below it), then the replacements, each ending in a NUL byte. The
+    trie is walked a byte level at a time, every node of a level at once.
 
     Example:
     >>> from keras_bert.text.sentencepiece_model import read_sentencepiece_proto
@@ -57,28 +46,31 @@ def charsmap_rules(charsmap: bytes) -> dict[str, str]:
     >>> model = read_sentencepiece_proto(open(path, "rb").read())
     >>> rules = charsmap_rules(model.precompiled_charsmap)
     >>> rules["ﬁ"], rules["\\t"], rules["e\\u0301"], len(rules)
-    ('fi', ' ', 'é', 225276)
+    ('fi', ' ', 'é', 7750)
     """
     if not charsmap:
         return {}
     (trie_bytes,) = struct.unpack_from("<I", charsmap)
-    units = struct.unpack_from(f"<{trie_bytes // 4}I", charsmap, 4)
+    units = np.frombuffer(charsmap, "<u4", trie_bytes // 4, 4).astype(np.int64)
     replacements = charsmap[4 + trie_bytes :]
+
+    def offset(unit: np.ndarray) -> np.ndarray:
+        return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+    labels = np.arange(1, 256)
+    nodes, keys = np.zeros(1, np.int64), [b""]
     rules: dict[str, str] = {}
-    pending = [(0, b"")]
-    while pending:
-        node, key = pending.pop()
-        base = node ^ _unit_offset(units[node])
-        for byte in range(1, 256):
-            child = base ^ byte
-            if child >= len(units) or _unit_label(units[child]) != byte:
-                continue
-            child_key = key + bytes([byte])
-            if _unit_has_leaf(units[child]):
-                start = _unit_value(units[child ^ _unit_offset(units[child])])
-                end = replacements.index(b"\0", start)
-                rules[child_key.decode("utf-8")] = replacements[start:end].decode("utf-8")
-            pending.append((child, child_key))
+    for _ in range(_WHOLE_CLUSTER_BYTES - 1):
+        children = (nodes ^ offset(units[nodes]))[:, np.newaxis] ^ labels
+        inside = children < len(units)
+        found = inside & ((units[np.where(inside, children, 0)] & ((1 << 31) | 0xFF)) == labels)
+        parent, label = np.nonzero(found)
+        nodes = children[parent, label]
+        keys = [keys[index] + bytes([byte]) for index, byte in zip(parent, label + 1, strict=True)]
+        for node in np.flatnonzero((units[nodes] >> 8) & 1):
+            start = int(units[nodes[node] ^ offset(units[nodes[node]])] & ((1 << 31) - 1))
+            end = replacements.index(b"\0", start)
+            rules[keys[node].decode("utf-8")] = replacements[start:end].decode("utf-8")
     return rules
 
 
@@ -103,22 +95,20 @@ class PrecompiledNormalizer(tf.Module):
     >>> tf.strings.unicode_encode(normalized, "UTF-8").numpy().tolist()
     [b'fix 1', b'caf\\xc3\\xa9']
     >>> starts.to_list(), ends.to_list()  # the input code points of each output code point
-    [[0, 0, 2, 3, 4], [5, 6, 7, 8]], [[2, 2, 3, 4, 5], [6, 7, 8, 10]]
+    ([[0, 0, 2, 3, 4], [5, 6, 7, 8]], [[2, 2, 3, 4, 5], [6, 7, 8, 10]])
     """
 
     def __init__(self, charsmap: bytes):
         super().__init__(name="precompiled_normalizer")
         rules = charsmap_rules(charsmap)
         single = {key: value for key, value in rules.items() if len(key) == 1}
-        # Longer keys apply only to the clusters they begin, and those are short.
-        longer = {
-            key: value
-            for key, value in rules.items()
-            if len(key) > 1 and len(key.encode("utf-8")) < _WHOLE_CLUSTER_BYTES
-        }
+        longer = {key: value for key, value in rules.items() if len(key) > 1}
         self._has_rules = bool(rules)
         if not self._has_rules:
             return
+        # ASCII that no rule touches (as a key's first or second code point): most text.
+        touched = {key[0] for key in single} | {key[1] for key in longer}
+        self._untouched_ascii = tf.constant([chr(code) not in touched for code in range(128)])
         replacements = [*single.values(), *longer.values()]
         self._replacements = tf.ragged.constant(
             [[ord(char) for char in value] for value in replacements],
@@ -158,12 +148,46 @@ class PrecompiledNormalizer(tf.Module):
         code_points = code_points.with_row_splits_dtype(tf.int64)
         flat = code_points.flat_values
         position = tf.range(tf.size(flat, out_type=tf.int64))
+        unchanged = (
+            code_points,
+            code_points.with_flat_values(position),
+            code_points.with_flat_values(position + 1),
+        )
         if not self._has_rules:
-            return (
-                code_points,
-                code_points.with_flat_values(position),
-                code_points.with_flat_values(position + 1),
+            return unchanged
+        untouched = (flat < 128) & tf.gather(self._untouched_ascii, tf.minimum(flat, 127))
+        kept = (
+            tf.math.unsorted_segment_min(
+                tf.cast(untouched, tf.int32), code_points.value_rowids(), code_points.nrows()
             )
+            > 0
+        )
+        # Rows the rules leave as they are stay; the others are normalized, sources mapped back.
+        changed = tf.where(tf.logical_not(kept))[:, 0]
+        positions = tf.gather(unchanged[1], changed)
+        normalized, source_starts, source_ends = self._normalize(tf.gather(code_points, changed))
+        source_starts, source_ends = (
+            sources.with_flat_values(tf.gather(positions.flat_values, sources.flat_values))
+            for sources in (source_starts, source_ends - 1)
+        )
+        rows = tf.tensor_scatter_nd_update(
+            tf.range(code_points.nrows()),
+            changed[:, tf.newaxis],
+            code_points.nrows() + tf.range(tf.size(changed, out_type=tf.int64)),
+        )
+        return tuple(
+            tf.gather(tf.concat([whole, part], axis=0), rows)
+            for whole, part in zip(
+                unchanged, (normalized, source_starts, source_ends + 1), strict=True
+            )
+        )
+
+    def _normalize(
+        self, code_points: tf.RaggedTensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """`normalize` of rows that the rules may change."""
+        flat = code_points.flat_values
+        position = tf.range(tf.size(flat, out_type=tf.int64))
         starts = grapheme_starts(code_points).flat_values
         cluster = tf.cumsum(tf.cast(starts, tf.int64)) - 1
         cluster_start = tf.where(starts)[:, 0]

@@ -30,9 +30,10 @@ def read_sentencepiece_model(proto: str | os.PathLike | bytes) -> bytes:
         proto, source = bytes(proto), "the given bytes"
     try:
         tf_text.SentencepieceTokenizer(proto).vocab_size()
-    except (tf.errors.InternalError, tf.errors.InvalidArgumentError) as error:
+    except (tf.errors.InternalError, tf.errors.InvalidArgumentError):
         raise ConfigError(
-            f"{source} is not a SentencePiece model ({error.message.splitlines()[0]})"
+            f"{source} is not a SentencePiece model (its bytes are no sentencepiece ModelProto): "
+            "replace it with the tokenizer's own .model file."
         ) from None
     return proto
 

@@ -67,23 +67,27 @@ class UnigramModel(tf.Module):
         """
         flat = words.flat_values
         byte_ends = tf.cumsum(tf.cast(utf8_lengths(flat), tf.int64))
-        byte_starts = tf.concat([[0], byte_ends[:-1]], 0)
+        byte_starts = byte_ends - tf.cast(utf8_lengths(flat), tf.int64)
         word = words.value_rowids()
         word_start = tf.gather(words.row_splits, word)
         position = tf.range(tf.size(flat, out_type=tf.int64))
-        piece_lengths = tf.range(1, self.longest_piece + 1, dtype=tf.int64)
-        first = position[:, tf.newaxis] - piece_lengths + 1
-        within_word = first >= word_start[:, tf.newaxis]
-        first = tf.maximum(first, word_start[:, tf.newaxis])
+        first = position[:, tf.newaxis] - tf.range(self.longest_piece, dtype=tf.int64)
+        # Only the substrings within a word are looked up (most words are short).
+        within_word = tf.where(first >= word_start[:, tf.newaxis])
+        end, first = within_word[:, 0], tf.gather_nd(first, within_word)
         word_texts = tf.strings.unicode_encode(words, "UTF-8")
-        word_byte_start = tf.gather(byte_starts, word_start)[:, tf.newaxis]
-        starts = tf.gather(byte_starts, first)
+        end_word = tf.gather(word, end)
+        start_byte = tf.gather(byte_starts, first)
         substrings = tf.strings.substr(
-            tf.gather(word_texts, word)[:, tf.newaxis],
-            starts - word_byte_start,
-            tf.gather(byte_ends, position)[:, tf.newaxis] - starts,
+            tf.gather(word_texts, end_word),
+            start_byte - tf.gather(byte_starts, tf.gather(words.row_splits, end_word)),
+            tf.gather(byte_ends, end) - start_byte,
         )
-        ids = tf.where(within_word, self._table.lookup(substrings), -1)
+        ids = tf.tensor_scatter_nd_update(
+            tf.fill([tf.size(flat), self.longest_piece], tf.constant(-1, tf.int64)),
+            within_word,
+            self._table.lookup(substrings),
+        )
         unknown = ids[:, 0] < 0
         ids = tf.concat(
             [

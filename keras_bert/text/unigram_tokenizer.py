@@ -52,6 +52,19 @@ def fairseq_vocabulary(proto: bytes) -> list[tuple[str, float]]:
     ]
 
 
+class _GraphOnce:
+    """A `tf.function` of `[batch]` strings, held where TensorFlow's object tracking does not
+    look: a SavedModel of the layer keeps its ops inline, not this eager shortcut."""
+
+    def __init__(self, function):
+        self._function = tf.function(
+            function, input_signature=[tf.TensorSpec([None], tf.string)], autograph=False
+        )
+
+    def __call__(self, texts: tf.Tensor):
+        return self._function(texts)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class UnigramTokenizer(keras.layers.Layer):
     """Tokenizes raw strings into XLM-RoBERTa's ids, exactly as Hugging Face `tokenizers` does.
@@ -90,14 +103,14 @@ class UnigramTokenizer(keras.layers.Layer):
     >>> tokenizer = UnigramTokenizer(
     ...     "../shared/reference/variants/xlm_roberta/sentencepiece.bpe.model",
     ...     special_tokens=["<mask>"])
-    >>> ids = tokenizer(["Wie geht's? <mask>"])
+    >>> ids = tokenizer(["Le chat <mask>."])
     >>> tokenizer.id_to_token(ids).to_list()
-    [[b'\\xe2\\x96\\x81W', b'ie', b'\\xe2\\x96\\x81geh', b't', b"'", b's', b'?', b'<mask>']]
+    [[b'\\xe2\\x96\\x81Le', b'\\xe2\\x96\\x81ch', b'at', b'<mask>', b'\\xe2\\x96\\x81', b'.']]
     >>> tokenizer.token_to_id("<mask>"), tokenizer.vocabulary_size
     (4001, 4002)
-    >>> _, starts, ends = tokenizer.tokenize_with_offsets(["Wie geht's? <mask>"])
+    >>> _, starts, ends = tokenizer.tokenize_with_offsets(["Le chat <mask>."])
     >>> starts.to_list(), ends.to_list()
-    ([[0, 1, 4, 7, 8, 9, 10, 12]], [[1, 3, 7, 8, 9, 10, 11, 18]])
+    ([[0, 3, 5, 8, 14, 14]], [[2, 5, 7, 14, 15, 15]])
     """
 
     def __init__(
@@ -118,6 +131,7 @@ class UnigramTokenizer(keras.layers.Layer):
             {token: self._token_ids[token] for token in self.special_tokens}
         )
         self._whitespace = tf.constant(WHITESPACE_CHARS, tf.int32)
+        self._eager_words = _GraphOnce(self._traced_words)
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
@@ -136,9 +150,17 @@ class UnigramTokenizer(keras.layers.Layer):
         """`(ids, starts, ends, word_starts, word_ends)` of each text's words: ids and byte
         spans ragged `[batch, (words), (pieces)]`, the words' spans `[batch, (words)]`.
 
-        A word is a special token, or the text between whitespace after normalization.
+        A word is a special token, or the text between whitespace after normalization. Called
+        eagerly, the ops run as one traced graph (their loops would run op by op in Python).
         """
-        texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if tf.executing_eagerly():
+            return self._eager_words(texts)
+        return self._traced_words(texts)
+
+    def _traced_words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
+        """`_words` as ops of the graph being built."""
+        texts = replace_invalid_utf8(texts)
         parts = self._special.split(texts)
         part_texts = parts.flat_values
         part_bytes = tf.cast(tf.strings.length(part_texts), tf.int64)

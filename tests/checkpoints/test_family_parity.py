@@ -1,5 +1,5 @@
-"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT and DeBERTa-v3 checkpoints (random
-weights, written by Hugging Face transformers) give transformers' outputs."""
+"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3 and XLM-RoBERTa
+checkpoints (random weights, written by Hugging Face transformers) give transformers' outputs."""
 
 import json
 
@@ -8,19 +8,27 @@ import pytest
 
 import keras_bert
 from keras_bert.errors import ConfigError
+from tests.conftest import visible_sentences_reference
 
-VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3")
+VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "xlm_roberta")
 # The `model_type` each reference checkpoint declares.
 MODEL_TYPES = {
     "roberta": "roberta",
     "distilbert": "distilbert",
     "albert": "albert",
     "deberta_v3": "deberta-v2",
+    "xlm_roberta": "xlm-roberta",
 }
+PARTS = ("singles", "pairs", "multilingual")
 
 
 def _reference(reference_dir, family):
-    return np.load(reference_dir / "variants" / f"{family}_visible_sentences_reference.npz")
+    return np.load(visible_sentences_reference(reference_dir, family))
+
+
+def _parts(reference) -> list[str]:
+    """The reference's inputs: singles, pairs and, where there are, multilingual lines."""
+    return [part for part in PARTS if f"{part}_input_ids" in reference.files]
 
 
 def _inputs(reference, part):
@@ -40,7 +48,7 @@ def test_encoder_matches_transformers(family, reference_dir):
     reference = _reference(reference_dir, family)
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family, output_all_layers=True)
     assert encoder.bert_config.model_type == MODEL_TYPES[family]
-    for part in ("singles", "pairs"):
+    for part in _parts(reference):
         inputs = _inputs(reference, part)
         outputs = encoder(inputs)
         real = inputs["input_mask"].astype(bool)
@@ -83,7 +91,7 @@ def test_albert_sentence_order_head_matches_transformers(reference_dir):
 def test_masked_lm_matches_transformers(family, reference_dir):
     reference = _reference(reference_dir, family)
     model = keras_bert.load_masked_lm(reference_dir / "variants" / family)
-    for part in ("singles", "pairs"):
+    for part in _parts(reference):
         inputs = _inputs(reference, part)
         positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
         logits = model({**inputs, "masked_lm_positions": positions})["masked_lm"]

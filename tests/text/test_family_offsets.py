@@ -1,6 +1,7 @@
-"""Token offsets of the family's tokenizers: RoBERTa's equal `tokenizers`' offsets, the
-SentencePiece ones equal `sentencepiece`'s spans (without the space before a word) wherever a
-word's pieces spell it and hold them elsewhere; the ids are always those of `call`."""
+"""Token offsets of the family's tokenizers: RoBERTa's and XLM-RoBERTa's equal `tokenizers`'
+offsets (XLM-RoBERTa's widened to the clusters it composes), the SentencePiece ones equal
+`sentencepiece`'s spans (without the space before a word) wherever a word's pieces spell it and
+hold them elsewhere; the ids are always those of `call`."""
 
 import random
 
@@ -20,7 +21,7 @@ from tests.text.family_references import (
 )
 
 SAMPLE_SIZE = 1500
-FAMILIES = ("roberta", "albert", "deberta_v3")
+FAMILIES = ("roberta", "albert", "deberta_v3", "xlm_roberta")
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def _byte_offset(text: str, char_offset: int) -> int:
     return len(text[:char_offset].encode("utf-8"))
 
 
-def _roberta_offsets(checkpoint, texts):
+def _tokenizer_json_offsets(checkpoint, texts):
     reference = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
     reference.no_truncation()
     reference.no_padding()
@@ -83,9 +84,30 @@ def _sentencepiece_spans(model, text: str) -> list[tuple[int, int, int]]:
 def test_roberta_offsets_equal_tokenizers_offsets(reference_dir, sample):
     checkpoint = reference_dir / "variants" / "roberta"
     tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
-    ours, expected = _offsets(tokenizer, sample), _roberta_offsets(checkpoint, sample)
+    ours, expected = _offsets(tokenizer, sample), _tokenizer_json_offsets(checkpoint, sample)
     wrong = [index for index in range(len(sample)) if ours[index] != expected[index]]
     assert not wrong, [(sample[i], ours[i], expected[i]) for i in wrong[:3]]
+
+
+def test_xlm_roberta_offsets_equal_tokenizers_offsets_but_around_composed_clusters(
+    reference_dir, sample
+):
+    """A cluster that normalization composes ("e" + U+0301 → "é") is the span of its piece,
+    where `tokenizers` gives its first character alone."""
+    checkpoint = reference_dir / "variants" / "xlm_roberta"
+    tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
+    ours, expected = _offsets(tokenizer, sample), _tokenizer_json_offsets(checkpoint, sample)
+    composed = 0
+    for text, our_tokens, tokens in zip(sample, ours, expected, strict=True):
+        assert [token[0] for token in our_tokens] == [token[0] for token in tokens], text
+        for (_, start, end), (_, expected_start, expected_end) in zip(
+            our_tokens, tokens, strict=True
+        ):
+            if (start, end) != (expected_start, expected_end):
+                composed += 1
+                assert start == expected_start and end > expected_end, text
+                assert "\u0301" in text.encode()[start:end].decode(), text
+    assert 0 < composed < len(sample)
 
 
 @pytest.mark.parametrize("family", ["albert", "deberta_v3"])

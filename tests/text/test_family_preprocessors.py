@@ -12,13 +12,16 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text import BertPreprocessor, TextPreprocessor
+from tests.conftest import visible_sentences_reference
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert")
+FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert", "xlm_roberta")
+# The families that pack pairs as RoBERTa: <s> A </s></s> B </s>, one token type.
+ROBERTA_PACKING = ("roberta", "xlm_roberta")
 SEQ_LENGTH = 64  # the reference files' padded length
 
 
 def _reference(reference_dir, family):
-    archive = np.load(reference_dir / "variants" / f"{family}_visible_sentences_reference.npz")
+    archive = np.load(visible_sentences_reference(reference_dir, family))
     arrays = {name: archive[name] for name in archive.files}
     arrays["texts"] = json.loads(str(arrays.pop("texts_json")))
     return arrays
@@ -40,10 +43,11 @@ def test_each_family_gets_its_tokenizer_and_packing(family):
         "albert": "SentencePieceTokenizer",
         "deberta_v3": "SentencePieceTokenizer",
         "distilbert": "WordPieceTokenizer",
+        "xlm_roberta": "UnigramTokenizer",
     }[name]
     assert type(preprocessor.tokenizer).__name__ == tokenizer_class
     assert isinstance(preprocessor, BertPreprocessor if name == "distilbert" else TextPreprocessor)
-    assert preprocessor.packer.pair_separators == (2 if name == "roberta" else 1)
+    assert preprocessor.packer.pair_separators == (2 if name in ROBERTA_PACKING else 1)
 
 
 @pytest.mark.parametrize("part", ["singles", "pairs"])
@@ -59,7 +63,7 @@ def test_packed_inputs_equal_transformers(family, part):
         ids = reference[f"{part}_input_ids"]
         first_sep = np.argmax(ids == preprocessor.packer.sep_id, axis=1)[:, np.newaxis]
         after_first_sep = np.arange(ids.shape[1]) > first_sep
-        second_type_id = 0 if name == "roberta" else 1
+        second_type_id = 0 if name in ROBERTA_PACKING else 1
         expected_types = after_first_sep * reference[f"{part}_attention_mask"] * second_type_id
     np.testing.assert_array_equal(packed["input_type_ids"], expected_types)
 
@@ -96,6 +100,7 @@ def test_missing_or_wrong_tokenizer_files_are_clear_errors(reference_dir, tmp_pa
         ("roberta", "merges.txt"),
         ("albert", "spiece.model"),
         ("deberta_v3", "spm.model"),
+        ("xlm_roberta", "sentencepiece.bpe.model"),
     ]:
         checkpoint = tmp_path / family
         shutil.copytree(reference_dir / "variants" / family, checkpoint)
