@@ -148,37 +148,48 @@ class PrecompiledNormalizer(tf.Module):
         code_points = code_points.with_row_splits_dtype(tf.int64)
         flat = code_points.flat_values
         position = tf.range(tf.size(flat, out_type=tf.int64))
-        unchanged = (
-            code_points,
-            code_points.with_flat_values(position),
-            code_points.with_flat_values(position + 1),
-        )
         if not self._has_rules:
-            return unchanged
-        untouched = (flat < 128) & tf.gather(self._untouched_ascii, tf.minimum(flat, 127))
-        kept = (
-            tf.math.unsorted_segment_min(
-                tf.cast(untouched, tf.int32), code_points.value_rowids(), code_points.nrows()
+            return (
+                code_points,
+                code_points.with_flat_values(position),
+                code_points.with_flat_values(position + 1),
             )
-            > 0
+        untouched = (flat < 128) & tf.gather(self._untouched_ascii, tf.minimum(flat, 127))
+        row_of = code_points.value_rowids()
+        kept = tf.math.unsorted_segment_min(
+            tf.cast(untouched, tf.int32), row_of, code_points.nrows()
         )
         # Rows the rules leave as they are stay; the others are normalized, sources mapped back.
-        changed = tf.where(tf.logical_not(kept))[:, 0]
-        positions = tf.gather(unchanged[1], changed)
-        normalized, source_starts, source_ends = self._normalize(tf.gather(code_points, changed))
-        source_starts, source_ends = (
-            sources.with_flat_values(tf.gather(positions.flat_values, sources.flat_values))
-            for sources in (source_starts, source_ends - 1)
+        changed = tf.where(kept == 0)[:, 0]
+        in_changed = tf.gather(kept == 0, row_of)
+        normalized, starts, ends = self._normalize(
+            tf.RaggedTensor.from_row_lengths(
+                tf.boolean_mask(flat, in_changed),
+                tf.gather(code_points.row_lengths(), changed),
+                validate=False,
+            )
         )
-        rows = tf.tensor_scatter_nd_update(
-            tf.range(code_points.nrows()),
+        positions = tf.boolean_mask(position, in_changed)
+        starts = tf.gather(positions, starts.flat_values)
+        ends = tf.gather(positions, ends.flat_values - 1) + 1
+        lengths = tf.tensor_scatter_nd_update(
+            code_points.row_lengths(), changed[:, tf.newaxis], normalized.row_lengths()
+        )
+        # Each row's values: its own, or its normalized ones after all of the input's.
+        first = tf.tensor_scatter_nd_update(
+            code_points.row_starts(),
             changed[:, tf.newaxis],
-            code_points.nrows() + tf.range(tf.size(changed, out_type=tf.int64)),
+            tf.size(flat, out_type=tf.int64) + normalized.row_starts(),
         )
+        taken = tf.ragged.range(first, first + lengths).flat_values
         return tuple(
-            tf.gather(tf.concat([whole, part], axis=0), rows)
-            for whole, part in zip(
-                unchanged, (normalized, source_starts, source_ends + 1), strict=True
+            tf.RaggedTensor.from_row_lengths(
+                tf.gather(tf.concat(values, 0), taken), lengths, validate=False
+            )
+            for values in (
+                (flat, normalized.flat_values),
+                (position, starts),
+                (position + 1, ends),
             )
         )
 

@@ -125,7 +125,8 @@ class UnigramTokenizer(keras.layers.Layer):
         self._normalizer = PrecompiledNormalizer(
             read_sentencepiece_proto(self.proto).precompiled_charsmap
         )
-        self._model = UnigramModel(pieces, self._token_ids["<unk>"])
+        self.unk_id = self._token_ids["<unk>"]
+        self._model = UnigramModel(pieces, self.unk_id)
         self.special_tokens = [token for token in special_tokens if token in self._token_ids]
         self._special = SpecialTokens(
             {token: self._token_ids[token] for token in self.special_tokens}
@@ -160,61 +161,74 @@ class UnigramTokenizer(keras.layers.Layer):
 
     def _traced_words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
         """`_words` as ops of the graph being built."""
-        texts = replace_invalid_utf8(texts)
-        parts = self._special.split(texts)
+        parts = self._special.split(replace_invalid_utf8(texts))
         part_texts = parts.flat_values
+        special_ids = self._special.ids(part_texts)
         part_bytes = tf.cast(tf.strings.length(part_texts), tf.int64)
-        part_starts, part_ends = lay_end_to_end(
-            tf.zeros_like(parts.row_starts()), parts.with_flat_values(part_bytes)
-        )
-        part_starts, part_ends = part_starts.flat_values, part_ends.flat_values
-        code_points, byte_starts = tf.strings.unicode_decode_with_offsets(part_texts, "UTF-8")
-        byte_starts = byte_starts.with_row_splits_dtype(tf.int64)
-        byte_starts += tf.expand_dims(part_starts, 1)
-        byte_ends = byte_starts + tf.cast(
-            code_points.with_flat_values(utf8_lengths(code_points.flat_values)), tf.int64
-        )
-        normalized, source_starts, source_ends = self._normalizer.normalize(code_points)
-        words = self._part_words(
-            normalized,
-            tf.gather(byte_starts.flat_values, source_starts.flat_values),
-            tf.gather(byte_ends.flat_values, tf.maximum(source_ends.flat_values - 1, 0)),
-        )
-        # A special token's part is one word of one piece.
-        special_ids = tf.cast(self._special.ids(part_texts), tf.int32)
-        special = tf.where(special_ids >= 0)[:, 0]
-        special_words = tuple(
-            tf.RaggedTensor.from_uniform_row_length(
-                tf.RaggedTensor.from_uniform_row_length(tf.gather(values, special), 1), 1
+        part_starts, part_ends = (
+            span.flat_values
+            for span in lay_end_to_end(
+                tf.zeros_like(parts.row_starts()), parts.with_flat_values(part_bytes)
             )
-            for values in (special_ids, part_starts, part_ends)
         )
-        rows = tf.range(tf.size(part_texts, out_type=tf.int64))
-        rows = tf.tensor_scatter_nd_update(
-            rows,
-            special[:, tf.newaxis],
-            tf.size(part_texts, out_type=tf.int64) + tf.range(tf.size(special, out_type=tf.int64)),
+        # The text between special tokens, each character's byte span in its text.
+        code_points, byte_starts = tf.strings.unicode_decode_with_offsets(
+            tf.where(special_ids >= 0, "", part_texts), "UTF-8"
         )
+        code_points = code_points.with_row_splits_dtype(tf.int64)
+        byte_starts = byte_starts.flat_values + tf.repeat(part_starts, code_points.row_lengths())
+        byte_ends = byte_starts + tf.cast(utf8_lengths(code_points.flat_values), tf.int64)
+        normalized, source_starts, source_ends = self._normalizer.normalize(code_points)
+        word_parts, word_tokens = self._part_words(
+            normalized,
+            tf.gather(byte_starts, source_starts.flat_values),
+            tf.gather(byte_ends, source_ends.flat_values - 1),
+        )
+        # A special token is a word of its own, of one token: its id and the part's span.
+        special = tf.where(special_ids >= 0)[:, 0]
+        special_tokens = tf.stack(
+            [tf.gather(values, special) for values in (special_ids, part_starts, part_ends)], 1
+        )
+        word_parts = tf.concat([word_parts, special], 0)
+        word_tokens = tf.concat(
+            [word_tokens, tf.RaggedTensor.from_tensor(special_tokens[:, tf.newaxis])], 0
+        )
+        # Words in the order of their parts (each part's words in order), tokens in each word.
+        order = tf.argsort(word_parts, stable=True)
+        word_tokens = tf.gather(word_tokens, order)
+        words_per_text = tf.math.unsorted_segment_sum(
+            tf.ones_like(order, tf.int64),
+            tf.gather(parts.value_rowids(), tf.gather(word_parts, order)),
+            parts.nrows(),
+        )
+        tokens = word_tokens.flat_values
 
-        def by_text(values, special_values):
-            chosen = tf.gather(tf.concat([values, special_values], axis=0), rows)
-            return parts.with_flat_values(chosen).merge_dims(1, 2)
+        def nested(values: tf.Tensor) -> tf.RaggedTensor:
+            return tf.RaggedTensor.from_row_lengths(
+                word_tokens.with_flat_values(values), words_per_text, validate=False
+            )
 
-        ids, starts, ends = (
-            by_text(values, special_values)
-            for values, special_values in zip(words[:3], special_words, strict=True)
+        ids, starts, ends = (nested(tokens[:, column]) for column in range(3))
+        # A word spans its first token's start to its last token's end.
+        word_spans = (
+            tf.gather(starts.values.flat_values, word_tokens.row_starts()),
+            tf.gather(ends.values.flat_values, word_tokens.row_limits() - 1),
         )
         word_starts, word_ends = (
-            by_text(values, special_values.merge_dims(1, 2))
-            for values, special_values in zip(words[3:], special_words[1:], strict=True)
+            tf.RaggedTensor.from_row_lengths(span, words_per_text, validate=False)
+            for span in word_spans
         )
-        return ids, starts, ends, word_starts, word_ends
+        return tf.cast(ids, tf.int32), starts, ends, word_starts, word_ends
 
     def _part_words(
         self, normalized: tf.RaggedTensor, source_starts: tf.Tensor, source_ends: tf.Tensor
-    ) -> tuple[tf.RaggedTensor, ...]:
-        """The words of normalized parts: ids and byte spans `[parts, (words), (pieces)]`, and
-        the words' spans `[parts, (words)]`, given each normalized code point's source span."""
+    ) -> tuple[tf.Tensor, tf.RaggedTensor]:
+        """The words of normalized parts, given each normalized code point's source byte span.
+
+        Returns:
+            `(word_parts, word_tokens)`: each word's part (int64 `[words]`), and its tokens'
+            `(id, start, end)`, int64 ragged `[words, (tokens), 3]`.
+        """
         flat = normalized.flat_values
         kept = tf.logical_not(
             tf.reduce_any(tf.equal(flat[:, tf.newaxis], self._whitespace), axis=1)
@@ -226,65 +240,56 @@ class UnigramTokenizer(keras.layers.Layer):
         )
         word_start = kept & tf.logical_not(previous_kept)
         boundary = tf.equal(flat, WORD_BOUNDARY)
-        piece_start = word_start | (kept & boundary)
-        # "▁" before each cut of a word that does not begin with one.
-        marked = piece_start & tf.logical_not(boundary)
+        cut_start = word_start | (kept & boundary)
+        # "▁" before each cut of a word that does not begin with one (`Metaspace`).
         kept_index = tf.where(kept)[:, 0]
-        marked = tf.gather(marked, kept_index)
+        marked = tf.gather(cut_start & tf.logical_not(boundary), kept_index)
         points = tf.ragged.boolean_mask(
             tf.stack(
                 [tf.fill(tf.shape(kept_index), WORD_BOUNDARY), tf.gather(flat, kept_index)], 1
             ),
             tf.stack([marked, tf.ones_like(marked)], 1),
         )
-        piece_lengths = points.row_lengths()
-        points = points.flat_values
-        point_starts = tf.repeat(tf.gather(source_starts, kept_index), piece_lengths)
-        point_ends = tf.repeat(tf.gather(source_ends, kept_index), piece_lengths)
-        # Pieces of the words: one per cut (`Metaspace`), words per part.
-        pieces_of = tf.cumsum(tf.cast(tf.gather(piece_start, kept_index), tf.int64)) - 1
-        cut_points = tf.math.unsorted_segment_sum(
-            piece_lengths, pieces_of, tf.reduce_sum(tf.cast(piece_start, tf.int64))
+        point_lengths = points.row_lengths()
+        point_starts = tf.repeat(tf.gather(source_starts, kept_index), point_lengths)
+        point_ends = tf.repeat(tf.gather(source_ends, kept_index), point_lengths)
+        cut_of_point = tf.repeat(
+            tf.cumsum(tf.cast(tf.gather(cut_start, kept_index), tf.int64)) - 1, point_lengths
         )
-        cuts = tf.RaggedTensor.from_row_lengths(points, cut_points)
-        token_ids, token_starts, token_ends = self._segment(cuts)
-        cut_start = cuts.row_starts()
-        token_starts = token_ids.with_flat_values(
-            tf.gather(
-                point_starts,
-                tf.repeat(cut_start, token_ids.row_lengths()) + token_starts.flat_values,
-            )
+        cuts = tf.RaggedTensor.from_value_rowids(
+            points.flat_values,
+            cut_of_point,
+            nrows=tf.reduce_sum(tf.cast(cut_start, tf.int64)),
+            validate=False,
         )
-        token_ends = token_ids.with_flat_values(
-            tf.gather(
-                point_ends,
-                tf.repeat(cut_start, token_ids.row_lengths()) + token_ends.flat_values - 1,
-            )
+        ids, starts, ends = self._segment(cuts)
+        first_point = tf.repeat(cuts.row_starts(), ids.row_lengths())
+        tokens = tf.stack(
+            [
+                tf.cast(ids.flat_values, tf.int64),
+                tf.gather(point_starts, first_point + starts.flat_values),
+                tf.gather(point_ends, first_point + ends.flat_values - 1),
+            ],
+            1,
         )
-        word_of_cut = tf.cumsum(tf.cast(tf.boolean_mask(word_start, piece_start), tf.int64)) - 1
-        words = tf.reduce_sum(tf.cast(word_start, tf.int64))
-        cuts_per_word = tf.math.unsorted_segment_sum(tf.ones_like(word_of_cut), word_of_cut, words)
-        words_per_part = tf.math.unsorted_segment_sum(
-            tf.cast(word_start, tf.int64), part, normalized.nrows()
+        word_of_cut = tf.cumsum(tf.cast(tf.boolean_mask(word_start, cut_start), tf.int64)) - 1
+        tokens_per_word = tf.math.unsorted_segment_sum(
+            ids.row_lengths(), word_of_cut, tf.reduce_sum(tf.cast(word_start, tf.int64))
         )
-
-        def nested(values: tf.RaggedTensor) -> tf.RaggedTensor:
-            by_word = tf.RaggedTensor.from_row_lengths(values, cuts_per_word).merge_dims(1, 2)
-            return tf.RaggedTensor.from_row_lengths(by_word, words_per_part)
-
-        ids, starts, ends = (nested(values) for values in (token_ids, token_starts, token_ends))
-        # A word spans its first piece's start to its last piece's end.
-        word_pieces = starts.values
-        word_starts = tf.gather(word_pieces.flat_values, word_pieces.row_starts())
-        word_ends = tf.gather(ends.values.flat_values, word_pieces.row_limits() - 1)
-        return ids, starts, ends, starts.with_values(word_starts), starts.with_values(word_ends)
+        word_tokens = tf.RaggedTensor.from_row_lengths(tokens, tokens_per_word, validate=False)
+        return tf.boolean_mask(part, word_start), word_tokens
 
     def _segment(self, cuts: tf.RaggedTensor) -> tuple[tf.RaggedTensor, ...]:
         """`UnigramModel.segment` of each distinct cut, for every cut."""
-        texts = tf.strings.unicode_encode(cuts, "UTF-8")
-        distinct, index = tf.unique(texts, out_idx=tf.int64)
-        segmented = self._model.segment(tf.strings.unicode_decode(distinct, "UTF-8"))
-        return tuple(tf.gather(values, index) for values in segmented)
+        distinct, index = tf.unique(tf.strings.unicode_encode(cuts, "UTF-8"), out_idx=tf.int64)
+        ids, starts, ends = self._model.segment(tf.strings.unicode_decode(distinct, "UTF-8"))
+        segments = ids.with_flat_values(
+            tf.stack([tf.cast(ids.flat_values, tf.int64), starts.flat_values, ends.flat_values], 1)
+        )
+        segments = tf.gather(segments, index)
+        return tuple(
+            segments.with_flat_values(segments.flat_values[:, column]) for column in range(3)
+        )
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""

@@ -7,6 +7,9 @@ Each family's tokenizer maps to `tokenizers`' parts:
 - WordPiece: `BertNormalizer` + `BertPreTokenizer` + `WordPiece` (100 characters a word at most),
   as keras_bert's `WordPieceTokenizer` follows them.
 - byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges.
+- XLM-RoBERTa's unigram model: transformers' own tokenizer (the model's `Precompiled` rules,
+  `WhitespaceSplit`, `Metaspace`, `Unigram` under fairseq's ids), which `UnigramTokenizer`
+  follows exactly.
 - SentencePiece (unigram): the model's own normalization rules (`Precompiled`, its
   `precompiled_charsmap`, the same table `sentencepiece` applies: transformers 5's
   DeBERTa-v2 tokenizer uses NFC instead, and differs on NFKC text), extra whitespace removed,
@@ -49,6 +52,7 @@ from keras_bert.text.normalization import char_class
 from keras_bert.text.sentencepiece_model import read_sentencepiece_proto
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.special_tokens import SPECIAL_TOKENS, UNK_TOKEN
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer, fairseq_vocabulary
 from keras_bert.text.wordpiece_tokenizer import MAX_CHARS_PER_WORD, WordPieceTokenizer
 
 WORD_BOUNDARY = "\u2581"
@@ -80,6 +84,9 @@ def hf_tokenizer(preprocessor) -> Tokenizer:
         special = layer.special_tokens
     elif isinstance(layer, SentencePieceTokenizer):
         tokenizer = _sentencepiece(layer)
+        special = layer.special_tokens
+    elif isinstance(layer, UnigramTokenizer):
+        tokenizer = _unigram(layer)
         special = layer.special_tokens
     else:
         raise ConfigError(f"No tokenizer.json for a {type(layer).__name__}.")
@@ -150,6 +157,21 @@ def _sentencepiece(layer: SentencePieceTokenizer) -> Tokenizer:
         replacement=WORD_BOUNDARY, prepend_scheme=scheme
     )
     tokenizer.decoder = decoders.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme=scheme)
+    return tokenizer
+
+
+def _unigram(layer: UnigramTokenizer) -> Tokenizer:
+    """transformers' XLM-RoBERTa tokenizer: the charsmap, whitespace, `Metaspace`, `Unigram`."""
+    tokenizer = Tokenizer(models.Unigram(fairseq_vocabulary(layer.proto), layer.unk_id, False))
+    charsmap = read_sentencepiece_proto(layer.proto).precompiled_charsmap
+    tokenizer.normalizer = normalizers.Precompiled(charsmap) if charsmap else None
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always"),
+        ]
+    )
+    tokenizer.decoder = decoders.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always")
     return tokenizer
 
 
