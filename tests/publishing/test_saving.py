@@ -23,12 +23,14 @@ from keras_bert import (
     save_checkpoint,
 )
 from keras_bert.errors import ConfigError, PublishError
+from tests.conftest import visible_sentences_reference
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 
 SEQ_LENGTH = 24
 # The reference checkpoint directory of each family (BERT's: the session's BERT-Tiny).
 VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"}
 VARIANTS["deberta-v2"] = "deberta_v3"
+VARIANTS["xlm-roberta"] = "xlm_roberta"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
     "encoder": lambda checkpoint: BertEncoder.from_checkpoint(checkpoint),
@@ -108,8 +110,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
     preprocessor = load_preprocessor(checkpoints[model_type], seq_length=64)
     save_checkpoint(BertEncoder.from_checkpoint(checkpoints[model_type]), tmp_path, preprocessor)
     tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    references = reference_dir / "variants" / f"{VARIANTS[model_type]}_visible_sentences_reference"
-    texts = json.loads(str(np.load(f"{references}.npz")["texts_json"]))["singles"]
+    references = visible_sentences_reference(reference_dir, VARIANTS[model_type])
+    texts = json.loads(str(np.load(references)["texts_json"]))["singles"]
 
     ours = {name: np.asarray(value) for name, value in preprocessor(texts).items()}
     for row, encoding in enumerate(tokenizer.encode_batch(texts)):
@@ -123,6 +125,7 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("roberta", "roberta", "masked_lm"),
         ("distilbert", "distilbert", "masked_lm"),
         ("deberta-v2", "deberta_v3", "masked_lm"),
+        ("xlm-roberta", "xlm_roberta", "masked_lm"),
         ("albert", "albert", "pretrainer"),
     ],
 )
