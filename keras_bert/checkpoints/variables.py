@@ -135,6 +135,19 @@ def restore_variables(
         variable.assign(np.asarray(tensors[name], dtype=variable.dtype))
 
 
+def check_vocabulary_size(checkpoint: Checkpoint) -> None:
+    """Raises a `CheckpointError` if the word embedding table's rows are not the config's
+    `vocab_size` (the config's error: the table's rows are the ids the model reads)."""
+    table = checkpoint.tensors.get("bert/embeddings/word_embeddings")
+    if table is not None and table.shape[0] != checkpoint.config.vocab_size:
+        raise CheckpointError(
+            f"{checkpoint.source}: its word embedding table has {table.shape[0]} rows but its "
+            f"config says vocab_size {checkpoint.config.vocab_size}: set vocab_size to "
+            f"{table.shape[0]} in its config."
+        )
+
+
 def restore_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
     """Loads the `bert/...` tensors of a checkpoint into a `BertEncoder`."""
+    check_vocabulary_size(checkpoint)
     restore_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)

@@ -53,6 +53,19 @@ def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
     )
 
 
+def _check_vocabulary_size(
+    checkpoint: CheckpointFiles, preprocessor: BertPreprocessor | TextPreprocessor
+) -> BertPreprocessor | TextPreprocessor:
+    """`preprocessor`, unless its tokenizer has ids past the checkpoint's embedding table."""
+    tokens = preprocessor.tokenizer.vocabulary_size
+    if checkpoint.config_file.is_file() and tokens > checkpoint.config.vocab_size:
+        raise CheckpointError(
+            f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
+            f"{checkpoint.config.vocab_size} ids."
+        )
+    return preprocessor
+
+
 def _preprocessor(
     checkpoint: CheckpointFiles, seq_length: int, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
@@ -73,12 +86,14 @@ def _preprocessor(
             raise CheckpointError(
                 f"{checkpoint.directory}: cannot read the tokenizer: {error}"
             ) from None
-        return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+        preprocessor = TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+        return _check_vocabulary_size(checkpoint, preprocessor)
     (vocabulary_file,) = checkpoint.tokenizer_files
     lowercase = checkpoint.tokenizer_config.get("do_lower_case")
-    return BertPreprocessor(
+    preprocessor = BertPreprocessor(
         vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
     )
+    return _check_vocabulary_size(checkpoint, preprocessor)
 
 
 def checkpoint_preprocessor(

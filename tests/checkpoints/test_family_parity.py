@@ -136,3 +136,28 @@ def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference
     classifier.save(tmp_path / "classifier.keras")
     restored = keras.saving.load_model(tmp_path / "classifier.keras")
     np.testing.assert_allclose(restored(inputs), classifier(inputs), atol=1e-5)
+
+
+def _copy_with_config(source, directory, **changes):
+    """A copy of a reference checkpoint with `changes` to its config.json."""
+    import shutil
+
+    shutil.copytree(source, directory)
+    config = directory / "config.json"
+    config.chmod(0o644)
+    config.write_text(json.dumps({**json.loads(config.read_text()), **changes}))
+    return directory
+
+
+@pytest.mark.parametrize("vocab_size", [4000, 5000])
+def test_a_config_whose_vocabulary_is_not_the_embedding_table_says_what_to_set(
+    vocab_size, reference_dir, tmp_path
+):
+    checkpoint = _copy_with_config(
+        reference_dir / "variants" / "xlm_roberta", tmp_path / "edited", vocab_size=vocab_size
+    )
+    message = f"table has 4002 rows but its config says vocab_size {vocab_size}: set vocab_size"
+    for load in (keras_bert.load_encoder, keras_bert.load_masked_lm):
+        with pytest.raises(keras_bert.errors.CheckpointError, match=message) as error:
+            load(checkpoint)
+        assert "\n" not in str(error.value)

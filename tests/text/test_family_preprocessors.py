@@ -125,3 +125,18 @@ def test_raw_string_model_with_the_preprocessor_saves_as_keras(family, tmp_path)
     restored = keras.saving.load_model(tmp_path / "model.keras")
     texts = tf.constant(reference["texts"]["singles"])
     np.testing.assert_array_equal(restored(texts), model(texts))
+
+
+def test_a_tokenizer_with_ids_past_the_embedding_table_is_refused(reference_dir, tmp_path):
+    """XLM-R's SentencePiece model (4,002 ids) beside a model of 3,000 (RoBERTa's config)."""
+    checkpoint = tmp_path / "mismatched"
+    shutil.copytree(reference_dir / "variants" / "roberta", checkpoint)
+    shutil.copy(reference_dir / "variants" / "xlm_roberta" / "sentencepiece.bpe.model", checkpoint)
+    config = checkpoint / "config.json"
+    config.chmod(0o644)
+    config.write_text(json.dumps({**json.loads(config.read_text()), "model_type": "xlm-roberta"}))
+    with pytest.raises(
+        CheckpointError, match="tokenizer has 4002 tokens but the model embeds 3000 ids"
+    ) as error:
+        keras_bert.load_preprocessor(checkpoint)
+    assert "\n" not in str(error.value) and "vocabulary_from=" in str(error.value)
