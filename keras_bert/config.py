@@ -217,6 +217,25 @@ class BertConfig:
         for)."""
         return self.max_position_embeddings - self.position_offset
 
+    def check_seq_length(self, seq_length: int) -> None:
+        """Raises a `ConfigError` for packed inputs longer than the positions the model learned
+        (`longest_input`; DeBERTa-v3's relative positions have no such limit).
+
+        Example:
+        >>> config = BertConfig.preset("tiny", max_position_embeddings=64)
+        >>> try:
+        ...     config.check_seq_length(128)
+        ... except ConfigError as error:
+        ...     print(str(error).split(":")[0])
+        seq_length 128 is longer than the 64 tokens this bert model reads
+        """
+        if self.position_biased_input and seq_length > self.longest_input:
+            raise ConfigError(
+                f"seq_length {seq_length} is longer than the {self.longest_input} tokens this "
+                f"{self.model_type} model reads: use seq_length {self.longest_input} or less "
+                "(longer texts are cut to it)."
+            )
+
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
         changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")

@@ -145,6 +145,7 @@ class _Serving(tf.Module):
         feed_forward_shards: int = 1,
     ):
         super().__init__(name=type(self).__name__)
+        getattr(model, "encoder", model).bert_config.check_seq_length(preprocessor.seq_length)
         self.buckets = tuple(buckets or length_buckets(preprocessor.seq_length))
         if list(self.buckets) != sorted(set(self.buckets)) or (
             self.buckets[-1] != preprocessor.seq_length

@@ -116,13 +116,7 @@ def checkpoint_encoder(
     )
     if config.embedding_rms is not None:
         encoder.embeddings.rescale(config.embedding_rms)
-    bert_config = encoder.bert_config
-    positions = bert_config.longest_input
-    if bert_config.position_biased_input and config.seq_length > positions:
-        raise ConfigError(
-            f"seq_length {config.seq_length} is longer than the {positions} positions "
-            f"{config.checkpoint} learned."
-        )
+    encoder.bert_config.check_seq_length(config.seq_length)
     return encoder
 
 

@@ -27,6 +27,8 @@ from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 
+DEFAULT_SEQ_LENGTH = 128
+
 
 def _token_name(value: str | dict) -> str:
     """A special token of `tokenizer_config.json`: a string, or an AddedToken's dict."""
@@ -56,23 +58,31 @@ def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
 def _check_vocabulary_size(
     checkpoint: CheckpointFiles, preprocessor: BertPreprocessor | TextPreprocessor
 ) -> BertPreprocessor | TextPreprocessor:
-    """`preprocessor`, unless its tokenizer has ids past the checkpoint's embedding table."""
+    """`preprocessor`, unless its tokenizer has ids past the checkpoint's embedding table or
+    it packs more tokens than the model reads."""
+    if not checkpoint.config_file.is_file():
+        return preprocessor
     tokens = preprocessor.tokenizer.vocabulary_size
-    if checkpoint.config_file.is_file() and tokens > checkpoint.config.vocab_size:
+    if tokens > checkpoint.config.vocab_size:
         raise CheckpointError(
             f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
             f"{checkpoint.config.vocab_size} ids."
         )
+    checkpoint.config.check_seq_length(preprocessor.seq_length)
     return preprocessor
 
 
 def _preprocessor(
-    checkpoint: CheckpointFiles, seq_length: int, **options: Any
+    checkpoint: CheckpointFiles, seq_length: int | None, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
     try:
         record = checkpoint.family
     except ConfigError as error:
         raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
+    if seq_length is None:
+        seq_length = DEFAULT_SEQ_LENGTH
+        if checkpoint.config_file.is_file() and checkpoint.config.position_biased_input:
+            seq_length = min(seq_length, checkpoint.config.longest_input)
     packing = dataclasses.asdict(record.packing)
     for name in ("cls_token", "sep_token", "pad_token"):
         if name in checkpoint.tokenizer_config:
@@ -97,14 +107,15 @@ def _preprocessor(
 
 
 def checkpoint_preprocessor(
-    checkpoint: CheckpointFiles, seq_length: int = 128, **options: Any
+    checkpoint: CheckpointFiles, seq_length: int | None = None, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
     """The preprocessor of a checkpoint of any supported family (`keras_bert.load_preprocessor`
     takes its path or Hub id).
 
     Args:
         checkpoint: the checkpoint's files (`keras_bert.checkpoints.find_checkpoint`).
-        seq_length: length of the packed inputs.
+        seq_length: length of the packed inputs (default 128, or the most tokens the model
+            reads where that is less); longer texts are cut to it.
         **options: further preprocessor arguments (`truncation`, `name`).
 
     Raises:

@@ -277,6 +277,19 @@ def test_runtime_runs_rows_by_length_as_one_batch(onnx_exported_base, data_dir, 
 
 
 @pytest.mark.slow
+def test_runtime_cuts_long_texts_as_the_savedmodel_with_a_warning(
+    onnx_exported_base, serving_modules, caplog
+):
+    model = OnnxModel(onnx_exported_base / "classifier" / "1")
+    texts = ["word " * (3 * model.seq_length), "short"]
+    with caplog.at_level("WARNING"):
+        ours = model.predict(texts)
+    assert any("1 of 2 texts have more tokens" in record.getMessage() for record in caplog.records)
+    expected = serving_modules["classifier"].serve_text(tf.constant(texts))
+    np.testing.assert_allclose(ours["probabilities"], expected["probabilities"], atol=1e-5)
+
+
+@pytest.mark.slow
 def test_export_layout_and_metadata(onnx_exported_base):
     version = onnx_exported_base / "classifier" / "1"
     assert sorted(path.name for path in version.iterdir()) == [
@@ -377,7 +390,7 @@ def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
         "tiny", vocab_size=len(preprocessor.tokenizer.vocabulary), max_position_embeddings=16
     )
     classifier = keras_bert.BertClassifier(keras_bert.BertEncoder(config), 2)
-    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 ids"):
+    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 tokens"):
         prepare_onnx(ClassifierServing(classifier, preprocessor))
 
 

@@ -140,3 +140,27 @@ def test_a_tokenizer_with_ids_past_the_embedding_table_is_refused(reference_dir,
     ) as error:
         keras_bert.load_preprocessor(checkpoint)
     assert "\n" not in str(error.value) and "vocabulary_from=" in str(error.value)
+
+
+def test_past_the_model_s_positions_is_refused_and_longer_texts_are_cut_with_a_warning(
+    reference_dir, caplog
+):
+    """One rule everywhere: `seq_length` at most the tokens the model reads (64 here; 512 at
+    the real sizes), longer texts cut to it with a warning (`BertTask.fit`, `evaluate`,
+    `predict` and `OnnxModel` warn alike; the SavedModel cuts them as its preprocessor does)."""
+    checkpoint = reference_dir / "variants" / "xlm_roberta"
+    with pytest.raises(ConfigError, match="seq_length 100 is longer than the 64 tokens"):
+        keras_bert.load_preprocessor(checkpoint, seq_length=100)
+    with pytest.raises(ConfigError, match="use seq_length 64 or less"):
+        keras_bert.BertClassifier.from_checkpoint(checkpoint, num_classes=2, seq_length=65)
+    assert keras_bert.load_preprocessor(checkpoint).seq_length == 64  # 128 where it reads 128
+
+    classifier = keras_bert.BertClassifier.from_checkpoint(checkpoint, num_classes=2)
+    document = "Ein sehr langer Text über nichts. " * 40
+    with caplog.at_level("WARNING"):
+        logits = classifier.predict([document, "Kurz."], verbose=0)
+    [record] = [record for record in caplog.records if "are cut" in record.getMessage()]
+    assert record.getMessage().startswith("1 of 2 texts have more tokens than seq_length 64")
+    packed = classifier.preprocessor([document])
+    assert packed["input_mask"].numpy().sum() == 64
+    np.testing.assert_allclose(logits[:1], classifier(packed), atol=1e-5)
