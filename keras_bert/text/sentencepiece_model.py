@@ -1,11 +1,13 @@
 """A SentencePiece model file (`ModelProto`): its bytes, checked, and its pieces and normalizer
-settings, read from the protobuf wire format."""
+settings, read from the protobuf wire format; the base of the layers that tokenize with one."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import os
 
+import keras
 import numpy as np
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -113,3 +115,85 @@ def read_sentencepiece_proto(proto: bytes) -> SentencePieceProto:
     return SentencePieceProto(
         pieces, unknown[0] if unknown else 0, charsmap, settings[3], settings[4]
     )
+
+
+class SentencePieceModelLayer(keras.layers.Layer):
+    """The base of the tokenizer layers that read a SentencePiece model file
+    (`SentencePieceTokenizer`, `UnigramTokenizer`): the model's bytes, checked and saved in
+    the layer's config, its vocabulary (set by the subclass), the lookups over it and the
+    views of its words' offsets (from the subclass's `_words_with_offsets`: ids and their
+    byte spans ragged `[batch, (words), (pieces)]`, the words' spans `[batch, (words)]`).
+
+    Args:
+        proto: the `.model` file (path) or its bytes.
+        **kwargs: `keras.layers.Layer` arguments.
+    """
+
+    def __init__(self, proto: str | os.PathLike | bytes, **kwargs):
+        super().__init__(**kwargs)
+        self.proto = read_sentencepiece_model(proto)
+        self._convert_input_args = False
+        self._allow_non_tensor_positional_args = True
+        self.built = True
+
+    def _set_vocabulary(self, vocabulary: list[str]) -> None:
+        """The token of each id."""
+        self.vocabulary = vocabulary
+        self._token_ids = {token: index for index, token in enumerate(vocabulary)}
+        self._pieces = tf.constant(vocabulary)
+
+    def token_to_id(self, token: str) -> int:
+        """The id of piece `token` (`ValueError` if absent)."""
+        if token not in self._token_ids:
+            raise ValueError(f"{token!r} is not a piece of this SentencePiece model")
+        return self._token_ids[token]
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.vocabulary)
+
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
+        raise NotImplementedError
+
+    def tokenize_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor (see the subclass's docstring for the spans).
+
+        Returns:
+            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
+            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`.
+        """
+        ids, starts, ends, _, _ = self._words_with_offsets(texts)
+        return tuple(values.merge_dims(1, 2) for values in (ids, starts, ends))
+
+    def tokenize_words_with_offsets(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """Tokenizes a `[batch]` string tensor, keeping its words (the subclass says which:
+        whitespace-separated ones, words without pieces left out). `ids.merge_dims(1, 2)`
+        equals `call`.
+
+        Returns:
+            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
+            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
+            `[batch, (words)]`.
+        """
+        ids, _, _, word_starts, word_ends = self._words_with_offsets(texts)
+        return ids, word_starts, word_ends
+
+    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
+        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
+        word tokenized alone (as Hugging Face's `is_split_into_words=True`)."""
+        return words.with_flat_values(self.call(words.flat_values))
+
+    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
+        """Maps ids (dense or ragged, any int dtype) to their pieces."""
+        return tf.ragged.map_flat_values(lambda values: tf.gather(self._pieces, values), ids)
+
+    def get_config(self) -> dict:
+        return {**super().get_config(), "proto": base64.b64encode(self.proto).decode("ascii")}
+
+    @classmethod
+    def from_config(cls, config: dict):
+        return cls(**{**config, "proto": base64.b64decode(config["proto"])})

@@ -1,7 +1,6 @@
 """`UnigramTokenizer`: raw strings to XLM-RoBERTa's ids in the graph, as Hugging Face's
 tokenizer (`tokenizer.json`) gives them."""
 
-import base64
 import os
 from collections.abc import Sequence
 
@@ -12,7 +11,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.text.normalization import replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
 from keras_bert.text.precompiled_normalizer import PrecompiledNormalizer, utf8_lengths
-from keras_bert.text.sentencepiece_model import read_sentencepiece_model, read_sentencepiece_proto
+from keras_bert.text.sentencepiece_model import SentencePieceModelLayer, read_sentencepiece_proto
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.unigram import UnigramModel
 
@@ -66,7 +65,7 @@ class _GraphOnce:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class UnigramTokenizer(keras.layers.Layer):
+class UnigramTokenizer(SentencePieceModelLayer):
     """Tokenizes raw strings into XLM-RoBERTa's ids, exactly as Hugging Face `tokenizers` does.
 
     The checkpoint's SentencePiece model (`sentencepiece.bpe.model`) under fairseq's dictionary
@@ -116,12 +115,9 @@ class UnigramTokenizer(keras.layers.Layer):
     def __init__(
         self, proto: str | os.PathLike | bytes, special_tokens: Sequence[str] = (), **kwargs
     ):
-        super().__init__(**kwargs)
-        self.proto = read_sentencepiece_model(proto)
+        super().__init__(proto, **kwargs)
         pieces = fairseq_vocabulary(self.proto)
-        self.vocabulary = [piece for piece, _ in pieces]
-        self._token_ids = {token: index for index, token in enumerate(self.vocabulary)}
-        self._pieces = tf.constant(self.vocabulary)
+        self._set_vocabulary([piece for piece, _ in pieces])
         self._normalizer = PrecompiledNormalizer(
             read_sentencepiece_proto(self.proto).precompiled_charsmap
         )
@@ -133,21 +129,8 @@ class UnigramTokenizer(keras.layers.Layer):
         )
         self._whitespace = tf.constant(WHITESPACE_CHARS, tf.int32)
         self._eager_words = _GraphOnce(self._traced_words)
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
-    def token_to_id(self, token: str) -> int:
-        """The id of `token` (`ValueError` if absent)."""
-        if token not in self._token_ids:
-            raise ValueError(f"{token!r} is not in this tokenizer's vocabulary")
-        return self._token_ids[token]
-
-    @property
-    def vocabulary_size(self) -> int:
-        return len(self.vocabulary)
-
-    def _words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
         """`(ids, starts, ends, word_starts, word_ends)` of each text's words: ids and byte
         spans ragged `[batch, (words), (pieces)]`, the words' spans `[batch, (words)]`.
 
@@ -160,7 +143,7 @@ class UnigramTokenizer(keras.layers.Layer):
         return self._traced_words(texts)
 
     def _traced_words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, ...]:
-        """`_words` as ops of the graph being built."""
+        """`_words_with_offsets` as ops of the graph being built."""
         parts = self._special.split(replace_invalid_utf8(texts))
         part_texts = parts.flat_values
         special_ids = self._special.ids(part_texts)
@@ -293,53 +276,7 @@ class UnigramTokenizer(keras.layers.Layer):
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
-        return self._words(texts)[0].merge_dims(1, 2)
-
-    def tokenize_with_offsets(
-        self, texts: tf.Tensor
-    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """Tokenizes a `[batch]` string tensor (see the class docstring for the spans).
-
-        Returns:
-            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
-            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`.
-        """
-        ids, starts, ends, _, _ = self._words(texts)
-        return tuple(values.merge_dims(1, 2) for values in (ids, starts, ends))
-
-    def tokenize_words_with_offsets(
-        self, texts: tf.Tensor
-    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """Tokenizes a `[batch]` string tensor, keeping its words: the special tokens and the
-        whitespace-separated words after normalization. `ids.merge_dims(1, 2)` equals `call`.
-
-        Returns:
-            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
-            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
-            `[batch, (words)]`.
-        """
-        ids, _, _, word_starts, word_ends = self._words(texts)
-        return ids, word_starts, word_ends
-
-    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
-        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
-        word tokenized alone (as Hugging Face's `is_split_into_words=True`)."""
-        return words.with_flat_values(self.call(words.flat_values))
-
-    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
-        """Maps ids (dense or ragged, any int dtype) to their tokens."""
-        return tf.ragged.map_flat_values(lambda values: tf.gather(self._pieces, values), ids)
+        return self._words_with_offsets(texts)[0].merge_dims(1, 2)
 
     def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            {
-                "proto": base64.b64encode(self.proto).decode("ascii"),
-                "special_tokens": self.special_tokens,
-            }
-        )
-        return config
-
-    @classmethod
-    def from_config(cls, config: dict) -> "UnigramTokenizer":
-        return cls(**{**config, "proto": base64.b64decode(config["proto"])})
+        return {**super().get_config(), "special_tokens": self.special_tokens}
