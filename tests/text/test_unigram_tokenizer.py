@@ -31,6 +31,7 @@ TIED_PIECES = [
 ]
 
 
+@pytest.mark.slow  # 1.1M probes
 def test_whitespace_is_where_tokenizers_splits_words():
     # "a<c>a" probes, space-separated: one word of three characters unless c splits it.
     text = " ".join(f"a{chr(code_point)}a" for code_point in CODE_POINTS)
