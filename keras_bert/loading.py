@@ -61,10 +61,10 @@ def load_preprocessor(
 ):
     """The in-graph preprocessor of a checkpoint's tokenizer, chosen by its `model_type`.
 
-    WordPiece (`BertPreprocessor`) for `bert` and `distilbert`; byte-level BPE for `roberta`,
-    SentencePiece for `albert` and `deberta-v2` and XLM-RoBERTa's unigram model for
-    `xlm-roberta` (`TextPreprocessor`), each packing pairs as its family does. See
-    `keras_bert.text.checkpoint_preprocessors`.
+    WordPiece (`BertPreprocessor`) for `bert` and `distilbert`; byte-level BPE for `roberta`
+    and `modernbert` (its `tokenizer.json`), SentencePiece for `albert` and `deberta-v2` and
+    XLM-RoBERTa's unigram model for `xlm-roberta` (`TextPreprocessor`), each packing pairs as
+    its family does. See `keras_bert.text.checkpoint_preprocessors`.
 
     Args:
         path: the checkpoint directory (or a file in it, or a Hub id, as `load_encoder` takes);

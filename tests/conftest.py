@@ -44,13 +44,15 @@ def reference_dir() -> Path:
     return SHARED_DIR / "reference"
 
 
-def visible_sentences_reference(reference_dir: Path, variant: str) -> Path:
-    """The archive of transformers' outputs of a reference variant (`roberta`, `xlm_roberta`):
-    the first wave's name, or the second wave's (`..._family2_reference.npz`)."""
-    first_wave = reference_dir / "variants" / f"{variant}_visible_sentences_reference.npz"
+def reference_outputs(reference_dir: Path, variant: str):
+    """transformers' outputs on the visible sentences of a reference variant (`roberta`,
+    `xlm_roberta`, `modernbert`): the first wave's archive, or the second wave's
+    (`..._family2_reference.npz`)."""
+    variants = reference_dir / "variants"
+    first_wave = variants / f"{variant}_visible_sentences_reference.npz"
     if first_wave.is_file():
-        return first_wave
-    return reference_dir / "variants" / f"{variant}_visible_sentences_family2_reference.npz"
+        return np.load(first_wave)
+    return np.load(variants / f"{variant}_visible_sentences_family2_reference.npz")
 
 
 @pytest.fixture(scope="session")

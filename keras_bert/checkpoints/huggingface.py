@@ -41,6 +41,8 @@ _RENAMED = {
     "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
 }
 _LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+# The modules whose parameters are a LayerNorm's (`final_layer_norm`: ModernBERT's final norm).
+_LAYER_NORM_MODULES = ("LayerNorm", "final_layer_norm")
 # What the name rules of `keras_bert.families` are made of: `^`, `$`, escaped characters,
 # groups (alternatives or `\d+`), and literal characters.
 _RULE_PARTS = re.compile(r"(?P<anchor>[\^$])|\\(?P<escaped>.)|(?P<group>\([^()]*\))|(?P<literal>.)")
@@ -77,7 +79,7 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     path = re.sub(r"encoder\.layer\.(\d+)", r"encoder.layer_\1", name)
     module, _, parameter = path.rpartition(".")
     module = module.replace(".", "/")
-    if module.endswith("LayerNorm"):
+    if module.endswith(_LAYER_NORM_MODULES):
         return f"{module}/{_LAYER_NORM_PARAMETERS.get(parameter, parameter)}", False
     if parameter == "weight" and module.endswith("_embeddings"):
         return module, False
@@ -134,7 +136,7 @@ def huggingface_name(canonical: str, model_type: str = "bert") -> tuple[str, boo
         name = renamed[canonical]
     elif parameter.endswith("_embeddings"):
         name = f"{canonical}/weight"
-    elif module.endswith("LayerNorm"):
+    elif module.endswith(_LAYER_NORM_MODULES):
         name = f"{module}/{'weight' if parameter == 'gamma' else 'bias'}"
     else:
         name = f"{module}/{'weight' if parameter == 'kernel' else parameter}"
@@ -145,6 +147,58 @@ def huggingface_name(canonical: str, model_type: str = "bert") -> tuple[str, boo
     if read_back is None or read_back[0] != canonical:
         raise CheckpointError(f"transformers' {model_type} models have no tensor {canonical}.")
     return name, read_back[1]
+
+
+def split_fused_tensors(tensors: dict[str, np.ndarray], model_type: str) -> dict[str, np.ndarray]:
+    """Canonical tensors with the family's fused modules (`Family.fused_tensors`) split into
+    their parts, equal slices of the last axis (a kernel's output axis, `[in, out]`).
+
+    Example:
+    >>> fused = {"bert/encoder/layer_0/attention/self/query_key_value/kernel": np.ones((2, 6))}
+    >>> {name: value.shape for name, value in split_fused_tensors(fused, "modernbert").items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'bert/encoder/layer_0/attention/self/query/kernel': (2, 2),
+     'bert/encoder/layer_0/attention/self/key/kernel': (2, 2),
+     'bert/encoder/layer_0/attention/self/value/kernel': (2, 2)}
+    """
+    split = {}
+    for name, value in tensors.items():
+        for module, parts in family(model_type).fused_tensors:
+            if f"/{module}/" in name:
+                pieces = np.split(value, len(parts), axis=-1)
+                split |= {
+                    name.replace(f"/{module}/", f"/{part}/"): np.ascontiguousarray(piece)
+                    for part, piece in zip(parts, pieces, strict=True)
+                }
+                break
+        else:
+            split[name] = value
+    return split
+
+
+def join_fused_tensors(tensors: dict[str, np.ndarray], model_type: str) -> dict[str, np.ndarray]:
+    """`split_fused_tensors` backwards: the parts of each fused module joined along their last
+    axis under the module's name, where its first part was.
+
+    Example:
+    >>> parts = {f"bert/layer_0/attention/self/{name}/bias": np.full(2, index)
+    ...          for index, name in enumerate(("query", "key", "value"))}
+    >>> join_fused_tensors(parts, "modernbert")
+    {'bert/layer_0/attention/self/query_key_value/bias': array([0, 0, 1, 1, 2, 2])}
+    """
+    joined = {}
+    for name, value in tensors.items():
+        for module, (first, *others) in family(model_type).fused_tensors:
+            if f"/{first}/" in name:
+                names = [name.replace(f"/{first}/", f"/{part}/") for part in (first, *others)]
+                fused = np.concatenate([tensors[part] for part in names], axis=-1)
+                joined[name.replace(f"/{first}/", f"/{module}/")] = fused
+                break
+            if any(f"/{part}/" in name for part in others):
+                break  # joined where its first part is
+        else:
+            joined[name] = value
+    return joined
 
 
 # safetensors' element types and numpy's (bfloat16: its 16 bits, widened to float32 as read).
@@ -235,7 +289,9 @@ def read_huggingface_checkpoint(
     tensors: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for weights_file in weights_files:
-        for name, value in read_weights_file(weights_file).items():
+        read = read_weights_file(weights_file)
+        for name in list(read):  # each let go once converted: a file's worth in memory, not two
+            value = read.pop(name)
             converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue
@@ -247,6 +303,7 @@ def read_huggingface_checkpoint(
             # variable copies each when it is created); other types are cast to float32.
             value = value.T if transpose else value
             tensors[canonical] = value if value.dtype == np.float32 else value.astype(np.float32)
+    tensors = split_fused_tensors(tensors, config.model_type)
     has_pooler = any(name.startswith("bert/pooler/") for name in tensors)
     if pooler_optional and not has_pooler:
         config = config.replace(pooler=False)

@@ -13,7 +13,11 @@ _MAX_LISTED = 12
 
 
 def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
-    return {f"{prefix}/kernel": layer.kernel, f"{prefix}/bias": layer.bias}
+    """A dense layer's kernel, and its bias if it has one."""
+    variables = {f"{prefix}/kernel": layer.kernel}
+    if layer.bias is not None:
+        variables[f"{prefix}/bias"] = layer.bias
+    return variables
 
 
 def head_dense_variables(module: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
@@ -29,8 +33,21 @@ def head_dense_variables(module: str, layer: keras.layers.Dense) -> dict[str, ke
     return _dense(module.replace(".", "/"), layer)
 
 
-def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, keras.Variable]:
-    return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
+def layer_norm_variables(
+    prefix: str, layer: keras.layers.LayerNormalization
+) -> dict[str, keras.Variable]:
+    """A LayerNorm's scale, and its bias if it has one, under `prefix` (`.../LayerNorm`).
+
+    Example:
+    >>> layer = keras.layers.LayerNormalization(center=False)
+    >>> layer.build((None, 4))
+    >>> sorted(layer_norm_variables("cls/predictions/transform/LayerNorm", layer))
+    ['cls/predictions/transform/LayerNorm/gamma']
+    """
+    variables = {f"{prefix}/gamma": layer.gamma}
+    if layer.beta is not None:
+        variables[f"{prefix}/beta"] = layer.beta
+    return variables
 
 
 def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
@@ -45,10 +62,13 @@ def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
             attention.relative_attention_bias
         )
     variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
-    variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
+    if block.attention_layer_norm is not None:  # ModernBERT's first block has none
+        variables |= layer_norm_variables(
+            f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm
+        )
     variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
     variables |= _dense(f"{prefix}/output/dense", block.output_dense)
-    variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+    variables |= layer_norm_variables(f"{prefix}/output/LayerNorm", block.output_layer_norm)
     return variables
 
 
@@ -57,7 +77,7 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     embeddings = encoder.embeddings
     variables = {
         "bert/embeddings/word_embeddings": embeddings.token_embedding.embeddings,
-        **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
+        **layer_norm_variables("bert/embeddings/LayerNorm", embeddings.layer_norm),
     }
     if embeddings.position_embedding is not None:
         position_table = embeddings.position_embedding.embeddings
@@ -69,7 +89,9 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     if relative_embeddings is not None:
         variables["bert/encoder/rel_embeddings"] = relative_embeddings.embeddings
         if relative_embeddings.layer_norm is not None:
-            variables |= _layer_norm("bert/encoder/LayerNorm", relative_embeddings.layer_norm)
+            variables |= layer_norm_variables(
+                "bert/encoder/LayerNorm", relative_embeddings.layer_norm
+            )
     if encoder.embedding_projection is not None:
         variables |= _dense(
             "bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection
@@ -84,7 +106,7 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
             )
             variables |= _block_variables(prefix, block)
     if encoder.final_layer_norm is not None:
-        variables |= _layer_norm("bert/encoder/final_layer_norm", encoder.final_layer_norm)
+        variables |= layer_norm_variables("bert/encoder/final_layer_norm", encoder.final_layer_norm)
     if encoder.pooler is not None:
         variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
     return variables

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import keras
 
 from keras_bert.config import BertConfig
-from keras_bert.deprecation import warn_deprecated
 from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
@@ -19,6 +18,11 @@ if TYPE_CHECKING:
     from keras_bert.checkpoints import Checkpoint, CheckpointFiles
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The global attention of models with rotary positions (ModernBERT's, of 8,192 positions) over
+# more tokens than this attends in blocks of this many queries: memory for a [block, sequence]
+# score matrix per head, not [sequence, sequence] (at 8,192 tokens and 12 heads: 200 MB, not
+# 3.2 GB, for each of the scores and their softmax).
+QUERY_BLOCK_SIZE = 512
 
 
 def encoder_inputs(seq_length: int | None = None) -> dict[str, keras.KerasTensor]:
@@ -73,6 +77,7 @@ class BertEncoder(keras.Model):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         dtype = kwargs.pop("dtype", None)
+        record = family(config.model_type)
 
         # Layers
         embeddings = BertEmbeddings(
@@ -85,7 +90,8 @@ class BertEncoder(keras.Model):
             initializer_range=config.initializer_range,
             position_offset=config.position_offset,
             absolute_positions=config.position_biased_input,
-            zero_padding=family(config.model_type).zero_padding_embeddings,
+            zero_padding=record.zero_padding_embeddings,
+            layer_norm_bias=config.layer_norm_bias,
             dtype=dtype,
             name="embeddings",
         )
@@ -126,8 +132,11 @@ class BertEncoder(keras.Model):
             if config.embedding_size not in (None, config.hidden_size)
             else None
         )
-        # One group of blocks per layer (BERT), or groups that layers share (ALBERT).
+        # One group of blocks per layer (BERT), or groups that layers share (ALBERT). A layer's
+        # attention may see a window of its tokens only, with rotary positions of its own base
+        # (ModernBERT); layers that share their blocks attend alike.
         shared = config.num_layer_groups is not None
+        windows, rotary_bases = config.attention_windows, config.rotary_bases
         block_groups = [
             [
                 TransformerEncoderBlock(
@@ -144,6 +153,15 @@ class BertEncoder(keras.Model):
                     local_attention_bias=config.local_attention_bias,
                     disentangled_attention=disentangled_attention,
                     feed_forward_shards=feed_forward_shards,
+                    rotary_base=rotary_bases[group],
+                    attention_window=windows[group],
+                    gated_feed_forward=config.gated_feed_forward,
+                    use_bias=config.dense_bias,
+                    layer_norm_bias=config.layer_norm_bias,
+                    attention_layer_norm=(
+                        group > 0 or record.first_block_attention_norm or not config.pre_layer_norm
+                    ),
+                    query_block_size=QUERY_BLOCK_SIZE if config.rotary_base else 0,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
@@ -154,7 +172,10 @@ class BertEncoder(keras.Model):
         # Pre-LN blocks leave their sum unnormalized: one LayerNorm after the last.
         final_layer_norm = (
             FastLayerNormalization(
-                epsilon=config.layer_norm_epsilon, dtype=dtype, name="final_layer_norm"
+                epsilon=config.layer_norm_epsilon,
+                center=config.layer_norm_bias,
+                dtype=dtype,
+                name="final_layer_norm",
             )
             if config.pre_layer_norm
             else None
@@ -234,13 +255,6 @@ class BertEncoder(keras.Model):
     @classmethod
     def from_config(cls, config: dict[str, Any]) -> BertEncoder:
         return cls(**config)
-
-    @classmethod
-    def from_preset(cls, name: str, **config_changes: Any) -> BertEncoder:
-        """Deprecated: a random model of a standard size is `BertEncoder(BertConfig.preset(name))`
-        (in Keras, `from_preset` means pretrained weights: use `from_checkpoint` for those)."""
-        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
-        return cls(BertConfig.preset(name, **config_changes))
 
     @classmethod
     def from_checkpoint(

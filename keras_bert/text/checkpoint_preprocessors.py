@@ -6,6 +6,8 @@ packs pairs:
 - `bert`, `distilbert`: `vocab.txt` → `BertPreprocessor` (WordPiece), `[CLS] A [SEP] B [SEP]`.
 - `roberta`: `vocab.json` + `merges.txt` → `BytePairTokenizer`, `<s> A </s></s> B </s>`, one
   token type, padding `<pad>`.
+- `modernbert`: `tokenizer.json` → `BytePairTokenizer.from_tokenizer_json` (its added tokens
+  with their flags), `[CLS] A [SEP] B [SEP]`, one token type.
 - `albert`: `spiece.model` → `SentencePieceTokenizer` with ALBERT's preprocessing,
   `[CLS] A [SEP] B [SEP]`, padding `<pad>`.
 - `deberta-v2` (DeBERTa-v3): `spm.model` → `SentencePieceTokenizer`, `[CLS] A [SEP] B [SEP]`.
@@ -22,7 +24,7 @@ import keras
 
 from keras_bert.checkpoints.location import CheckpointFiles
 from keras_bert.errors import CheckpointError, ConfigError
-from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.byte_pair_tokenizer import TOKENIZER_JSON, BytePairTokenizer
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.unigram_tokenizer import UnigramTokenizer
@@ -39,6 +41,8 @@ def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
     """The byte-pair, SentencePiece or unigram tokenizer layer of a family's checkpoint."""
     record = checkpoint.family
     files = checkpoint.tokenizer_files
+    if record.tokenizer.kind == "byte_pair" and files[0].name == TOKENIZER_JSON:
+        return BytePairTokenizer.from_tokenizer_json(files[0], name="tokenizer")
     if record.tokenizer.kind == "byte_pair":
         return BytePairTokenizer(*files, name="tokenizer")
     if record.tokenizer.kind == "unigram":
@@ -81,7 +85,7 @@ def _preprocessor(
         raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
     if seq_length is None:
         seq_length = DEFAULT_SEQ_LENGTH
-        if checkpoint.config_file.is_file() and checkpoint.config.position_biased_input:
+        if checkpoint.config_file.is_file() and checkpoint.config.positions_bound_inputs:
             seq_length = min(seq_length, checkpoint.config.longest_input)
     packing = dataclasses.asdict(record.packing)
     for name in ("cls_token", "sep_token", "pad_token"):

@@ -1,5 +1,6 @@
-"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3 and XLM-RoBERTa
-checkpoints (random weights, written by Hugging Face transformers) give transformers' outputs."""
+"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT and
+XLM-RoBERTa checkpoints (random weights, written by Hugging Face transformers) give transformers'
+outputs."""
 
 import json
 
@@ -8,22 +9,19 @@ import pytest
 
 import keras_bert
 from keras_bert.errors import ConfigError
-from tests.conftest import visible_sentences_reference
+from tests.conftest import reference_outputs
 
-VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "xlm_roberta")
+VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 # The `model_type` each reference checkpoint declares.
 MODEL_TYPES = {
     "roberta": "roberta",
     "distilbert": "distilbert",
     "albert": "albert",
     "deberta_v3": "deberta-v2",
+    "modernbert": "modernbert",
     "xlm_roberta": "xlm-roberta",
 }
 PARTS = ("singles", "pairs", "multilingual")
-
-
-def _reference(reference_dir, family):
-    return np.load(visible_sentences_reference(reference_dir, family))
 
 
 def _parts(reference) -> list[str]:
@@ -45,7 +43,7 @@ def _inputs(reference, part):
 
 @pytest.mark.parametrize("family", VARIANTS)
 def test_encoder_matches_transformers(family, reference_dir):
-    reference = _reference(reference_dir, family)
+    reference = reference_outputs(reference_dir, family)
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family, output_all_layers=True)
     assert encoder.bert_config.model_type == MODEL_TYPES[family]
     for part in _parts(reference):
@@ -58,6 +56,22 @@ def test_encoder_matches_transformers(family, reference_dir):
         if f"{part}_pooled_output" in reference.files:
             expected = reference[f"{part}_pooled_output"]
             assert np.abs(np.asarray(outputs["pooled_output"]) - expected).max() <= 1e-4
+
+
+@pytest.mark.parametrize("document", ["long0", "long1"])
+def test_modernbert_reads_documents_of_1024_tokens_as_transformers(document, reference_dir):
+    """Two Wikipedia documents, unpadded: 64 windows of the local layers, rotary positions up
+    to 1,023; the sequence output and the masked-LM logits."""
+    reference = reference_outputs(reference_dir, "modernbert")
+    ids = reference[f"{document}_input_ids"].astype("int32")
+    inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids)}
+    model = keras_bert.load_masked_lm(reference_dir / "variants" / "modernbert")
+    inputs |= {"input_type_ids": np.zeros_like(ids), "masked_lm_positions": np.array([[1, 2, 3]])}
+    outputs = model.encoder(inputs)["sequence_output"]
+    expected = reference[f"{document}_sequence_output"]
+    assert ids.shape == (1, 1024) and np.abs(np.asarray(outputs) - expected).max() <= 1e-4
+    logits = model(inputs)["masked_lm"]
+    assert np.abs(np.asarray(logits) - reference[f"{document}_mlm_logits_at_1_2_3"]).max() <= 1e-4
 
 
 def test_albert_shares_its_layers_as_the_original_maps_them(reference_dir):
@@ -77,7 +91,7 @@ def test_albert_shares_its_layers_as_the_original_maps_them(reference_dir):
 def test_albert_sentence_order_head_matches_transformers(reference_dir):
     from keras_bert.models.pretrainer import BertPretrainer
 
-    reference = _reference(reference_dir, "albert")
+    reference = reference_outputs(reference_dir, "albert")
     model = BertPretrainer.from_checkpoint(reference_dir / "variants" / "albert")
     for part in ("singles", "pairs"):
         inputs = _inputs(reference, part)
@@ -89,7 +103,7 @@ def test_albert_sentence_order_head_matches_transformers(reference_dir):
 
 @pytest.mark.parametrize("family", VARIANTS)
 def test_masked_lm_matches_transformers(family, reference_dir):
-    reference = _reference(reference_dir, family)
+    reference = reference_outputs(reference_dir, family)
     model = keras_bert.load_masked_lm(reference_dir / "variants" / family)
     for part in _parts(reference):
         inputs = _inputs(reference, part)
@@ -100,7 +114,7 @@ def test_masked_lm_matches_transformers(family, reference_dir):
 
 
 def test_distilbert_preprocessor_gives_the_reference_ids(reference_dir):
-    reference = _reference(reference_dir, "distilbert")
+    reference = reference_outputs(reference_dir, "distilbert")
     texts = json.loads(str(reference["texts_json"]))
     preprocessor = keras_bert.load_preprocessor(
         reference_dir / "variants" / "distilbert", seq_length=64
@@ -121,11 +135,12 @@ def test_distilbert_has_no_pooler(reference_dir):
 def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference_dir, tmp_path):
     import keras
 
-    reference = _reference(reference_dir, family)
+    reference = reference_outputs(reference_dir, family)
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family)
     classifier = keras_bert.BertClassifier(encoder, num_classes=2)
     layer_names = {layer.name for layer in classifier.layers}
     assert ("pre_classifier" in layer_names) == (family != "albert")
+    assert ("pre_classifier_layer_norm" in layer_names) == (family == "modernbert")
     inputs = _inputs(reference, "singles")
     labels = np.arange(len(inputs["input_mask"])) % 2
     keras.utils.set_random_seed(0)

@@ -19,8 +19,8 @@ from keras_bert.finetuning.recipe import FinetuningConfig
 from pipelines import convert
 from pipelines.common import run_job
 from tests.checkpoints.hub_server import LoopbackHub, use_hub
-from tests.checkpoints.published import OTHER_FORMAT_SIZE, OTHER_FORMATS
-from tests.conftest import visible_sentences_reference
+from tests.checkpoints.published import FIXTURES, OTHER_FORMAT_SIZE, OTHER_FORMATS
+from tests.conftest import reference_outputs
 
 
 def _cache_size(home) -> int:
@@ -281,7 +281,7 @@ def test_xlm_roberta_by_name_gives_transformers_outputs_from_either_format(
     finally:
         del fake_hub.repos["test/xlm-roberta"]
     assert checkpoint.source.endswith(weights)
-    archive = np.load(visible_sentences_reference(reference_dir, "xlm_roberta"))
+    archive = reference_outputs(reference_dir, "xlm_roberta")
     texts = json.loads(str(archive["texts_json"]))["multilingual"]
     inputs = preprocessor(texts)
     np.testing.assert_array_equal(inputs["input_word_ids"], archive["multilingual_input_ids"])
@@ -289,3 +289,53 @@ def test_xlm_roberta_by_name_gives_transformers_outputs_from_either_format(
     logits = masked_lm({**inputs, "masked_lm_positions": positions})["masked_lm"]
     expected = archive["multilingual_mlm_logits_at_1_2_3"]
     assert np.abs(np.asarray(logits) - expected).max() <= 1e-4
+
+
+@pytest.fixture
+def modernbert_bin_repo(fake_hub):
+    """ModernBERT-base's repo with its weights as `pytorch_model.bin` (float16, torch's zip
+    format, the decoder's weight the embeddings' storage) instead of safetensors."""
+    files = dict(fake_hub.repos["answerdotai/ModernBERT-base"]["main"])
+    del files["model.safetensors"]
+    files["pytorch_model.bin"] = (FIXTURES / "modernbert_fp16.bin").read_bytes()
+    fake_hub.add("test/modernbert-bin", files)
+    yield "test/modernbert-bin"
+    del fake_hub.repos["test/modernbert-bin"]
+
+
+def test_modernbert_by_name_reads_safetensors_and_pytorch_model_bin_alike(
+    hub_env, modernbert_bin_repo
+):
+    from_safetensors = load_checkpoint("answerdotai/ModernBERT-base")
+    from_bin = load_checkpoint(modernbert_bin_repo)
+
+    assert from_bin.source.endswith("pytorch_model.bin")
+    assert sorted(from_bin.tensors) == sorted(from_safetensors.tensors)
+    for name, value in from_safetensors.tensors.items():
+        expected = value.astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(from_bin.tensors[name], expected, err_msg=name)
+    # Its published config: the global layer first, then two of window 128, rotary bases
+    # 160,000 and 10,000, mean pooling for a new classifier.
+    config = from_safetensors.config
+    assert config.attention_windows == [0, 64, 64]
+    assert config.rotary_bases == [160_000.0, 10_000.0, 10_000.0]
+    assert BertClassifier.from_checkpoint("answerdotai/ModernBERT-base", num_classes=2).pooling == (
+        "mean"
+    )
+
+
+def test_modernbert_loads_offline_from_the_cache(monkeypatch, tmp_path, fake_hub):
+    from huggingface_hub import constants
+
+    server = LoopbackHub(fake_hub)
+    use_hub(monkeypatch, server.url, tmp_path / "hf_home")
+    online = load_masked_lm("answerdotai/ModernBERT-base")
+    server.stop()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+    offline = load_masked_lm("answerdotai/ModernBERT-base")
+    preprocessor = load_preprocessor("answerdotai/ModernBERT-base", seq_length=16)
+    inputs = {name: np.asarray(value) for name, value in preprocessor(["A [MASK]."]).items()}
+    inputs["masked_lm_positions"] = np.argmax(inputs["input_word_ids"] == 4, axis=1)[:, None]
+    np.testing.assert_array_equal(offline(inputs)["masked_lm"], online(inputs)["masked_lm"])

@@ -23,6 +23,7 @@ LAYOUTS = {
     VARIANTS / "distilbert": "distilbert.",
     VARIANTS / "albert": "albert.",
     VARIANTS / "deberta_v3": "deberta.",
+    VARIANTS / "modernbert": "model.",
     FIXTURES / "tinybert": "bert.",
 }
 

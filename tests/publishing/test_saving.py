@@ -23,13 +23,14 @@ from keras_bert import (
     save_checkpoint,
 )
 from keras_bert.errors import ConfigError, PublishError
-from tests.conftest import visible_sentences_reference
+from tests.conftest import reference_outputs
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 
 SEQ_LENGTH = 24
 # The reference checkpoint directory of each family (BERT's: the session's BERT-Tiny).
 VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"}
 VARIANTS["deberta-v2"] = "deberta_v3"
+VARIANTS["modernbert"] = "modernbert"
 VARIANTS["xlm-roberta"] = "xlm_roberta"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
@@ -110,8 +111,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
     preprocessor = load_preprocessor(checkpoints[model_type], seq_length=64)
     save_checkpoint(BertEncoder.from_checkpoint(checkpoints[model_type]), tmp_path, preprocessor)
     tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    references = visible_sentences_reference(reference_dir, VARIANTS[model_type])
-    texts = json.loads(str(np.load(references)["texts_json"]))["singles"]
+    texts = json.loads(str(reference_outputs(reference_dir, VARIANTS[model_type])["texts_json"]))
+    texts = texts["singles"]
 
     ours = {name: np.asarray(value) for name, value in preprocessor(texts).items()}
     for row, encoding in enumerate(tokenizer.encode_batch(texts)):
@@ -127,6 +128,7 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("deberta-v2", "deberta_v3", "masked_lm"),
         ("xlm-roberta", "xlm_roberta", "masked_lm"),
         ("albert", "albert", "pretrainer"),
+        ("modernbert", "modernbert", "masked_lm"),
     ],
 )
 def test_tensors_are_named_as_transformers_saves_them(

@@ -1,6 +1,6 @@
-"""The reference tokenizers of BERT's family, in plain Python: `tokenizers` for RoBERTa's
-byte-level BPE and XLM-RoBERTa's unigram model (their `tokenizer.json`), `sentencepiece` with
-each model's original preprocessing for ALBERT and DeBERTa-v3."""
+"""The reference tokenizers of BERT's family, in plain Python: `tokenizers` for the byte-level
+BPE of RoBERTa and ModernBERT and XLM-RoBERTa's unigram model (their `tokenizer.json`),
+`sentencepiece` with each model's original preprocessing for ALBERT and DeBERTa-v3."""
 
 from __future__ import annotations
 
@@ -41,8 +41,10 @@ def albert_encode_ids(model: sentencepiece.SentencePieceProcessor, text: str) ->
 
 # The special tokens that Hugging Face's ALBERT and DeBERTa-v2 tokenizers match in the text.
 SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "[PAD]", "[UNK]")
-# The families whose reference is their checkpoint's tokenizer.json.
-TOKENIZER_JSON_FAMILIES = ("roberta", "xlm_roberta")
+# The byte-level BPE families.
+BYTE_PAIR_FAMILIES = ("roberta", "modernbert")
+# The families whose reference is `tokenizers` with the checkpoint's `tokenizer.json`.
+TOKENIZER_JSON_FAMILIES = (*BYTE_PAIR_FAMILIES, "xlm_roberta")
 
 
 class FamilyReference:

@@ -12,16 +12,18 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text import BertPreprocessor, TextPreprocessor
-from tests.conftest import visible_sentences_reference
+from tests.conftest import reference_outputs
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert", "xlm_roberta")
+FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert", "modernbert", "xlm_roberta")
 # The families that pack pairs as RoBERTa: <s> A </s></s> B </s>, one token type.
 ROBERTA_PACKING = ("roberta", "xlm_roberta")
 SEQ_LENGTH = 64  # the reference files' padded length
+# The families whose pairs have one token type.
+ONE_TOKEN_TYPE = (*ROBERTA_PACKING, "modernbert")
 
 
 def _reference(reference_dir, family):
-    archive = np.load(visible_sentences_reference(reference_dir, family))
+    archive = reference_outputs(reference_dir, family)
     arrays = {name: archive[name] for name in archive.files}
     arrays["texts"] = json.loads(str(arrays.pop("texts_json")))
     return arrays
@@ -43,6 +45,7 @@ def test_each_family_gets_its_tokenizer_and_packing(family):
         "albert": "SentencePieceTokenizer",
         "deberta_v3": "SentencePieceTokenizer",
         "distilbert": "WordPieceTokenizer",
+        "modernbert": "BytePairTokenizer",
         "xlm_roberta": "UnigramTokenizer",
     }[name]
     assert type(preprocessor.tokenizer).__name__ == tokenizer_class
@@ -59,11 +62,11 @@ def test_packed_inputs_equal_transformers(family, part):
     np.testing.assert_array_equal(packed["input_word_ids"], reference[f"{part}_input_ids"])
     np.testing.assert_array_equal(packed["input_mask"], reference[f"{part}_attention_mask"])
     expected_types = reference.get(f"{part}_token_type_ids")
-    if expected_types is None:  # RoBERTa has one token type; ALBERT's file leaves them out
+    if expected_types is None:  # ONE_TOKEN_TYPE's one type; ALBERT's file: none
         ids = reference[f"{part}_input_ids"]
         first_sep = np.argmax(ids == preprocessor.packer.sep_id, axis=1)[:, np.newaxis]
         after_first_sep = np.arange(ids.shape[1]) > first_sep
-        second_type_id = 0 if name in ROBERTA_PACKING else 1
+        second_type_id = 0 if name in ONE_TOKEN_TYPE else 1
         expected_types = after_first_sep * reference[f"{part}_attention_mask"] * second_type_id
     np.testing.assert_array_equal(packed["input_type_ids"], expected_types)
 
@@ -100,6 +103,7 @@ def test_missing_or_wrong_tokenizer_files_are_clear_errors(reference_dir, tmp_pa
         ("roberta", "merges.txt"),
         ("albert", "spiece.model"),
         ("deberta_v3", "spm.model"),
+        ("modernbert", "tokenizer.json"),
         ("xlm_roberta", "sentencepiece.bpe.model"),
     ]:
         checkpoint = tmp_path / family

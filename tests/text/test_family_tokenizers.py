@@ -1,27 +1,28 @@
 """The family's in-graph tokenizers give the ids of their reference libraries: `tokenizers`
-(RoBERTa's byte-level BPE) and `sentencepiece` with the models' original preprocessing (ALBERT,
-DeBERTa-v3), on every sentence of shared/data and on fuzzed Unicode and bytes."""
+(the byte-level BPE of RoBERTa and ModernBERT, ModernBERT's read from its `tokenizer.json` with
+its added tokens' flags, and XLM-RoBERTa's unigram model) and `sentencepiece` with the models'
+original preprocessing (ALBERT, DeBERTa-v3; XLM-RoBERTa's under fairseq's ids), on every
+sentence of shared/data and on fuzzed Unicode and bytes."""
 
 import io
 import json
 
-import numpy as np
 import pytest
 import sentencepiece
 import tensorflow as tf
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import keras_bert
-from keras_bert.text import SentencePieceTokenizer
-from tests.conftest import visible_sentences_reference
+from keras_bert.text import BytePairTokenizer, SentencePieceTokenizer
+from tests.conftest import reference_outputs
 from tests.text.family_references import (
     TOKENIZER_JSON_FAMILIES,
     FamilyReference,
     albert_encode_ids,
 )
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "xlm_roberta")
+FAMILIES = ("roberta", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +73,8 @@ def test_ids_equal_the_reference_on_every_shared_sentence(family, corpus_sentenc
 
 def test_singles_equal_the_sentencepiece_reference_ids(family, reference_dir):
     name, tokenizer, _ = family
-    archive = np.load(visible_sentences_reference(reference_dir, name))
-    original = name not in TOKENIZER_JSON_FAMILIES
-    key = "singles_original_input_ids" if original else "singles_input_ids"
+    archive = reference_outputs(reference_dir, name)
+    key = "singles_input_ids" if name in TOKENIZER_JSON_FAMILIES else "singles_original_input_ids"
     texts = json.loads(str(archive["texts_json"]))["singles"]
     for ids, row, mask in zip(
         _ids(tokenizer, texts), archive[key], archive["singles_attention_mask"], strict=True
@@ -99,6 +99,7 @@ TRICKY_TEXTS = [
     "``quoted'' and \"quoted\"",
     "1,000 and 1990, 2000,",
     "<s> <mask> </s><pad>",
+    "[CLS]a  [MASK]\t[SEP]\u3000[PAD]x[UNK][MASK",
     "\u3000\u2028\u200b\ufeff\U0001f600 \u0301a",
 ]
 
@@ -151,7 +152,7 @@ def xlm_roberta(reference_dir, tokenizers):
     processor = sentencepiece.SentencePieceProcessor(
         model_file=str(reference_dir / "variants" / "xlm_roberta" / "sentencepiece.bpe.model")
     )
-    archive = np.load(visible_sentences_reference(reference_dir, "xlm_roberta"))
+    archive = reference_outputs(reference_dir, "xlm_roberta")
     return tokenizers("xlm_roberta"), processor, archive
 
 
@@ -196,3 +197,83 @@ def test_xlm_roberta_follows_tokenizers_where_sentencepiece_differs(xlm_roberta,
     ours = _ids(tokenizer, texts)
     assert ours == reference.encode(texts)
     assert all(ids != _fairseq_ids(processor, text) for ids, text in zip(ours, texts, strict=True))
+
+
+# ModernBERT's tokenizer.json with the added tokens of the published vocabularies it descends
+# from (GPT-NeoX, OLMo): "[MASK]" takes the whitespace before it, "[SEP]" the one after it,
+# runs of spaces are tokens of their own matched after the others, and an "<|endoftext|>"
+# outside the BPE vocabulary; with and without their NFC normalizer.
+EXTRA_ADDED_TOKENS = [
+    {"content": " " * width, "normalized": True, "special": False} for width in (2, 3, 4, 8)
+] + [{"content": "<|endoftext|>", "normalized": False, "special": True}]
+ADDED_TOKEN_PIECES = [
+    "a", "it's", "12", " ", "  ", "\t", "\n", "\u3000", "\u00a0", "é", "😀", "[MASK]",
+    "[SEP]", "[CLS]", "[PAD]", "<|endoftext|>", "<|endof", "[MA", "SK]", "x",
+    "e\u0301", "\u0301", "\u0338", "A\u030a", "\u212b", "\u1100\u1161", "ﬁ",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module", params=[None, {"type": "NFC"}], ids=["no normalizer", "NFC"])
+def flagged_tokenizer_json(request, reference_dir, tmp_path_factory):
+    """The path of ModernBERT's tokenizer.json with `EXTRA_ADDED_TOKENS`, strip flags and
+    the normalizer of the parameter."""
+    values = json.loads((reference_dir / "variants" / "modernbert" / "tokenizer.json").read_text())
+    values["normalizer"] = request.param
+    for token in values["added_tokens"]:
+        token["lstrip"] = token["content"] == "[MASK]"
+        token["rstrip"] = token["content"] == "[SEP]"
+    next_id = len(values["model"]["vocab"])
+    for index, token in enumerate(EXTRA_ADDED_TOKENS):
+        flags = {"single_word": False, "lstrip": False, "rstrip": False}
+        values["added_tokens"].append({"id": next_id + index, **flags, **token})
+    path = tmp_path_factory.mktemp("flagged") / "tokenizer.json"
+    path.write_text(json.dumps(values, ensure_ascii=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def flagged_tokenizers(flagged_tokenizer_json):
+    """(ours, its `tokenize_with_offsets` traced once, `tokenizers`' tokenizer) of
+    `flagged_tokenizer_json`."""
+    from tokenizers import Tokenizer
+
+    ours = BytePairTokenizer.from_tokenizer_json(flagged_tokenizer_json)
+    with_offsets = tf.function(
+        ours.tokenize_with_offsets, input_signature=[tf.TensorSpec([None], tf.string)]
+    )
+    return ours, with_offsets, Tokenizer.from_file(str(flagged_tokenizer_json))
+
+
+@settings(max_examples=settings.default.max_examples // 2)
+# A token whose last character composes with the mark after it ("≯"): NFC stays inside a part.
+@example(texts=["<|endoftext|>\u0338 [MASK]\u0301", "[SEP]  e\u0301 x"])
+@given(
+    texts=st.lists(
+        st.lists(st.sampled_from(ADDED_TOKEN_PIECES), max_size=12).map("".join),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_added_tokens_strip_and_match_as_tokenizers_does(flagged_tokenizers, texts):
+    _, with_offsets, theirs = flagged_tokenizers
+    encodings = theirs.encode_batch(texts, add_special_tokens=False)
+    ids, starts, ends = (values.to_list() for values in with_offsets(tf.constant(texts)))
+    assert ids == [encoding.ids for encoding in encodings]
+    # An added token spans what it matched (bytes), the whitespace it strips included.
+    added = set(theirs.get_added_tokens_decoder())
+    for text, encoding, row_starts, row_ends in zip(texts, encodings, starts, ends, strict=True):
+        for token, (start, end), ours in zip(
+            encoding.ids, encoding.offsets, zip(row_starts, row_ends, strict=True), strict=True
+        ):
+            if token in added:
+                assert ours == (len(text[:start].encode()), len(text[:end].encode())), text
+
+
+def test_added_tokens_of_the_flagged_vocabulary_on_examples(flagged_tokenizers):
+    ours, _, _ = flagged_tokenizers
+    tokens = ours.id_to_token(ours(["a  [MASK] b", "[SEP]  x", "a     b"])).to_list()
+    assert tokens == [
+        [b"a", b"[MASK]", b"\xc4\xa0b"],
+        [b"[SEP]", b"x"],
+        [b"a", b"    ", b"\xc4\xa0b"],
+    ]

@@ -6,7 +6,8 @@ Each family's tokenizer maps to `tokenizers`' parts:
 
 - WordPiece: `BertNormalizer` + `BertPreTokenizer` + `WordPiece` (100 characters a word at most),
   as keras_bert's `WordPieceTokenizer` follows them.
-- byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges.
+- byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges (after
+  `NFC` where the tokenizer normalizes, as GPT-NeoX's `tokenizer.json` does).
 - XLM-RoBERTa's unigram model: transformers' own tokenizer (the model's `Precompiled` rules,
   `WhitespaceSplit`, `Metaspace`, `Unigram` under fairseq's ids), which `UnigramTokenizer`
   follows exactly.
@@ -90,9 +91,18 @@ def hf_tokenizer(preprocessor) -> Tokenizer:
         special = layer.special_tokens
     else:
         raise ConfigError(f"No tokenizer.json for a {type(layer).__name__}.")
-    tokenizer.add_special_tokens(
-        [AddedToken(token, special=True, normalized=False) for token in special]
-    )
+    added_tokens = getattr(layer, "added_tokens", None)
+    if added_tokens is None:
+        added_tokens = [
+            {"content": token, "special": True, "normalized": False} for token in special
+        ]
+    for token in added_tokens:  # a tokenizer.json's own, with their flags (ModernBERT's)
+        flags = {name: token[name] for name in ("lstrip", "rstrip", "normalized") if name in token}
+        added = AddedToken(token["content"], special=token["special"], **flags)
+        if token["special"]:
+            tokenizer.add_special_tokens([added])
+        else:
+            tokenizer.add_tokens([added])
     packer = preprocessor.packer
     cls, sep = preprocessor.cls_token, preprocessor.sep_token
     separators = " ".join([f"{sep}:0"] * packer.pair_separators)
@@ -124,6 +134,8 @@ def _wordpiece(layer: WordPieceTokenizer) -> Tokenizer:
 def _byte_pair(layer: BytePairTokenizer) -> Tokenizer:
     merges = [tuple(line.split(" ")) for line in layer.merges]
     tokenizer = Tokenizer(models.BPE(layer.vocabulary, merges, fuse_unk=False))
+    if layer.normalizer == "nfc":
+        tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
     return tokenizer
