@@ -2,11 +2,11 @@
 `keras_bert.save_checkpoint`, loaded by `AutoTokenizer` and `AutoModel*.from_pretrained`, gives
 the Keras model's outputs.
 
-For each family (BERT: the real MiniLM-L6; RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT:
-the tiny random checkpoints of shared/reference/variants) and each head transformers has (bare
-model, `*ForMaskedLM`, `*ForSequenceClassification` single-label and regression,
-`*ForTokenClassification`, `*ForQuestionAnswering`, and `*ForPreTraining` where the family has
-it), the Keras model (heads drawn at random under a fixed seed) is saved, then loaded by
+For each family (BERT: the real MiniLM-L6; RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT,
+XLM-RoBERTa: the tiny random checkpoints of shared/reference/variants) and each head
+transformers has (bare model, `*ForMaskedLM`, `*ForSequenceClassification` single-label and
+regression, `*ForTokenClassification`, `*ForQuestionAnswering`, and `*ForPreTraining` where the
+family has it), the Keras model (heads drawn at random under a fixed seed) is saved, then loaded by
 transformers, which must report no missing, unexpected or mismatched tensor. On real sentences
 (the movie-review snippets of shared/data, and SQuAD questions with their passages for question
 answering) it prints:
@@ -37,7 +37,7 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 VARIANTS = SHARED / "reference" / "variants"
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert")
+FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 HEADS = ("encoder", "masked_lm", "classifier", "regressor", "token_classifier", "qa", "pretraining")
 LABELS = ["negative", "neutral", "positive"]
 TAGS = ["O", "B-person", "I-person", "B-location", "I-location"]

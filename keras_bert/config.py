@@ -273,11 +273,37 @@ class BertConfig:
         return self.max_position_embeddings - self.position_offset
 
     @property
+    def positions_bound_inputs(self) -> bool:
+        """Whether a packed input may hold no more than `longest_input` tokens: learned
+        positions, and ModernBERT's rotary ones (computed for that many); DeBERTa-v3's relative
+        positions have no such limit."""
+        return self.position_biased_input or bool(self.rotary_base)
+
+    @property
     def positions_are_columns(self) -> bool:
         """Whether a token's position is its column (BERT's learned positions, ModernBERT's
         rotary ones), so that no input may be wider than `longest_input`. RoBERTa's count
         real tokens (padding past them costs no position); DeBERTa-v3's are relative."""
         return bool(self.rotary_base) or (self.position_biased_input and not self.position_offset)
+
+    def check_seq_length(self, seq_length: int) -> None:
+        """Raises a `ConfigError` for packed inputs longer than the positions the model reads
+        (`longest_input`, where `positions_bound_inputs`).
+
+        Example:
+        >>> config = BertConfig.preset("tiny", max_position_embeddings=64)
+        >>> try:
+        ...     config.check_seq_length(128)
+        ... except ConfigError as error:
+        ...     print(str(error).split(":")[0])
+        seq_length 128 is longer than the 64 tokens this bert model reads
+        """
+        if self.positions_bound_inputs and seq_length > self.longest_input:
+            raise ConfigError(
+                f"seq_length {seq_length} is longer than the {self.longest_input} tokens this "
+                f"{self.model_type} model reads: use seq_length {self.longest_input} or less "
+                "(longer texts are cut to it)."
+            )
 
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""

@@ -12,7 +12,7 @@ Example:
 >>> family("roberta").packing.cls_token, family("distilbert").pooler
 ('<s>', False)
 >>> sorted(FAMILIES)
-['albert', 'bert', 'deberta-v2', 'distilbert', 'modernbert', 'roberta']
+['albert', 'bert', 'deberta-v2', 'distilbert', 'modernbert', 'roberta', 'xlm-roberta']
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from keras_bert.errors import ConfigError
 
-TOKENIZER_KINDS = ("wordpiece", "byte_pair", "sentencepiece")
+TOKENIZER_KINDS = ("wordpiece", "byte_pair", "sentencepiece", "unigram")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,8 +31,9 @@ class TokenizerFiles:
     """The tokenizer of a family and the files of a checkpoint directory it reads.
 
     Args:
-        kind: "wordpiece" (`BertPreprocessor`), "byte_pair" (`BytePairTokenizer`) or
-            "sentencepiece" (`SentencePieceTokenizer`).
+        kind: "wordpiece" (`BertPreprocessor`), "byte_pair" (`BytePairTokenizer`),
+            "sentencepiece" (`SentencePieceTokenizer`) or "unigram" (`UnigramTokenizer`: a
+            SentencePiece model as Hugging Face `tokenizers` runs it, under fairseq's ids).
         files: the files it reads, in the tokenizer's argument order.
         albert_preprocessing: SentencePiece after ALBERT's own text preprocessing.
         special_tokens: tokens matched as written in the text (SentencePiece's); empty for the
@@ -571,9 +572,21 @@ MODERNBERT = Family(
     refuses_token_types=True,
 )
 
+# RoBERTa's architecture, heads and packing, with a multilingual SentencePiece vocabulary.
+XLM_ROBERTA = dataclasses.replace(
+    ROBERTA,
+    model_type="xlm-roberta",
+    transformers_prefix="XLMRoberta",
+    tokenizer=TokenizerFiles(
+        "unigram",
+        ("sentencepiece.bpe.model",),
+        special_tokens=("<s>", "<pad>", "</s>", "<unk>", "<mask>"),
+    ),
+)
+
 FAMILIES: dict[str, Family] = {
     record.model_type: record
-    for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, MODERNBERT)
+    for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, MODERNBERT, XLM_ROBERTA)
 }
 
 

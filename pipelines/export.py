@@ -47,7 +47,6 @@ KERAS_HUB_TASK_MODELS = {
     "encoder": "BertEncoder",
     "masked_lm": "BertMaskedLM",
 }
-DEFAULT_SEQ_LENGTH = 128
 AUTO_PRECISION = "auto"
 FORMATS = ("savedmodel", "onnx", "both")
 
@@ -71,7 +70,7 @@ class ExportJob:
         base_dir: TF Serving's model base path.
         version: the version to write (default: the next free one; never overwritten).
         seq_length: packed input length of the string signatures (default: a keras-hub
-            model's preprocessor's, else 128).
+            model's preprocessor's, else 128 or the model's length where less).
         text_pairs: the classifier takes text pairs (`text`, `text_pair`).
         max_entities: entities returned per text by the token classifier.
         top_k: tokens returned per [MASK] by the masked LM.
@@ -211,7 +210,7 @@ def trained_model(job: ExportJob):
     checkpoint = find_checkpoint(
         job.checkpoint or default_checkpoint(), job.revision, weights=model is None
     )
-    preprocessor = load_preprocessor(checkpoint, seq_length=job.seq_length or DEFAULT_SEQ_LENGTH)
+    preprocessor = load_preprocessor(checkpoint, seq_length=job.seq_length)
     if model is not None:
         return model, preprocessor
     return load_encoder(checkpoint), preprocessor

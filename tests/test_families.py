@@ -25,6 +25,7 @@ CHECKPOINTS = {
     "albert": "albert",
     "deberta-v2": "deberta_v3",
     "modernbert": "modernbert",
+    "xlm-roberta": "xlm_roberta",
 }
 TINY_SIZES = {
     "vocab_size": 50,
@@ -49,6 +50,7 @@ FAMILY_FEATURES = {
         "position_biased_input": False,
     },
     "modernbert": {"local_attention_window": 4, "dense_bias": True, "layer_norm_bias": True},
+    "xlm-roberta": {"position_offset": 2},
 }
 
 

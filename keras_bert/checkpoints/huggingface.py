@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import re
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -199,19 +201,55 @@ def join_fused_tensors(tensors: dict[str, np.ndarray], model_type: str) -> dict[
     return joined
 
 
-def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+# safetensors' element types and numpy's (bfloat16: its 16 bits, widened to float32 as read).
+_SAFETENSORS_DTYPES = {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4",
+    "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?",
+}  # fmt: skip
 
-    try:
-        return load_file(weights_file)
-    except FileNotFoundError:
-        raise CheckpointError(f"Missing weights file {weights_file}.") from None
-    except (SafetensorError, OSError, ValueError) as error:
-        raise CheckpointError(
-            f"Cannot read {weights_file}: {error}. The file is truncated or not a safetensors "
+
+def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file as read-only views of the file, memory-mapped: a
+    checkpoint's weights are not copied into memory before the model's variables take them
+    (bfloat16 tensors are widened to float32 copies)."""
+
+    def unreadable(reason: str) -> CheckpointError:
+        return CheckpointError(
+            f"Cannot read {weights_file}: {reason}. The file is truncated or not a safetensors "
             "file; download it again."
-        ) from None
+        )
+
+    if not weights_file.is_file():
+        raise CheckpointError(f"Missing weights file {weights_file}.")
+    with open(weights_file, "rb") as file:
+        size = file.seek(0, 2)
+        if size < 8:
+            raise unreadable("it has no header")
+        buffer = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    (header_size,) = struct.unpack_from("<Q", buffer)
+    try:
+        header = json.loads(buffer[8 : 8 + header_size])
+    except (ValueError, UnicodeDecodeError):
+        raise unreadable("its header is not JSON") from None
+    start = 8 + header_size
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = np.dtype(_SAFETENSORS_DTYPES[entry["dtype"]])
+            begin, end = entry["data_offsets"]
+            shape = tuple(entry["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise unreadable(f"tensor {name} has no readable type, offsets and shape") from None
+        count = int(np.prod(shape, dtype=np.int64))
+        if end - begin != count * dtype.itemsize or start + end > size:
+            raise unreadable(f"tensor {name} runs past its bytes or the file")
+        array = np.frombuffer(buffer, dtype, count, start + begin).reshape(shape)
+        if entry["dtype"] == "BF16":
+            array = (array.astype(np.uint32) << 16).view(np.float32)
+        tensors[name] = array
+    return tensors
 
 
 def weights_files(directory: Path) -> list[str]:
@@ -261,8 +299,10 @@ def read_huggingface_checkpoint(
             if not is_read_by_models(canonical):
                 ignored.append(name)
                 continue
-            # One copy at most: none for a contiguous float32 array, one for a view or a cast.
-            tensors[canonical] = np.ascontiguousarray(value.T if transpose else value, np.float32)
+            # No copy of float32 tensors (views of the mapped file, transposed or not: a
+            # variable copies each when it is created); other types are cast to float32.
+            value = value.T if transpose else value
+            tensors[canonical] = value if value.dtype == np.float32 else value.astype(np.float32)
     tensors = split_fused_tensors(tensors, config.model_type)
     has_pooler = any(name.startswith("bert/pooler/") for name in tensors)
     if pooler_optional and not has_pooler:

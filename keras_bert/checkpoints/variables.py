@@ -112,21 +112,20 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     return variables
 
 
+_WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
+
+
 def _listed(names: list[str]) -> str:
     shown = ", ".join(names[:_MAX_LISTED])
     more = len(names) - _MAX_LISTED
     return f"{shown}, and {more} more" if more > 0 else shown
 
 
-def restore_variables(
+def _check_variables(
     variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
 ) -> None:
-    """Assigns checkpoint tensors to variables, after checking that they match one to one.
-
-    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` (a
-    prefix, or several) needs a variable; the error names what is missing, unexpected or of the
-    wrong shape. Tensors outside `scope` (other heads) are left for other models to restore.
-    """
+    """Raises a `CheckpointError` unless the variables and the tensors under `scope` match one
+    to one, shape for shape (see `restore_variables`)."""
     tensors = checkpoint.tensors
     missing = sorted(set(variables) - set(tensors))
     unexpected = sorted(
@@ -148,15 +147,57 @@ def restore_variables(
     ]
     if problems:
         config = checkpoint.config
+        table = tensors.get(_WORD_EMBEDDINGS)
+        rows = None if table is None else table.shape[0]
+        # The table's rows are the ids the model reads: a config saying otherwise is wrong.
+        hint = (
+            f" Its word embedding table has {rows} rows: set vocab_size to {rows} in its config."
+            if rows is not None and rows != config.vocab_size
+            else ""
+        )
         raise CheckpointError(
             f"The checkpoint {checkpoint.source} does not fit the model (config: "
             f"L{config.num_layers}/H{config.hidden_size}/A{config.num_heads}, vocabulary "
-            f"{config.vocab_size}). " + "; ".join(problems) + "."
+            f"{config.vocab_size}). " + "; ".join(problems) + "." + hint
         )
+
+
+def restore_variables(
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
+) -> None:
+    """Assigns checkpoint tensors to variables, after checking that they match one to one.
+
+    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` (a
+    prefix, or several) needs a variable; the error names what is missing, unexpected or of the
+    wrong shape. Tensors outside `scope` (other heads) are left for other models to restore.
+    """
+    _check_variables(variables, checkpoint, scope)
     for name, variable in variables.items():
-        variable.assign(np.asarray(tensors[name], dtype=variable.dtype))
+        variable.assign(np.asarray(checkpoint.tensors[name], dtype=variable.dtype))
+
+
+def initialize_variables(
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
+) -> None:
+    """Makes checkpoint tensors the initial values of variables created in a
+    `keras.StatelessScope` and not drawn yet, after the checks of `restore_variables`.
+
+    Leaving the scope then creates each variable from its tensor, once: its random draw is
+    never made, and no second copy of a table is assigned over it (XLM-R base's embeddings
+    are 768 MB). Keras draws a variable at its first use from its initializer, which is
+    otherwise private to it.
+    """
+    _check_variables(variables, checkpoint, scope)
+    for name, variable in variables.items():
+        variable._initializer = lambda shape, dtype, value=checkpoint.tensors[name]: value
 
 
 def restore_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
     """Loads the `bert/...` tensors of a checkpoint into a `BertEncoder`."""
     restore_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)
+
+
+def initialize_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
+    """Makes the `bert/...` tensors of a checkpoint the initial values of a `BertEncoder`
+    built in a `keras.StatelessScope` (`initialize_variables`)."""
+    initialize_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)

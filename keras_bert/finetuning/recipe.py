@@ -103,14 +103,7 @@ def checkpoint_encoder(
     )
     if config.embedding_rms is not None:
         encoder.embeddings.rescale(config.embedding_rms)
-    bert_config = encoder.bert_config
-    positions = bert_config.longest_input
-    learned_or_rotary = bert_config.position_biased_input or bert_config.rotary_base
-    if learned_or_rotary and config.seq_length > positions:
-        raise ConfigError(
-            f"seq_length {config.seq_length} is longer than the {positions} positions "
-            f"{config.checkpoint} learned."
-        )
+    encoder.bert_config.check_seq_length(config.seq_length)
     return encoder
 
 

@@ -277,12 +277,16 @@ class BertEncoder(keras.Model):
         override config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
         `hidden_activation="gelu_approximate"`.
         """
-        from keras_bert.checkpoints import Checkpoint, find_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints import Checkpoint, find_checkpoint
+        from keras_bert.checkpoints.variables import initialize_encoder_weights
 
         checkpoint = path
         if not isinstance(checkpoint, Checkpoint):
             checkpoint = find_checkpoint(checkpoint, revision).read()
         config = checkpoint.config.replace(**config_changes)
-        encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
-        restore_encoder_weights(encoder, checkpoint)
+        # Each variable is created from its tensor when the scope ends: none is drawn at
+        # random first, so the weights are held once (the file's are memory-mapped).
+        with keras.StatelessScope():
+            encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
+            initialize_encoder_weights(encoder, checkpoint)
         return encoder

@@ -1,7 +1,8 @@
-"""What a model's inputs may hold, checked before they reach it: no wider rows than its positions
-where a token's position is its column (`BertConfig.positions_are_columns`: BERT, ModernBERT),
-and no token types for a family that refuses them (ModernBERT: its transformers model takes
-none). Each fault is a one-line error of keras_bert's that says what to send instead."""
+"""What a model's inputs may hold, checked before they reach it: no more tokens than its
+positions (`BertConfig.check_seq_length`), no wider rows than them where a token's position is
+its column (`BertConfig.positions_are_columns`: BERT, ModernBERT), and no token types for a
+family that refuses them (ModernBERT: its transformers model takes none). Each fault is a
+one-line error of keras_bert's that says what to send instead."""
 
 from __future__ import annotations
 
@@ -27,16 +28,10 @@ def check_preprocessor(preprocessor, config: BertConfig) -> None:
     ...     max_position_embeddings=64))
     Traceback (most recent call last):
     ...
-    keras_bert.errors.ConfigError: The preprocessor packs 80 ids, more than the 64 positions \
-this modernbert model reads: load it with seq_length=64 or less (longer texts are cut to it).
+    keras_bert.errors.ConfigError: seq_length 80 is longer than the 64 tokens this modernbert \
+model reads: use seq_length 64 or less (longer texts are cut to it).
     """
-    longest = config.longest_input
-    if config.positions_are_columns and preprocessor.seq_length > longest:
-        raise ConfigError(
-            f"The preprocessor packs {preprocessor.seq_length} ids, more than the {longest} "
-            f"positions this {config.model_type} model reads: load it with seq_length={longest} "
-            "or less (longer texts are cut to it)."
-        )
+    config.check_seq_length(preprocessor.seq_length)
     second_type_id = preprocessor.packer.second_type_id
     if family(config.model_type).refuses_token_types and second_type_id:
         raise ConfigError(

@@ -179,7 +179,7 @@ class BertTask(keras.Model):
     def from_checkpoint(
         cls,
         path: str | os.PathLike | CheckpointFiles,
-        seq_length: int = 128,
+        seq_length: int | None = None,
         revision: str | None = None,
         **kwargs: Any,
     ) -> BertTask:
@@ -191,7 +191,8 @@ class BertTask(keras.Model):
         Args:
             path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`),
                 found once for the encoder and the preprocessor.
-            seq_length: length of the packed inputs.
+            seq_length: length of the packed inputs (default 128, or the most tokens the
+                model reads where that is less).
             revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: the task's own arguments (`num_classes`, `label_names`, ...); those of a
                 checkpoint's head come from its config when left out.
@@ -298,6 +299,12 @@ class BertTask(keras.Model):
         check_preprocessor(self.preprocessor, self.encoder.bert_config)
         return self.preprocessor
 
+    def _warn_of_cut_texts(self, x) -> None:
+        """The preprocessor's warning of texts longer than it packs (texts in memory only: a
+        `tf.data` dataset is read once, by the model)."""
+        if holds_text(x) and not isinstance(x, tf.data.Dataset):
+            self.require_preprocessor("text input").warn_of_cut_texts(x)
+
     def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset;
         packed ids are checked against the encoder (`checked_inputs`)."""
@@ -331,6 +338,7 @@ class BertTask(keras.Model):
                 validation_data = text_dataset(*validation_data, batch_size=batch_size)
             validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
+            self._warn_of_cut_texts(x)
             in_memory = not isinstance(x, tf.data.Dataset)
             x, y, sample_weight, batch_size = self._fit_inputs(
                 x, y, sample_weight, batch_size, shuffle and in_memory
@@ -378,12 +386,14 @@ class BertTask(keras.Model):
     def evaluate(
         self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
     ):
+        self._warn_of_cut_texts(x)
         x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
         return super().evaluate(
             x=x, y=y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight, **kwargs
         )
 
     def predict(self, x, batch_size=None, **kwargs):
+        self._warn_of_cut_texts(x)
         x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)
         if isinstance(x, tf.data.Dataset):
             self._trace_predict_for_any_shape([x.element_spec])

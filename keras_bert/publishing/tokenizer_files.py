@@ -1,8 +1,9 @@
 """The tokenizer files of a published model, read by transformers, `tokenizers` and keras_bert.
 
 - the family's own files (its record in `keras_bert.families`): `vocab.txt` (WordPiece),
-  `vocab.json` + `merges.txt` (byte-level BPE), `spiece.model` / `spm.model` (SentencePiece);
-  ModernBERT's is `tokenizer.json` itself;
+  `vocab.json` + `merges.txt` (byte-level BPE), `spiece.model` / `spm.model` (SentencePiece),
+  `sentencepiece.bpe.model` (XLM-RoBERTa's unigram model); ModernBERT's is `tokenizer.json`
+  itself;
 - `tokenizer.json`: the preprocessor in `tokenizers`' format (`keras_bert.export.onnx.
   tokenizer_json`), without truncation;
 - `tokenizer_config.json` and `special_tokens_map.json`: the special tokens, casing, the longest
@@ -27,6 +28,7 @@ from keras_bert.families import Family
 from keras_bert.text.byte_pair_tokenizer import TOKENIZER_JSON, BytePairTokenizer
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.special_tokens import UNK_TOKEN
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 from keras_bert.text.vocabulary import save_vocabulary
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
@@ -36,6 +38,7 @@ _TOKENIZER_KINDS = {
     WordPieceTokenizer: "wordpiece",
     BytePairTokenizer: "byte_pair",
     SentencePieceTokenizer: "sentencepiece",
+    UnigramTokenizer: "unigram",
 }
 _BYTE_PAIR_UNKNOWN = "<unk>"
 
@@ -55,6 +58,8 @@ def _special_tokens(preprocessor) -> dict[str, str]:
         if isinstance(tokenizer, SentencePieceTokenizer):
             unknown_id = read_sentencepiece_proto(tokenizer.proto).unk_id
             tokens["unk_token"] = tokenizer.vocabulary[unknown_id]
+        elif isinstance(tokenizer, UnigramTokenizer):
+            tokens["unk_token"] = tokenizer.vocabulary[tokenizer.unk_id]
         elif _BYTE_PAIR_UNKNOWN in tokenizer.vocabulary:
             tokens["unk_token"] = _BYTE_PAIR_UNKNOWN
     try:
@@ -129,7 +134,7 @@ def write_tokenizer_files(
         ],
         **special_tokens,
     }
-    if not isinstance(tokenizer, BytePairTokenizer):
+    if isinstance(tokenizer, (WordPieceTokenizer, SentencePieceTokenizer)):
         settings["do_lower_case"] = bool(tokenizer.lowercase)
     for name, values in ((TOKENIZER_CONFIG, settings), (SPECIAL_TOKENS_MAP, special_tokens)):
         (directory / name).write_text(json.dumps(values, indent=2, ensure_ascii=False) + "\n")

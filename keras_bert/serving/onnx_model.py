@@ -21,6 +21,7 @@ the vocabulary or longer rows than the model's positions (`ValueError`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,6 +37,8 @@ from keras_bert.serving.onnx_decoding import (
     softmax,
     truncated_lengths,
 )
+
+logger = logging.getLogger(__name__)
 
 ONNX_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -185,6 +188,19 @@ class OnnxModel:
         packing = self.packing
         truncation = truncation or packing["truncation"]
         budget = self.seq_length - 2 - (packing["pair_separators"] if second is not None else 0)
+        lengths = [
+            len(ids_a) + (0 if second is None else len(second[index]))
+            for index, ids_a in enumerate(first)
+        ]
+        cut = sum(length > budget for length in lengths)
+        if cut:
+            logger.warning(
+                "%d of %d texts have more tokens than seq_length %d holds and are cut to it: "
+                "split longer texts to read all of them.",
+                cut,
+                len(lengths),
+                self.seq_length,
+            )
         rows, types = [], []
         for index, ids_a in enumerate(first):
             if second is None:

@@ -171,6 +171,29 @@ _MODERNBERT_BASE = {
 _MODERNBERT_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 
+_XLM_ROBERTA_BASE = {
+    **_ROBERTA_BASE,
+    "architectures": ["XLMRobertaForMaskedLM"],
+    "model_type": "xlm-roberta",
+    "output_past": True,
+    "vocab_size": 250002,
+}
+_XLM_ROBERTA_LARGE = {
+    **_XLM_ROBERTA_BASE,
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 16,
+    "num_hidden_layers": 24,
+}
+_XLM_ROBERTA_FILES = ("sentencepiece.bpe.model", "tokenizer.json")
+
+
+def _xlm_roberta(published: dict) -> dict[str, bytes]:
+    """An XLM-R repo: safetensors and, beside them, the same weights in `pytorch_model.bin`."""
+    files = _family_repo("xlm_roberta", published, _XLM_ROBERTA_FILES)
+    return files | {"pytorch_model.bin": (FIXTURES / "xlm_roberta.bin").read_bytes()}
+
+
 def _bert_tensors() -> dict[str, np.ndarray]:
     state = read_torch_state_dict(FIXTURES / "bert_pretraining_legacy.bin")
     return {name: np.ascontiguousarray(value) for name, value in state.items()}
@@ -303,6 +326,8 @@ def published_repos() -> dict[str, dict[str, bytes]]:
             },
             ("spiece.model", "tokenizer.json"),
         ),
+        "FacebookAI/xlm-roberta-base": _xlm_roberta(_XLM_ROBERTA_BASE),
+        "FacebookAI/xlm-roberta-large": _xlm_roberta(_XLM_ROBERTA_LARGE),
         "microsoft/deberta-v3-xsmall": _deberta_v3(384, 12, 6),
         "microsoft/deberta-v3-small": _deberta_v3(768, 6, 12),
         "microsoft/deberta-v3-base": _deberta_v3(768, 12, 12),

@@ -9,7 +9,8 @@ import tensorflow as tf
 
 import keras_bert
 from keras_bert.export import MaskedLMServing
-from tests.checkpoints.test_family_parity import VARIANTS, reference_outputs
+from tests.checkpoints.test_family_parity import VARIANTS
+from tests.conftest import reference_outputs
 
 SEQ_LENGTH = 64  # the reference files' padding
 

@@ -1,5 +1,6 @@
-"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3 and ModernBERT
-checkpoints (random weights, written by Hugging Face transformers) give transformers' outputs."""
+"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT and
+XLM-RoBERTa checkpoints (random weights, written by Hugging Face transformers) give transformers'
+outputs."""
 
 import json
 
@@ -8,8 +9,9 @@ import pytest
 
 import keras_bert
 from keras_bert.errors import ConfigError
+from tests.conftest import reference_outputs
 
-VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "modernbert")
+VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 # The `model_type` each reference checkpoint declares.
 MODEL_TYPES = {
     "roberta": "roberta",
@@ -17,15 +19,14 @@ MODEL_TYPES = {
     "albert": "albert",
     "deberta_v3": "deberta-v2",
     "modernbert": "modernbert",
+    "xlm_roberta": "xlm-roberta",
 }
-# The checkpoints of the second wave, whose reference files say so in their names.
-SECOND_WAVE = ("modernbert",)
+PARTS = ("singles", "pairs", "multilingual")
 
 
-def reference_outputs(reference_dir, family):
-    """transformers' outputs on the visible sentences for a reference checkpoint."""
-    wave = "_family2" if family in SECOND_WAVE else ""
-    return np.load(reference_dir / "variants" / f"{family}_visible_sentences{wave}_reference.npz")
+def _parts(reference) -> list[str]:
+    """The reference's inputs: singles, pairs and, where there are, multilingual lines."""
+    return [part for part in PARTS if f"{part}_input_ids" in reference.files]
 
 
 def _inputs(reference, part):
@@ -45,7 +46,7 @@ def test_encoder_matches_transformers(family, reference_dir):
     reference = reference_outputs(reference_dir, family)
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family, output_all_layers=True)
     assert encoder.bert_config.model_type == MODEL_TYPES[family]
-    for part in ("singles", "pairs"):
+    for part in _parts(reference):
         inputs = _inputs(reference, part)
         outputs = encoder(inputs)
         real = inputs["input_mask"].astype(bool)
@@ -104,7 +105,7 @@ def test_albert_sentence_order_head_matches_transformers(reference_dir):
 def test_masked_lm_matches_transformers(family, reference_dir):
     reference = reference_outputs(reference_dir, family)
     model = keras_bert.load_masked_lm(reference_dir / "variants" / family)
-    for part in ("singles", "pairs"):
+    for part in _parts(reference):
         inputs = _inputs(reference, part)
         positions = np.tile(np.array([[1, 2, 3]], "int32"), (len(inputs["input_mask"]), 1))
         logits = model({**inputs, "masked_lm_positions": positions})["masked_lm"]
@@ -150,3 +151,28 @@ def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference
     classifier.save(tmp_path / "classifier.keras")
     restored = keras.saving.load_model(tmp_path / "classifier.keras")
     np.testing.assert_allclose(restored(inputs), classifier(inputs), atol=1e-5)
+
+
+def _copy_with_config(source, directory, **changes):
+    """A copy of a reference checkpoint with `changes` to its config.json."""
+    import shutil
+
+    shutil.copytree(source, directory)
+    config = directory / "config.json"
+    config.chmod(0o644)
+    config.write_text(json.dumps({**json.loads(config.read_text()), **changes}))
+    return directory
+
+
+@pytest.mark.parametrize("vocab_size", [4000, 5000])
+def test_a_config_whose_vocabulary_is_not_the_embedding_table_says_what_to_set(
+    vocab_size, reference_dir, tmp_path
+):
+    checkpoint = _copy_with_config(
+        reference_dir / "variants" / "xlm_roberta", tmp_path / "edited", vocab_size=vocab_size
+    )
+    message = f"vocabulary {vocab_size}.*table has 4002 rows: set vocab_size to 4002 in its config"
+    for load in (keras_bert.load_encoder, keras_bert.load_masked_lm):
+        with pytest.raises(keras_bert.errors.CheckpointError, match=message) as error:
+            load(checkpoint)
+        assert "\n" not in str(error.value)

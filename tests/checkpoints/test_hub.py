@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from safetensors.numpy import save
 
 from keras_bert import BertClassifier, BertMaskedLM, load_encoder, load_masked_lm, load_preprocessor
@@ -19,6 +20,7 @@ from pipelines import convert
 from pipelines.common import run_job
 from tests.checkpoints.hub_server import LoopbackHub, use_hub
 from tests.checkpoints.published import FIXTURES, OTHER_FORMAT_SIZE, OTHER_FORMATS
+from tests.conftest import reference_outputs
 
 
 def _cache_size(home) -> int:
@@ -217,11 +219,16 @@ def test_offline_after_one_download_loads_from_the_cache(monkeypatch, tmp_path, 
     use_hub(monkeypatch, server.url, tmp_path / "hf_home")
     online = load_encoder("microsoft/deberta-v3-small")
     vocabulary = checkpoint_vocabulary_file("bert-base-cased")
+    multilingual = load_preprocessor("FacebookAI/xlm-roberta-base")(["Grüß Gott, 世界"])
     server.stop()
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     offline = load_encoder("microsoft/deberta-v3-small")
+    offline_multilingual = load_preprocessor("FacebookAI/xlm-roberta-base")(["Grüß Gott, 世界"])
+    np.testing.assert_array_equal(
+        offline_multilingual["input_word_ids"], multilingual["input_word_ids"]
+    )
 
     for ours, theirs in zip(online.weights, offline.weights, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -255,6 +262,33 @@ def test_convert_writes_a_directory_every_loader_reads(hub_env, tmp_path, capsys
     original = load_encoder("huawei-noah/TinyBERT_General_4L_312D")
     for ours, theirs in zip(converted.weights, original.weights, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "pytorch_model.bin"])
+def test_xlm_roberta_by_name_gives_transformers_outputs_from_either_format(
+    hub_env, fake_hub, reference_dir, weights
+):
+    """FacebookAI/xlm-roberta-base's repo holds both formats (safetensors are read); a copy with
+    only `pytorch_model.bin` (written by torch, its decoder sharing the embeddings' storage)
+    loads the same encoder."""
+    files = dict(fake_hub.repos["FacebookAI/xlm-roberta-base"]["main"])
+    other = {"model.safetensors": "pytorch_model.bin", "pytorch_model.bin": "model.safetensors"}
+    fake_hub.add("test/xlm-roberta", {k: v for k, v in files.items() if k != other[weights]})
+    try:
+        checkpoint = load_checkpoint("test/xlm-roberta")
+        masked_lm = load_masked_lm("test/xlm-roberta")
+        preprocessor = load_preprocessor("test/xlm-roberta", seq_length=64)
+    finally:
+        del fake_hub.repos["test/xlm-roberta"]
+    assert checkpoint.source.endswith(weights)
+    archive = reference_outputs(reference_dir, "xlm_roberta")
+    texts = json.loads(str(archive["texts_json"]))["multilingual"]
+    inputs = preprocessor(texts)
+    np.testing.assert_array_equal(inputs["input_word_ids"], archive["multilingual_input_ids"])
+    positions = tf.tile(tf.constant([[1, 2, 3]]), [len(texts), 1])
+    logits = masked_lm({**inputs, "masked_lm_positions": positions})["masked_lm"]
+    expected = archive["multilingual_mlm_logits_at_1_2_3"]
+    assert np.abs(np.asarray(logits) - expected).max() <= 1e-4
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from keras_bert.export import ClassifierServing, export_for_serving
 from tests.export.fresh_process import run_signatures
 
 # Adding a family (DeBERTa-v3: "deberta_v3") is one entry.
-FAMILIES = ("distilbert", "roberta", "albert", "deberta_v3", "modernbert")
+FAMILIES = ("distilbert", "roberta", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 SEQ_LENGTH = 32
 
 

@@ -202,10 +202,12 @@ def test_ids_past_the_positions_and_token_types_are_one_line_errors(exported, ch
     call = {"export_dir": versions["classifier"]["saved_model"], "signature": "serving_ids"}
     with pytest.raises(RuntimeError, match="has no token types: send input_type_ids of zeros"):
         run_signatures([call | {"inputs": typed_ids}])
-    too_long = keras_bert.load_preprocessor(checkpoint, seq_length=2 * SEQ_LENGTH)
-    with pytest.raises(ConfigError, match="packs 2048 ids, more than the 1024 positions"):
-        ClassifierServing(classifier, too_long)
+    too_many = "seq_length 2048 is longer than the 1024 tokens this modernbert model reads"
+    with pytest.raises(ConfigError, match=too_many):
+        keras_bert.load_preprocessor(checkpoint, seq_length=2 * SEQ_LENGTH)
     tokenizer = classifier.preprocessor.tokenizer
+    with pytest.raises(ConfigError, match=too_many):
+        ClassifierServing(classifier, TextPreprocessor(tokenizer, seq_length=2 * SEQ_LENGTH))
     paired = TextPreprocessor(tokenizer, seq_length=64, second_type_id=1)
     with pytest.raises(ConfigError, match="types a pair's second text 1"):
         ClassifierServing(classifier, paired, text_pairs=True)

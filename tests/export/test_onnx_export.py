@@ -28,7 +28,7 @@ from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
 
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert")
+FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 # DeBERTa's attention is a `MultiHeadAttention` node with a bias, which OpenVINO does not read.
 OPENVINO_FAMILIES = tuple(family for family in FAMILIES if family != "deberta_v3")
 TEXTS = [
@@ -279,6 +279,19 @@ def test_runtime_runs_rows_by_length_as_one_batch(onnx_exported_base, data_dir, 
 
 
 @pytest.mark.slow
+def test_runtime_cuts_long_texts_as_the_savedmodel_with_a_warning(
+    onnx_exported_base, serving_modules, caplog
+):
+    model = OnnxModel(onnx_exported_base / "classifier" / "1")
+    texts = ["word " * (3 * model.seq_length), "short"]
+    with caplog.at_level("WARNING"):
+        ours = model.predict(texts)
+    assert any("1 of 2 texts have more tokens" in record.getMessage() for record in caplog.records)
+    expected = serving_modules["classifier"].serve_text(tf.constant(texts))
+    np.testing.assert_allclose(ours["probabilities"], expected["probabilities"], atol=1e-5)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("task", TASKS)
 def test_openvino_runtime_answers_as_onnx_runtime(onnx_exported_base, task):
     """`OnnxModel(runtime="openvino")` in float32 gives ONNX Runtime's answers (positions found
@@ -441,7 +454,7 @@ def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
     )
     classifier = keras_bert.BertClassifier(keras_bert.BertEncoder(config), 2)
     # Refused by the serving module already, before the ONNX export is asked for.
-    with pytest.raises(ConfigError, match="packs 32 ids, more than the 16 positions"):
+    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 tokens"):
         prepare_onnx(ClassifierServing(classifier, preprocessor))
 
 

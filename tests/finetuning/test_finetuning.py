@@ -225,14 +225,14 @@ def test_family_checkpoints_fine_tune_through_the_recipes(
     assert summary["evaluation"]["count"] == 5
     # RoBERTa's 66 positions hold 64 tokens (its positions start after the padding id).
     if family == "roberta":
-        with pytest.raises(ConfigError, match="64 positions"):
+        with pytest.raises(ConfigError, match="longer than the 64 tokens"):
             finetune_classifier(config(checkpoint, tmp_path / "long", seq_length=96), train)
 
 
 @pytest.mark.parametrize("family, positions", [("roberta", 64), ("modernbert", 1024)])
 def test_a_seq_length_past_the_positions_is_refused(family, positions, reference_dir, tmp_path):
     checkpoint = str(reference_dir / "variants" / family)
-    with pytest.raises(ConfigError, match=f"longer than the {positions} positions"):
+    with pytest.raises(ConfigError, match=f"longer than the {positions} tokens"):
         checkpoint_encoder(FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions + 1))
     config = FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions)
     assert checkpoint_encoder(config).bert_config.model_type == family

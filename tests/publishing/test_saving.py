@@ -23,7 +23,7 @@ from keras_bert import (
     save_checkpoint,
 )
 from keras_bert.errors import ConfigError, PublishError
-from tests.checkpoints.test_family_parity import reference_outputs
+from tests.conftest import reference_outputs
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 
 SEQ_LENGTH = 24
@@ -31,6 +31,7 @@ SEQ_LENGTH = 24
 VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"}
 VARIANTS["deberta-v2"] = "deberta_v3"
 VARIANTS["modernbert"] = "modernbert"
+VARIANTS["xlm-roberta"] = "xlm_roberta"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
     "encoder": lambda checkpoint: BertEncoder.from_checkpoint(checkpoint),
@@ -125,6 +126,7 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("roberta", "roberta", "masked_lm"),
         ("distilbert", "distilbert", "masked_lm"),
         ("deberta-v2", "deberta_v3", "masked_lm"),
+        ("xlm-roberta", "xlm_roberta", "masked_lm"),
         ("albert", "albert", "pretrainer"),
         ("modernbert", "modernbert", "masked_lm"),
     ],

@@ -1,7 +1,8 @@
 """The family's in-graph tokenizers give the ids of their reference libraries: `tokenizers`
 (the byte-level BPE of RoBERTa and ModernBERT, ModernBERT's read from its `tokenizer.json` with
-its added tokens' flags) and `sentencepiece` with the models' original preprocessing (ALBERT,
-DeBERTa-v3), on every sentence of shared/data and on fuzzed Unicode and bytes."""
+its added tokens' flags, and XLM-RoBERTa's unigram model) and `sentencepiece` with the models'
+original preprocessing (ALBERT, DeBERTa-v3; XLM-RoBERTa's under fairseq's ids), on every
+sentence of shared/data and on fuzzed Unicode and bytes."""
 
 import io
 import json
@@ -14,18 +15,48 @@ from hypothesis import strategies as st
 
 import keras_bert
 from keras_bert.text import BytePairTokenizer, SentencePieceTokenizer
-from tests.checkpoints.test_family_parity import reference_outputs
-from tests.text.family_references import BYTE_PAIR_FAMILIES, FamilyReference, albert_encode_ids
+from tests.conftest import reference_outputs
+from tests.text.family_references import (
+    TOKENIZER_JSON_FAMILIES,
+    FamilyReference,
+    albert_encode_ids,
+)
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "modernbert")
+FAMILIES = ("roberta", "albert", "deberta_v3", "modernbert", "xlm_roberta")
+
+
+@pytest.fixture(scope="module")
+def tokenizers(reference_dir):
+    """`tokenizer(name)`: a family's in-graph tokenizer, built once a module."""
+    built = {}
+
+    def tokenizer(name: str):
+        if name not in built:
+            checkpoint = reference_dir / "variants" / name
+            built[name] = keras_bert.load_preprocessor(checkpoint).tokenizer
+        return built[name]
+
+    return tokenizer
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
-def family(request, reference_dir):
+def family(request, reference_dir, tokenizers):
     """(name, in-graph tokenizer, reference) of each family."""
     checkpoint = reference_dir / "variants" / request.param
-    tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
-    return request.param, tokenizer, FamilyReference(request.param, checkpoint)
+    return request.param, tokenizers(request.param), FamilyReference(request.param, checkpoint)
+
+
+@pytest.fixture(scope="module")
+def corpus_ids(corpus_sentences, tokenizers):
+    """`ids(name)`: a family's in-graph ids of every shared sentence, computed once a module."""
+    computed = {}
+
+    def ids(name: str) -> list[list[int]]:
+        if name not in computed:
+            computed[name] = _ids(tokenizers(name), corpus_sentences)
+        return computed[name]
+
+    return ids
 
 
 def _ids(tokenizer, texts) -> list[list[int]]:
@@ -33,9 +64,9 @@ def _ids(tokenizer, texts) -> list[list[int]]:
 
 
 @pytest.mark.slow
-def test_ids_equal_the_reference_on_every_shared_sentence(family, corpus_sentences):
-    _, tokenizer, reference = family
-    ours, expected = _ids(tokenizer, corpus_sentences), reference.encode(corpus_sentences)
+def test_ids_equal_the_reference_on_every_shared_sentence(family, corpus_sentences, corpus_ids):
+    name, _, reference = family
+    ours, expected = corpus_ids(name), reference.encode(corpus_sentences)
     wrong = [index for index in range(len(expected)) if ours[index] != expected[index]]
     assert not wrong, [(corpus_sentences[i], ours[i], expected[i]) for i in wrong[:3]]
 
@@ -43,7 +74,7 @@ def test_ids_equal_the_reference_on_every_shared_sentence(family, corpus_sentenc
 def test_singles_equal_the_sentencepiece_reference_ids(family, reference_dir):
     name, tokenizer, _ = family
     archive = reference_outputs(reference_dir, name)
-    key = "singles_input_ids" if name in BYTE_PAIR_FAMILIES else "singles_original_input_ids"
+    key = "singles_input_ids" if name in TOKENIZER_JSON_FAMILIES else "singles_original_input_ids"
     texts = json.loads(str(archive["texts_json"]))["singles"]
     for ids, row, mask in zip(
         _ids(tokenizer, texts), archive[key], archive["singles_attention_mask"], strict=True
@@ -113,6 +144,59 @@ def test_albert_resplits_digit_comma_pieces_as_google_research_does(tmp_path, da
     texts = ["In 1990, 2000, 2010, and 1,000, 25,000 people came.", "x1990, 7,", "1990,"]
     assert _ids(tokenizer, texts) == [albert_encode_ids(processor, text) for text in texts]
     assert _ids(tokenizer, texts) != processor.encode(texts)
+
+
+@pytest.fixture(scope="module")
+def xlm_roberta(reference_dir, tokenizers):
+    """(in-graph tokenizer, sentencepiece processor, visible-sentence archive) of XLM-R."""
+    processor = sentencepiece.SentencePieceProcessor(
+        model_file=str(reference_dir / "variants" / "xlm_roberta" / "sentencepiece.bpe.model")
+    )
+    archive = reference_outputs(reference_dir, "xlm_roberta")
+    return tokenizers("xlm_roberta"), processor, archive
+
+
+def test_xlm_roberta_ids_equal_transformers_on_lines_in_ten_scripts(xlm_roberta):
+    tokenizer, _, archive = xlm_roberta
+    texts = json.loads(str(archive["texts_json"]))["multilingual"]
+    rows = zip(
+        archive["multilingual_input_ids"], archive["multilingual_attention_mask"], strict=True
+    )
+    assert _ids(tokenizer, texts) == [row[1 : mask.sum() - 1].tolist() for row, mask in rows]
+
+
+def _fairseq_ids(processor: sentencepiece.SentencePieceProcessor, text: str) -> list[int]:
+    """`sentencepiece`'s ids of a text under fairseq's dictionary (pieces one id later, its
+    `<unk>` 3)."""
+    return [piece_id + 1 if piece_id else 3 for piece_id in processor.encode(text)]
+
+
+@pytest.mark.slow
+def test_xlm_roberta_ids_are_sentencepiece_pieces_on_every_shared_sentence(
+    xlm_roberta, corpus_sentences, corpus_ids
+):
+    """The same ids as `sentencepiece` under fairseq's offset, but for equally scored
+    segmentations, which `tokenizers` orders otherwise ("very...." is "." "...", not "..." ".")."""
+    _, processor, _ = xlm_roberta
+    ours = corpus_ids("xlm_roberta")
+    differ = [
+        (text, ids, _fairseq_ids(processor, text))
+        for text, ids in zip(corpus_sentences, ours, strict=True)
+        if ids != _fairseq_ids(processor, text)
+    ]
+    assert len(differ) < len(corpus_sentences) // 10_000
+    assert all(sorted(ids) == sorted(expected) for _, ids, expected in differ), differ
+
+
+def test_xlm_roberta_follows_tokenizers_where_sentencepiece_differs(xlm_roberta, reference_dir):
+    """NFKC by grapheme cluster ("ﬁ" + U+0301 loses the accent with its cluster), White_Space
+    that the normalizer keeps (U+0085), a special piece that NFKC makes (fullwidth "＜ｓ＞")."""
+    tokenizer, processor, _ = xlm_roberta
+    reference = FamilyReference("xlm_roberta", reference_dir / "variants" / "xlm_roberta")
+    texts = ["ﬁ\u0301x", "a\x85b", "＜ｓ＞ and <mask>"]
+    ours = _ids(tokenizer, texts)
+    assert ours == reference.encode(texts)
+    assert all(ids != _fairseq_ids(processor, text) for ids, text in zip(ours, texts, strict=True))
 
 
 # ModernBERT's tokenizer.json with the added tokens of the published vocabularies it descends

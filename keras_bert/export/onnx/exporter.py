@@ -286,11 +286,7 @@ def prepare_onnx(
     if precision != "float32":
         check_agreement_inputs(module, agreement_requests, precision)
     config = _encoder(module).bert_config
-    if module.preprocessor.seq_length > config.longest_input:
-        raise ConfigError(
-            f"seq_length {module.preprocessor.seq_length} is longer than the "
-            f"{config.longest_input} ids this {config.model_type} model reads."
-        )
+    config.check_seq_length(module.preprocessor.seq_length)
     requests = [module.example_inputs(), *agreement_requests]
     model = task_graph(module.model, masked_lm_options(module))
     session = inference_session(model)
