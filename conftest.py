@@ -10,18 +10,21 @@ Wikipedia sample) go to one worker together, so each artefact is built once per 
 
 A worker runs hundreds of modules in one process. What a module built is released when its tests
 end (its own cached builders, Keras' global state, the allocator's free pages): a worker that
-kept it held 11 GiB by the end of a run, and its last tests ran 20x slower than alone.
+kept it held 11 GiB by the end of a run, and its last tests ran 20x slower than alone. The
+workers (started after this file is read) and their children use two malloc arenas, not one per
+thread of TensorFlow's pools, whose free pages no trim returns.
 """
 
 import ctypes
-import gc
 import inspect
+import os
 from pathlib import Path
 
 import keras
 import pytest
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent
+os.environ.setdefault("MALLOC_ARENA_MAX", "2")
 
 # Session fixtures that take tens of seconds to build, and the worker group of their readers.
 _EXPENSIVE_SESSION_FIXTURES = {

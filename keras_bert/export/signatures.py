@@ -218,8 +218,12 @@ class _Serving(tf.Module):
         def run(model_inputs):
             return _as_float32(self.model(model_inputs, training=False))
 
-        if self.jit_compile:
-            run = tf.function(run, jit_compile=True, autograph=False)
+        # One function of the model for its calls below (the batch whole, or each group): the
+        # signature's graph holds the encoder once, not once a call (a third of the tracing,
+        # and of the SavedModel's graph); TensorFlow inlines it where it runs the signature.
+        run = tf.function(
+            run, jit_compile=self.jit_compile or None, autograph=False, reduce_retracing=True
+        )
         if not self.length_groups:
             return run(inputs)
         order, first_rows = split_by_length(inputs["input_mask"], self.buckets, CALL_COST_TOKENS)

@@ -26,7 +26,7 @@ _ANSWER_TIMEOUT_SECONDS = 600
 
 _SCRIPT = textwrap.dedent(
     """
-    import importlib.util, json, sys, traceback
+    import ctypes, gc, importlib.util, json, sys, traceback
 
     # pipelines/query_export.py by its path: the package `pipelines` imports keras_bert.
     spec = importlib.util.spec_from_file_location("query_export", sys.argv[1])
@@ -48,6 +48,10 @@ _SCRIPT = textwrap.dedent(
         finally:
             for model in models.values():
                 model.close()
+            # The sessions' memory back to the system: the child lives as long as the run.
+            models.clear()
+            gc.collect()
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
         return results
 
     for line in sys.stdin:
