@@ -12,7 +12,7 @@ Example:
 >>> family("roberta").packing.cls_token, family("distilbert").pooler
 ('<s>', False)
 >>> sorted(FAMILIES)
-['albert', 'bert', 'deberta-v2', 'distilbert', 'roberta']
+['albert', 'bert', 'deberta-v2', 'distilbert', 'electra', 'roberta']
 """
 
 from __future__ import annotations
@@ -191,6 +191,13 @@ class Family:
             saved so) loads as an encoder without a pooler, instead of failing.
         pretraining_model: transformers has its `*ForPreTraining`: the masked-LM head and a
             sentence-pair head on the pooler (BERT's next-sentence, ALBERT's sentence-order).
+        replaced_token_detection: its `*ForPreTraining` is ELECTRA's discriminator instead: a
+            replaced-token head on every position (`BertReplacedTokenDetector`).
+        masked_lm_activation: the activation of its masked-LM head's transform where that is
+            not the encoder's `hidden_activation` (ELECTRA's generator: always "gelu").
+        transformers_defaults: `BertConfig` fields whose default in its transformers config
+            class differs from `BertConfig`'s, for `config.json` files silent about them
+            (ELECTRA's `embedding_size` 128).
         extra_config_fields: `BertConfig` fields its `config.json` carries beyond BERT's, under
             the same names.
         check_config: raises a `ConfigError` for `config.json` values of variants keras_bert
@@ -213,6 +220,9 @@ class Family:
     zero_padding_embeddings: bool = False
     pooler_optional: bool = True
     pretraining_model: bool = False
+    replaced_token_detection: bool = False
+    masked_lm_activation: str | None = None
+    transformers_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     extra_config_fields: tuple[str, ...] = ()
     check_config: Callable[[Mapping[str, Any]], None] | None = None
 
@@ -231,8 +241,10 @@ class Family:
         {'position_offset': 2}
         >>> family("distilbert").config_defaults({})
         {'type_vocab_size': 0, 'pooler': False}
+        >>> family("electra").config_defaults({})
+        {'embedding_size': 128, 'pooler': False}
         """
-        defaults: dict[str, Any] = {}
+        defaults: dict[str, Any] = dict(self.transformers_defaults)
         if not self.token_types:
             defaults["type_vocab_size"] = 0
         if not self.pooler:
@@ -365,8 +377,38 @@ DEBERTA_V2 = Family(
     check_config=_check_deberta_config,
 )
 
+ELECTRA = Family(
+    model_type="electra",
+    transformers_prefix="Electra",
+    config_fields=BERT_CONFIG_FIELDS,
+    transformers_config_fields=(*TRANSFORMERS_BERT_FIELDS, "embedding_size"),
+    tensor_names=(
+        (r"^electra\.", "bert."),
+        # ALBERT's factorized embeddings without ALBERT's name; read after the prefix rule.
+        (r"^bert\.embeddings_project\.", "bert.encoder.embedding_hidden_mapping_in."),
+        # The generator's masked-LM head (its decoder is the token embeddings).
+        (r"^generator_predictions\.(dense|LayerNorm)\.", r"cls.predictions.transform.\1."),
+        (r"^generator_lm_head\.bias$", "cls.predictions.bias"),
+        (r"^generator_lm_head\.weight$", "cls.predictions.decoder.weight"),
+        # The discriminator's replaced-token head.
+        (r"^discriminator_predictions\.", "cls.discriminator_predictions."),
+    ),
+    tokenizer=TokenizerFiles("wordpiece", ("vocab.txt",)),
+    # ElectraClassificationHead: dropout → dense → GELU → dropout → dense on the first token.
+    classifier_head=ClassifierHead(
+        "gelu",
+        dropout_before_dense=True,
+        dense_module="classifier.dense",
+        output_module="classifier.out_proj",
+    ),
+    pooler=False,
+    replaced_token_detection=True,
+    masked_lm_activation="gelu",
+    transformers_defaults={"embedding_size": 128},
+)
+
 FAMILIES: dict[str, Family] = {
-    record.model_type: record for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2)
+    record.model_type: record for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, ELECTRA)
 }
 
 

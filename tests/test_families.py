@@ -24,6 +24,7 @@ CHECKPOINTS = {
     "distilbert": "distilbert",
     "albert": "albert",
     "deberta-v2": "deberta_v3",
+    "electra": "electra/discriminator",
 }
 TINY_SIZES = {
     "vocab_size": 50,
@@ -47,6 +48,7 @@ FAMILY_FEATURES = {
         "norm_rel_ebd": "layer_norm",
         "position_biased_input": False,
     },
+    "electra": {"embedding_size": 16},
 }
 
 

@@ -1,5 +1,6 @@
 """Keras layers of BERT: embeddings, self-attention (and DeBERTa's disentangled attention over
-relative embeddings), encoder block, pooler, pretraining heads."""
+relative embeddings), encoder block, pooler, pretraining heads (ELECTRA's replaced-token head
+among them)."""
 
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
@@ -10,6 +11,7 @@ from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
+from keras_bert.layers.replaced_token_head import ReplacedTokenHead
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
@@ -26,6 +28,7 @@ __all__ = [
     "MultiHeadSelfAttention",
     "NextSentenceHead",
     "RelativeEmbeddings",
+    "ReplacedTokenHead",
     "RowShardedDense",
     "SequenceDense",
     "SpanBoundaryHead",

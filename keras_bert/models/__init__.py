@@ -6,6 +6,7 @@ from keras_bert.models.masked_lm import BertMaskedLM
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
 from keras_bert.models.pretrainer import BertPretrainer, pretrainer_variables
 from keras_bert.models.question_answerer import BertQuestionAnswerer
+from keras_bert.models.replaced_token_detector import BertReplacedTokenDetector
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import BertTokenClassifier
 
@@ -15,6 +16,7 @@ __all__ = [
     "BertMaskedLM",
     "BertPretrainer",
     "BertQuestionAnswerer",
+    "BertReplacedTokenDetector",
     "BertTask",
     "BertTokenClassifier",
     "MaskedLMAccuracy",

@@ -18,17 +18,20 @@ from keras_bert import (
     BertMaskedLM,
     BertPretrainer,
     BertQuestionAnswerer,
+    BertReplacedTokenDetector,
     BertTokenClassifier,
     load_preprocessor,
     save_checkpoint,
 )
 from keras_bert.errors import ConfigError, PublishError
+from tests.reference_files import variant_reference_file
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 
 SEQ_LENGTH = 24
 # The reference checkpoint directory of each family (BERT's: the session's BERT-Tiny).
 VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"}
 VARIANTS["deberta-v2"] = "deberta_v3"
+VARIANTS["electra"] = "electra/discriminator"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
     "encoder": lambda checkpoint: BertEncoder.from_checkpoint(checkpoint),
@@ -42,7 +45,12 @@ HEADS = {
     ),
     "question_answerer": lambda checkpoint: BertQuestionAnswerer.from_checkpoint(checkpoint),
     "pretrainer": lambda checkpoint: BertPretrainer.from_checkpoint(checkpoint),
+    "replaced_token_detector": lambda checkpoint: BertReplacedTokenDetector(
+        BertEncoder.from_checkpoint(checkpoint)
+    ),
 }
+# The families whose `*ForPreTraining` is each pretraining head (ELECTRA's: the discriminator).
+PRETRAINING_FAMILIES = {"pretrainer": ("bert", "albert"), "replaced_token_detector": ("electra",)}
 ARCHITECTURES = {
     "encoder": "Model",
     "masked_lm": "ForMaskedLM",
@@ -51,6 +59,7 @@ ARCHITECTURES = {
     "token_classifier": "ForTokenClassification",
     "question_answerer": "ForQuestionAnswering",
     "pretrainer": "ForPreTraining",
+    "replaced_token_detector": "ForPreTraining",
 }
 TEXTS = ["The cat sat on the mat.", "Proteins fold into shapes (mostly)."]
 
@@ -82,8 +91,8 @@ def test_every_head_of_every_family_reads_back_exactly(model_type, checkpoints, 
     inputs = _inputs(preprocessor)
     prefix = keras_bert.families.family(model_type).transformers_prefix
     for head, build in HEADS.items():
-        if head == "pretrainer" and model_type not in ("bert", "albert"):
-            continue  # transformers has no *ForPreTraining of the family
+        if model_type not in PRETRAINING_FAMILIES.get(head, (model_type,)):
+            continue  # transformers has no *ForPreTraining of the family with this head
         keras.utils.set_random_seed(0)
         model = build(checkpoint)
         directory = tmp_path / head
@@ -108,8 +117,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
     preprocessor = load_preprocessor(checkpoints[model_type], seq_length=64)
     save_checkpoint(BertEncoder.from_checkpoint(checkpoints[model_type]), tmp_path, preprocessor)
     tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    references = reference_dir / "variants" / f"{VARIANTS[model_type]}_visible_sentences_reference"
-    texts = json.loads(str(np.load(f"{references}.npz")["texts_json"]))["singles"]
+    references = variant_reference_file(reference_dir, VARIANTS[model_type])
+    texts = json.loads(str(np.load(references)["texts_json"]))["singles"]
 
     ours = {name: np.asarray(value) for name, value in preprocessor(texts).items()}
     for row, encoding in enumerate(tokenizer.encode_batch(texts)):
@@ -124,6 +133,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("distilbert", "distilbert", "masked_lm"),
         ("deberta-v2", "deberta_v3", "masked_lm"),
         ("albert", "albert", "pretrainer"),
+        ("electra", "electra/generator", "masked_lm"),
+        ("electra", "electra/discriminator", "replaced_token_detector"),
     ],
 )
 def test_tensors_are_named_as_transformers_saves_them(
@@ -131,9 +142,12 @@ def test_tensors_are_named_as_transformers_saves_them(
 ):
     """The reference checkpoints were written by transformers' own `save_pretrained`."""
     checkpoint = reference_dir / "variants" / source
-    model = keras_bert.load_masked_lm(checkpoint)
-    if architecture == "pretrainer":
-        model = BertPretrainer.from_checkpoint(checkpoint)
+    load = {
+        "masked_lm": keras_bert.load_masked_lm,
+        "pretrainer": BertPretrainer.from_checkpoint,
+        "replaced_token_detector": keras_bert.load_replaced_token_detector,
+    }[architecture]
+    model = load(checkpoint)
 
     save_checkpoint(model, tmp_path, load_preprocessor(checkpoint))
 
@@ -238,8 +252,9 @@ def test_a_pretrainer_without_a_twin_publishes_its_masked_lm_alone(checkpoints, 
             lambda encoder: BertEncoder(encoder.bert_config.replace(pre_layer_norm=True)),
             "cannot hold pre_layer_norm=True",
         ),
+        (BertReplacedTokenDetector, "no bert model with a replaced-token head"),
     ],
-    ids=["mean pooling", "keras-hub head", "span boundary", "pre-LN blocks"],
+    ids=["mean pooling", "keras-hub head", "span boundary", "pre-LN blocks", "BERT detector"],
 )
 def test_a_model_without_a_transformers_twin_is_refused_before_writing(
     build, message, checkpoints, tmp_path

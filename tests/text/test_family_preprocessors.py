@@ -12,13 +12,16 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text import BertPreprocessor, TextPreprocessor
+from tests.reference_files import variant_reference_file
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert")
+FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert", "electra/discriminator")
+# The families whose tokenizer is BERT's WordPiece (`BertPreprocessor`).
+WORDPIECE_FAMILIES = ("distilbert", "electra/discriminator")
 SEQ_LENGTH = 64  # the reference files' padded length
 
 
 def _reference(reference_dir, family):
-    archive = np.load(reference_dir / "variants" / f"{family}_visible_sentences_reference.npz")
+    archive = np.load(variant_reference_file(reference_dir, family))
     arrays = {name: archive[name] for name in archive.files}
     arrays["texts"] = json.loads(str(arrays.pop("texts_json")))
     return arrays
@@ -40,9 +43,11 @@ def test_each_family_gets_its_tokenizer_and_packing(family):
         "albert": "SentencePieceTokenizer",
         "deberta_v3": "SentencePieceTokenizer",
         "distilbert": "WordPieceTokenizer",
+        "electra/discriminator": "WordPieceTokenizer",
     }[name]
     assert type(preprocessor.tokenizer).__name__ == tokenizer_class
-    assert isinstance(preprocessor, BertPreprocessor if name == "distilbert" else TextPreprocessor)
+    wordpiece = name in WORDPIECE_FAMILIES
+    assert isinstance(preprocessor, BertPreprocessor if wordpiece else TextPreprocessor)
     assert preprocessor.packer.pair_separators == (2 if name == "roberta" else 1)
 
 
