@@ -536,13 +536,13 @@ def table(
     return text
 
 
-def write_between_markers(path: Path, text: str) -> None:
-    """Replaces what lies between `MARKERS` in `path` with `text`."""
+def write_between_markers(path: Path, text: str, markers: tuple[str, str] = MARKERS) -> None:
+    """Replaces what lies between `markers` (this table's `MARKERS`) in `path` with `text`."""
     document = path.read_text("utf-8")
-    start, end = (document.find(marker) for marker in MARKERS)
+    start, end = (document.find(marker) for marker in markers)
     if start < 0 or end < start:
-        raise SystemExit(f"{path}: no {MARKERS[0]} ... {MARKERS[1]} to write between.")
-    head = document[: start + len(MARKERS[0])]
+        raise SystemExit(f"{path}: no {markers[0]} ... {markers[1]} to write between.")
+    head = document[: start + len(markers[0])]
     path.write_text(f"{head}\n{text}\n{document[end:]}", "utf-8")
 
 

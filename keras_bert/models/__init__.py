@@ -1,6 +1,7 @@
 """Functional BERT models: the encoder and the task models built on it."""
 
 from keras_bert.models.classifier import BertClassifier
+from keras_bert.models.electra_pretrainer import ElectraPretrainer
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.masked_lm import BertMaskedLM
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
@@ -19,6 +20,7 @@ __all__ = [
     "BertReplacedTokenDetector",
     "BertTask",
     "BertTokenClassifier",
+    "ElectraPretrainer",
     "MaskedLMAccuracy",
     "MaskedLMLoss",
     "pretrainer_variables",
