@@ -8,6 +8,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
     python -m bench.bench_pretraining_usefulness table [--write BENCHMARKS.md]
+    python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget
 off (`total_steps` exactly, whatever the CPU's load) into `--runs-dir/<variant>` (resumable:
@@ -18,7 +19,12 @@ the seed, its vocabulary) with `keras_bert.finetuning.classification.finetune_cl
 code of `pipelines.finetune_classifier`, on the movie snippets; defaults are the job's
 (`FinetuningConfig` and `CLASSIFIER_RECIPE`: lr 5e-5, 10% warm-up, first-token head, length
 128); a line of `bench/results/pretraining_usefulness.jsonl` per model, seed, epochs and
-settings, skipped when recorded. `table` prints the mean dev accuracy of each model over its
+settings, skipped when recorded. `probe` looks inside each run's encoder and a random one's,
+without training them (`bench/results/pretraining_probes.jsonl`): the token table's root mean
+square, the LayerNorm scales, how alike the features of different sentences are (mean cosine
+similarity of the first token's output and of the mean over tokens), and what a linear
+classifier of the frozen features scores on the dev split (ridge regression on standardized
+features). `table` prints the mean dev accuracy of each model over its
 seeds and the differences; with `--write` it replaces the text between
 `<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime
+import itertools
 import json
 import os
 import statistics
@@ -42,6 +49,9 @@ from bench.bench_peer_finetuning import git_revision, read_records
 RESULTS_DIR = Path(__file__).parent / "results"
 PRETRAINING_RESULTS = "pretraining_runs.jsonl"
 FINETUNING_RESULTS = "pretraining_usefulness.jsonl"
+PROBE_RESULTS = "pretraining_probes.jsonl"
+# The ridge penalty of the linear probe, on standardized features.
+PROBE_PENALTY = 1.0
 DATA_DIR = Path("../shared/data/sentiment")
 MARKERS = ("<!-- pretraining_usefulness -->", "<!-- /pretraining_usefulness -->")
 # Each pretraining variant: its recipe and the flags over it.
@@ -53,17 +63,25 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "electra": ("pipelines/recipes/electra_tiny.json", []),
 }
+# The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
+# random weights but for those it keeps of the run's (canonical name prefixes): all random,
+# the run's embeddings (tables and their LayerNorm) on random blocks, or the run's blocks (and
+# final LayerNorm) on random embeddings.
+MODELS: dict[str, tuple[str, ...] | None] = {
+    "pretrained": None,
+    "random": (),
+    "pretrained_embeddings": ("bert/embeddings/",),
+    "pretrained_blocks": ("bert/encoder/",),
+}
 # The fine-tuning settings a line records (the rest are the job's defaults).
-SETTINGS = ("learning_rate", "pooling", "embedding_rms", "seq_length", "precision")
+SETTINGS = ("learning_rate", "pooling", "embedding_rms", "seq_length", "precision", "dropout_rate")
 
 
 def random_checkpoint(
-    run_checkpoint: Path, directory: Path, seed: int, keep_all_but_pooler: bool = False
+    run_checkpoint: Path, directory: Path, seed: int, kept: tuple[str, ...] = ()
 ) -> Path:
-    """A checkpoint of the run's architecture and vocabulary with random weights; or, with
-    `keep_all_but_pooler`, the run's weights with a random pooler (what a run without sentence
-    pairs leaves since the next-sentence loss has no weight there: runs from before that
-    change trained the pooler on a constant label)."""
+    """A checkpoint of the run's architecture and vocabulary with random weights drawn under
+    `seed`, but for the run's own weights whose canonical names start with one of `kept`."""
     import keras
 
     from keras_bert import BertEncoder
@@ -75,11 +93,10 @@ def random_checkpoint(
     tensors = {
         name: keras.ops.convert_to_numpy(v) for name, v in encoder_variables(encoder).items()
     }
-    if keep_all_but_pooler:
-        tensors = {
-            name: value if name.startswith("bert/pooler/") else checkpoint.tensors[name]
-            for name, value in tensors.items()
-        }
+    tensors = {
+        name: checkpoint.tensors[name] if name.startswith(kept) else value
+        for name, value in tensors.items()
+    }
     save_google_checkpoint(
         tensors, checkpoint.config, directory, vocabulary_file=checkpoint.vocabulary_file
     )
@@ -143,64 +160,189 @@ def pretrain(arguments: argparse.Namespace) -> None:
         print(json.dumps(record), flush=True)
 
 
+def _features(encoder, preprocessor, texts: list[str], batch_size: int = 128) -> dict:
+    """Of every text, as numpy arrays: the first token's output, the mean of the sequence
+    output over the real tokens (`mean`) and of each layer's output below it (`mean of
+    embeddings`, `mean of block 0`, ...; `encoder` built with `output_all_layers`), the root
+    mean square of each of those layers' token vectors, averaged over the text's tokens (`rms
+    of embeddings`, ...: how large the residual stream grows), and the pooler's output where
+    the encoder has one."""
+    import numpy as np
+
+    features = defaultdict(list)
+    for start in range(0, len(texts), batch_size):
+        inputs = preprocessor(texts[start : start + batch_size])
+        outputs = encoder(inputs)
+        mask = np.asarray(inputs["input_mask"], "float32")[..., None]
+        layers = {
+            "mean": outputs["sequence_output"],
+            "mean of embeddings": outputs["embedding_output"],
+            **{f"mean of block {i}": x for i, x in enumerate(outputs["encoder_outputs"])},
+        }
+        for name, values in layers.items():
+            values = np.asarray(values)
+            features[name].append((values * mask).sum(1) / mask.sum(1))
+            # The root mean square of each real token's vector (the residual stream's size).
+            token_rms = np.sqrt(np.square(values).mean(-1, keepdims=True))
+            layer = "sequence output" if name == "mean" else name.removeprefix("mean of ")
+            features[f"rms of {layer}"].append((token_rms * mask).sum(1) / mask.sum(1))
+        features["first_token"].append(np.asarray(outputs["first_token_output"]))
+        if "pooled_output" in outputs:
+            features["pooler"].append(np.asarray(outputs["pooled_output"]))
+    return {name: np.concatenate(values) for name, values in features.items()}
+
+
+def mean_cosine_similarity(features):
+    """The mean cosine similarity of every pair of rows (1.0: all alike)."""
+    import numpy as np
+
+    unit = features / np.linalg.norm(features, axis=1, keepdims=True)
+    count = len(unit)
+    total = unit.sum(0)
+    return float((total @ total - count) / (count * (count - 1)))
+
+
+def ridge_probe_accuracy(train, train_labels, dev, dev_labels) -> float:
+    """The dev accuracy of a ridge-regression classifier (one-vs-rest, standardized features,
+    `PROBE_PENALTY`) of frozen features."""
+    import numpy as np
+
+    mean, scale = train.mean(0), train.std(0) + 1e-6
+    train, dev = (train - mean) / scale, (dev - mean) / scale
+    train = np.concatenate([train, np.ones((len(train), 1))], 1)
+    dev = np.concatenate([dev, np.ones((len(dev), 1))], 1)
+    classes = sorted(set(train_labels))
+    targets = np.array([[1.0 if label == c else -1.0 for c in classes] for label in train_labels])
+    gram = train.T @ train + PROBE_PENALTY * np.eye(train.shape[1])
+    weights = np.linalg.solve(gram, train.T @ targets)
+    predicted = [classes[index] for index in (dev @ weights).argmax(1)]
+    return float(np.mean([p == label for p, label in zip(predicted, dev_labels, strict=True)]))
+
+
+def weight_statistics(encoder) -> dict:
+    """The token table's root mean square and each LayerNorm's mean scale, by variable path."""
+    import numpy as np
+
+    statistics_ = {
+        "token_embedding_rms": float(
+            np.sqrt(np.mean(np.square(encoder.token_embedding.embeddings.numpy())))
+        )
+    }
+    for variable in encoder.weights:
+        if variable.path.endswith("gamma"):
+            statistics_[f"{variable.path} mean"] = round(float(np.mean(variable.numpy())), 4)
+    return statistics_
+
+
+def probe(arguments: argparse.Namespace) -> None:
+    from keras_bert import BertEncoder, load_preprocessor
+    from keras_bert.data.classification import read_classification_file
+
+    train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
+    dev = read_classification_file(DATA_DIR / "movie_snippets.dev.jsonl")
+    work = Path(tempfile.mkdtemp())
+    for variant in arguments.variants:
+        run_checkpoint = arguments.runs_dir / variant / "checkpoint"
+        preprocessor = load_preprocessor(run_checkpoint, seq_length=arguments.seq_length)
+        checkpoints = {
+            "pretrained": run_checkpoint,
+            "random": random_checkpoint(run_checkpoint, work / variant, seed=0),
+        }
+        for model, checkpoint in checkpoints.items():
+            encoder = BertEncoder.from_checkpoint(checkpoint, output_all_layers=True)
+            train_features = _features(encoder, preprocessor, list(train.texts))
+            dev_features = _features(encoder, preprocessor, list(dev.texts))
+            sizes = {name: dev_features.pop(name) for name in list(dev_features) if "rms" in name}
+            record = {
+                "variant": variant,
+                "model": model,
+                "seq_length": arguments.seq_length,
+                "weights": weight_statistics(encoder),
+                "token_rms": {name: round(float(value.mean()), 4) for name, value in sizes.items()},
+                "mean_cosine_similarity": {
+                    name: round(mean_cosine_similarity(values), 4)
+                    for name, values in dev_features.items()
+                },
+                "linear_probe_dev_accuracy": {
+                    name: round(
+                        ridge_probe_accuracy(
+                            train_features[name], train.labels, dev_features[name], dev.labels
+                        ),
+                        4,
+                    )
+                    for name in dev_features
+                },
+                **_provenance(),
+            }
+            append_record(arguments.results_dir / PROBE_RESULTS, record)
+            print(json.dumps(record), flush=True)
+
+
 def settings_of(arguments: argparse.Namespace) -> dict:
     return {name: getattr(arguments, name) for name in SETTINGS}
 
 
-def finetune(arguments: argparse.Namespace) -> None:
+def _finetuned_accuracy(checkpoint: Path, output_dir: Path, arguments, seed: int, epochs: float):
+    """Fine-tunes `checkpoint` on the movie snippets as the job does, with the settings of
+    `arguments`; returns the dev accuracy and the training seconds."""
     from keras_bert.data.classification import read_classification_file
     from keras_bert.finetuning.classification import finetune_classifier
     from keras_bert.finetuning.recipe import FinetuningConfig
 
+    config = FinetuningConfig(
+        checkpoint=str(checkpoint),
+        output_dir=str(output_dir),
+        seq_length=arguments.seq_length,
+        epochs=epochs,
+        classifier_pooling=arguments.pooling,
+        dropout_rate=arguments.dropout_rate,
+        embedding_rms=arguments.embedding_rms,
+        run={
+            "learning_rate": arguments.learning_rate,
+            "precision": arguments.precision,
+            "seed": seed,
+        },
+    )
     train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
     dev = read_classification_file(DATA_DIR / "movie_snippets.dev.jsonl")
+    _, summary = finetune_classifier(config, train, dev)
+    return summary["evaluation"]["accuracy"], summary["train_seconds"]
+
+
+def finetune(arguments: argparse.Namespace) -> None:
     settings = settings_of(arguments)
     results = arguments.results_dir / FINETUNING_RESULTS
     done = {
         (r["variant"], r["model"], r["seed"], r["epochs"])
         for r in read_records(results)
-        if r["settings"] == settings
+        if {"dropout_rate": 0.1, **r["settings"]} == settings
     }
     pretraining_runs = read_records(arguments.results_dir / PRETRAINING_RESULTS)
     pretrained_runs = {r["variant"]: r for r in pretraining_runs}
     work = Path(tempfile.mkdtemp())
-    for variant in arguments.variants:
-        run_checkpoint = arguments.runs_dir / variant / "checkpoint"
-        for seed in arguments.seeds:
-            for epochs in arguments.epochs:
-                for model in arguments.models:
-                    if (variant, model, seed, epochs) in done:
-                        continue
-                    checkpoint = run_checkpoint
-                    if model == "random":
-                        checkpoint = random_checkpoint(run_checkpoint, work / f"random{seed}", seed)
-                    config = FinetuningConfig(
-                        checkpoint=str(checkpoint),
-                        output_dir=str(work / f"{variant}_{model}_{seed}_{epochs}"),
-                        seq_length=arguments.seq_length,
-                        epochs=epochs,
-                        classifier_pooling=arguments.pooling,
-                        embedding_rms=arguments.embedding_rms,
-                        run={
-                            "learning_rate": arguments.learning_rate,
-                            "precision": arguments.precision,
-                            "seed": seed,
-                        },
-                    )
-                    _, summary = finetune_classifier(config, train, dev)
-                    record = {
-                        "variant": variant,
-                        "model": model,
-                        "seed": seed,
-                        "epochs": epochs,
-                        "settings": settings,
-                        "dev_accuracy": round(summary["evaluation"]["accuracy"], 5),
-                        "train_seconds": summary["train_seconds"],
-                        "pretraining_finished": pretrained_runs.get(variant, {}).get("finished"),
-                        **_provenance(),
-                    }
-                    append_record(results, record)
-                    print(json.dumps(record), flush=True)
+    for variant, seed, epochs, model in itertools.product(
+        arguments.variants, arguments.seeds, arguments.epochs, arguments.models
+    ):
+        if (variant, model, seed, epochs) in done:
+            continue
+        checkpoint = arguments.runs_dir / variant / "checkpoint"
+        if MODELS[model] is not None:
+            checkpoint = random_checkpoint(checkpoint, work / f"{model}{seed}", seed, MODELS[model])
+        output_dir = work / f"{variant}_{model}_{seed}_{epochs}"
+        accuracy, seconds = _finetuned_accuracy(checkpoint, output_dir, arguments, seed, epochs)
+        record = {
+            "variant": variant,
+            "model": model,
+            "seed": seed,
+            "epochs": epochs,
+            "settings": settings,
+            "dev_accuracy": round(accuracy, 5),
+            "train_seconds": seconds,
+            "pretraining_finished": pretrained_runs.get(variant, {}).get("finished"),
+            **_provenance(),
+        }
+        append_record(results, record)
+        print(json.dumps(record), flush=True)
 
 
 def _setting_label(settings: dict) -> str:
@@ -212,6 +354,7 @@ def _setting_label(settings: dict) -> str:
         "embedding_rms": None,
         "seq_length": 128,
         "precision": "float32",
+        "dropout_rate": 0.1,
     }
     changed = [f"{name} {value}" for name, value in settings.items() if defaults[name] != value]
     return ", ".join(changed) or "the job's defaults"
@@ -223,7 +366,8 @@ def table(records: list[dict]) -> str:
     masked LM), from the seeds both have."""
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
-        key = (json.dumps(record["settings"], sort_keys=True), record["epochs"])
+        settings = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
+        key = (json.dumps(settings, sort_keys=True), record["epochs"])
         scores = groups[key].setdefault((record["variant"], record["model"]), {})
         scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
     lines = [
@@ -262,12 +406,16 @@ def main() -> None:
     pretrain_parser = commands.add_parser("pretrain", help="run and record pretraining runs")
     finetune_parser = commands.add_parser("finetune", help="fine-tune runs and random models")
     table_parser = commands.add_parser("table", help="the table of the recorded fine-tuning")
-    for command in (pretrain_parser, finetune_parser):
+    probe_parser = commands.add_parser("probe", help="weights and frozen features of the runs")
+    probe_parser.add_argument("--seq-length", type=int, default=64)
+    for command in (pretrain_parser, finetune_parser, probe_parser):
         command.add_argument("--variants", nargs="+", choices=list(VARIANTS), required=True)
         command.add_argument("--runs-dir", type=Path, default=Path("runs/usefulness"))
     pretrain_parser.add_argument("--precision", default="mixed_bfloat16")
     pretrain_parser.add_argument("--again", action="store_true", help="record a run again")
-    finetune_parser.add_argument("--models", nargs="+", default=["pretrained", "random"])
+    finetune_parser.add_argument(
+        "--models", nargs="+", default=["pretrained", "random"], choices=list(MODELS)
+    )
     finetune_parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     finetune_parser.add_argument("--epochs", type=float, nargs="+", default=[3.0])
     finetune_parser.add_argument("--learning-rate", type=float, default=5e-5)
@@ -275,14 +423,17 @@ def main() -> None:
     finetune_parser.add_argument("--embedding-rms", type=float)
     finetune_parser.add_argument("--seq-length", type=int, default=128)
     finetune_parser.add_argument("--precision", default="float32")
+    finetune_parser.add_argument("--dropout-rate", type=float, default=0.1)
     table_parser.add_argument("--write", type=Path, help="a file with the table's markers")
-    for command in (pretrain_parser, finetune_parser, table_parser):
+    for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
     if arguments.command == "pretrain":
         pretrain(arguments)
     elif arguments.command == "finetune":
         finetune(arguments)
+    elif arguments.command == "probe":
+        probe(arguments)
     else:
         text = table(read_records(arguments.results_dir / FINETUNING_RESULTS))
         if arguments.write:
