@@ -32,7 +32,7 @@ import onnxruntime
 from bench.bench_serving import SEQ_LENGTH, load_dev, request_batches, scheduled_timings
 from keras_bert.cpu import cpu_summary
 from keras_bert.data.batching import trim_padding
-from keras_bert.serving.onnx_model import session_options
+from keras_bert.serving.graph_runtimes import session_options
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 from pipelines.query_export import SessionModel

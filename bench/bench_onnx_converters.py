@@ -103,7 +103,7 @@ def attention_nodes(model) -> int:
 def session(model, threads: int):
     import onnxruntime
 
-    from keras_bert.serving.onnx_model import session_options
+    from keras_bert.serving.graph_runtimes import session_options
 
     return onnxruntime.InferenceSession(
         model.SerializeToString(), session_options(threads), providers=["CPUExecutionProvider"]

@@ -30,7 +30,8 @@ from keras_bert.export.onnx import int8_export, prepare_onnx
 from keras_bert.export.onnx.quantization import INT8_MODES
 from keras_bert.export.precision import PrecisionAgreementError
 from keras_bert.serving import OnnxModel
-from keras_bert.serving.onnx_model import ONNX_FILE, session_options
+from keras_bert.serving.graph_runtimes import session_options
+from keras_bert.serving.onnx_model import ONNX_FILE
 from keras_bert.text import BertPreprocessor
 from pipelines.common import default_checkpoint
 

@@ -1,43 +1,47 @@
-"""Held-back accuracy of a classifier trained on raw strings against the fine-tuning pipeline's.
+"""The README's `fit` on raw strings against the classifier job, seed by seed, on held-out text.
 
-The text path is the three lines a user writes: `BertClassifier.from_checkpoint(checkpoint,
-num_classes=2, seq_length=64)`, then `fit(train_texts, train_labels, batch_size, epochs)` on
-the uncompiled model (it takes the fine-tuning recipe's optimizer, `FINETUNING_RUN`: AdamW 5e-5,
-10% warm-up, linear decay, clipping at norm 1), texts tokenized in its input pipeline and
-batched by length, shuffled each epoch. The pipeline path is `pipelines.finetune_classifier`'s
-`finetune_classifier` with its default recipe (same batch size and rate; `--epochs` for both,
-default the recipe's). Both train on the same examples under the same seed and are scored by
-their own `predict` on the same raw strings of a split neither saw (default: the movie
-snippets' dev split).
+The text path is what a user writes: `keras.utils.set_random_seed(seed)`,
+`BertClassifier.from_checkpoint(checkpoint, num_classes=2, seq_length=64)`, then
+`fit(train_texts, train_labels, batch_size=32, epochs=2)` on the uncompiled model (it takes the
+fine-tuning recipe's optimizer, `FINETUNING_RUN`: AdamW 5e-5, 10% warm-up, linear decay,
+clipping at norm 1; texts tokenized in its input pipeline, batched by length, shuffled each
+epoch). The job's path is `pipelines.finetune_classifier`'s `finetune_classifier` with
+`--seed seed --seq-length 64 --epochs 2`. Both train on the same seeded sample of the movie
+snippets' training split and are scored by their own `predict` on the raw strings of the dev
+split, which neither saw.
 
-    python -m bench.bench_text_task_accuracy --seed 0 \\
-        [--pipeline-model runs/sentiment_seed0/model.keras] [--max-train-examples 2000] \\
-        [--epochs 2]
+    python -m bench.bench_text_task_accuracy --seeds 0 1 2 --max-train-examples 2000 --epochs 2
 
-`--pipeline-model` scores a model the pipeline already trained with this seed on the same
-examples (e.g. the Fine-tuning section's run) instead of training it again. The report gives
-both accuracies, their difference, and two standard errors of it: that of the held-back
-sample (from the examples on which the two models disagree; training noise not included) and
-that of two independent accuracies on this many examples.
+Each seed's comparison is appended to `bench/results/fit_parity.jsonl` as one JSON line: both
+accuracies, their difference with two standard errors of it (that of the held-out sample, from
+the examples on which the two models disagree, training noise not included; and that of two
+independent accuracies on this many examples), the largest difference of their logits, the
+settings, the commit and the CPU. A seed recorded with the same settings at this commit is not
+run again, so a stopped campaign resumes where it was.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import tempfile
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import keras
 import numpy as np
 
-from bench.bench_peer_finetuning import read_task
+from bench.bench_peer_finetuning import git_revision, read_records, read_task
 from keras_bert.data.classification import encode_labels
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.models import BertClassifier
 from keras_bert.training.recipes import CLASSIFIER_RECIPE
 from pipelines.common import default_checkpoint
+
+RESULTS = Path(__file__).parent / "results" / "fit_parity.jsonl"
 
 
 def train_on_text(config: FinetuningConfig, train, label_names: list[str]) -> BertClassifier:
@@ -48,7 +52,6 @@ def train_on_text(config: FinetuningConfig, train, label_names: list[str]) -> Be
         num_classes=len(label_names),
         label_names=label_names,
         seq_length=config.seq_length,
-        dropout_rate=config.dropout_rate,
     )
     classifier.fit(
         train.texts,
@@ -91,61 +94,100 @@ def paired_comparison(labels: np.ndarray, first: np.ndarray, second: np.ndarray)
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--seq-length", type=int, default=64)
-    parser.add_argument("--max-train-examples", type=int, help="train on N examples (seeded)")
-    parser.add_argument("--epochs", type=float, default=CLASSIFIER_RECIPE["epochs"])
-    parser.add_argument("--pipeline-model", help="a .keras the pipeline trained (seed, examples)")
-    parser.add_argument("--output", help="also write the report here (JSON)")
-    args = parser.parse_args()
+def compare(config: FinetuningConfig, revision: str) -> dict:
+    """One seed's comparison: the job, then `fit` on the job's sample of the training texts,
+    both scored on the dev split; `revision` is the code's (`git_revision` as the run began)."""
+    from keras_bert.cpu import cpu_summary
 
-    train, held_back, label_names = read_task("sentiment")
-    config = FinetuningConfig(
-        checkpoint=default_checkpoint(),
-        output_dir=tempfile.mkdtemp(prefix="text_task_accuracy_"),
-        seq_length=args.seq_length,
-        max_train_examples=args.max_train_examples,
-        epochs=args.epochs,
-        run={"seed": args.seed},
-    )
-    if args.pipeline_model:
-        pipeline_model = keras.saving.load_model(args.pipeline_model)
-        pipeline_seconds = None
-    else:
-        pipeline_model, summary = finetune_classifier(config, train, label_names=label_names)
-        pipeline_seconds = summary["train_seconds"]
-    if config.max_train_examples:  # the pipeline's draw of its examples
+    train, held_out, label_names = read_task("sentiment")
+    job_model, summary = finetune_classifier(config, train, label_names=label_names)
+    if config.max_train_examples:  # the job's draw of its examples
         train = train.sample(config.max_train_examples, seed=config.run.seed)
-
     start = time.perf_counter()
     text_model = train_on_text(config, train, label_names)
     text_seconds = time.perf_counter() - start
 
-    labels = encode_labels(held_back.labels, label_names)
-    comparison = paired_comparison(
-        labels,
-        text_model.predict(held_back.texts, verbose=0).argmax(-1),
-        pipeline_model.predict(held_back.texts, verbose=0).argmax(-1),
-    )
-    report = {
-        "seed": args.seed,
+    text_logits = text_model.predict(held_out.texts, verbose=0)
+    job_logits = job_model.predict(held_out.texts, verbose=0)
+    labels = encode_labels(held_out.labels, label_names)
+    comparison = paired_comparison(labels, text_logits.argmax(-1), job_logits.argmax(-1))
+    return {
+        "seed": config.run.seed,
+        "settings": settings_of(config),
         "train_examples": len(train),
-        "held_back_examples": len(held_back),
-        "epochs": config.epochs,
-        "batch_size": config.batch_size,
-        "text_fit_seconds": round(text_seconds, 1),
-        "pipeline_train_seconds": pipeline_seconds,
+        "held_out_examples": len(held_out),
         **{
-            name.replace("first", "text").replace("second", "pipeline"): value
+            name.replace("first", "text").replace("second", "job"): value
             for name, value in comparison.items()
         },
+        "largest_logit_difference": float(np.abs(text_logits - job_logits).max()),
+        "text_fit_seconds": round(text_seconds, 1),
+        "job_train_seconds": summary["train_seconds"],
+        "revision": revision,
+        "cpu": cpu_summary(),
+        "finished": datetime.datetime.now().isoformat(timespec="seconds"),
     }
-    print(json.dumps(report, indent=2))
-    if args.output:
-        with open(args.output, "w") as file:
-            json.dump(report, file, indent=2)
+
+
+def settings_of(config: FinetuningConfig) -> dict:
+    """What a comparison's runs share beside the seed."""
+    return {
+        "max_train_examples": config.max_train_examples,
+        "epochs": config.epochs,
+        "seq_length": config.seq_length,
+        "batch_size": config.batch_size,
+    }
+
+
+def seeds_to_go(
+    seeds: Sequence[int], settings: dict, records: Sequence[dict], revision: str
+) -> list[int]:
+    """The seeds of `seeds` that `records` hold no comparison of with `settings` at `revision`.
+
+    Example:
+    >>> settings = {"epochs": 2}
+    >>> done = [{"seed": 0, "settings": settings, "revision": "a1b2c3d"}]
+    >>> seeds_to_go([0, 1], settings, done, "a1b2c3d"), seeds_to_go([0, 1], settings, done, "e4f")
+    ([1], [0, 1])
+    """
+    done = {
+        record["seed"]
+        for record in records
+        if record["settings"] == settings and record["revision"] == revision
+    }
+    return [seed for seed in seeds if seed not in done]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--seq-length", type=int, default=64)
+    parser.add_argument("--max-train-examples", type=int, help="train on N examples (seeded)")
+    parser.add_argument("--epochs", type=float, default=CLASSIFIER_RECIPE["epochs"])
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    args = parser.parse_args()
+
+    configs = {
+        seed: FinetuningConfig(
+            checkpoint=default_checkpoint(),
+            output_dir=tempfile.mkdtemp(prefix="text_task_accuracy_"),
+            seq_length=args.seq_length,
+            max_train_examples=args.max_train_examples,
+            epochs=args.epochs,
+            run={"seed": seed},
+        )
+        for seed in args.seeds
+    }
+    settings = settings_of(next(iter(configs.values())))
+    revision = git_revision()
+    todo = seeds_to_go(args.seeds, settings, read_records(args.results), revision)
+    print(f"{len(todo)} seeds to go at {revision}, appended to {args.results}", flush=True)
+    for seed in todo:
+        record = compare(configs[seed], revision)
+        args.results.parent.mkdir(parents=True, exist_ok=True)
+        with args.results.open("a", encoding="utf-8") as file:
+            file.write(json.dumps(record) + "\n")
+        print(json.dumps(record, indent=2), flush=True)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 `keras_bert.save_checkpoint`, loaded by `AutoTokenizer` and `AutoModel*.from_pretrained`, gives
 the Keras model's outputs.
 
-For each family (BERT: the real MiniLM-L6; RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ELECTRA's
-discriminator: the tiny random checkpoints of shared/reference/variants) and each head
-transformers has (bare model, `*ForMaskedLM` (ELECTRA's: its generator's),
+For each family (BERT: the real MiniLM-L6; RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT,
+XLM-RoBERTa, ELECTRA's discriminator: the tiny random checkpoints of shared/reference/variants)
+and each head transformers has (bare model, `*ForMaskedLM` (ELECTRA's: its generator's),
 `*ForSequenceClassification` single-label and regression, `*ForTokenClassification`,
 `*ForQuestionAnswering`, and `*ForPreTraining` where the family has it: ELECTRA's the
 discriminator's replaced-token head), the Keras model (heads drawn at random under a fixed
@@ -38,7 +38,16 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 VARIANTS = SHARED / "reference" / "variants"
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "electra/discriminator")
+FAMILIES = (
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 HEADS = ("encoder", "masked_lm", "classifier", "regressor", "token_classifier", "qa", "pretraining")
 LABELS = ["negative", "neutral", "positive"]
 TAGS = ["O", "B-person", "I-person", "B-location", "I-location"]

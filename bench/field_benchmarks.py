@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import datetime
 import hashlib
 import json
@@ -430,49 +431,48 @@ def after_first_epoch_rate(record: dict) -> float | None:
     return record["train_sequences"] / len(seconds) * (len(seconds) - 1) / sum(seconds[1:])
 
 
-def speed_table(records: Sequence[dict]) -> str:
-    """Markdown: per task, our speed runs in float32 and in mixed_bfloat16 beside Hugging
-    Face's runs with the same settings (run_glue as its script pads, to 128, and to each batch's
-    longest; run_ner and run_qa as their scripts run): sequences/s over the whole run and, where
-    the runs timed more than one epoch, over the epochs after the first, with each precision's
-    ratio to the peer's faster.
+@dataclasses.dataclass(frozen=True)
+class TaskSpeed:
+    """One task's speed runs as the speed table compares them: sequences/s over the whole run
+    and over the epochs after the first (None where not timed), each the median of the runs at
+    one revision, of ours in each precision (`ours`) and of the peer's at each padding
+    (`peer`), with the runs' size, CPU, commits and the day our last one finished."""
 
-    Each cell is the median of the runs at one revision, our latest run's: the VM's speed
-    varies by up to 15% between runs. The peer's runs are those recorded beside ours (at our
-    revisions), or its latest if none were."""
-    lines = [
-        "| task, examples × epochs | keras_bert float32: whole run; after epoch 1 "
-        "| keras_bert mixed_bfloat16 | HF, its script's padding | HF, GLUE padded to the longest "
-        "| float32 / HF's faster: whole run; after epoch 1 | mixed_bfloat16 / HF's faster "
-        "| CPU, commits (runs) |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-    ]
+    task: str
+    size: str
+    ours: dict[str, list[float | None]]
+    peer: dict[str, list[float | None]]
+    cpu: str
+    commits: str
+    date: str = ""
+
+    def ratios(self, precision: str) -> list[float | None]:
+        """Our runs in `precision` over the peer's faster padding, whole runs and after epoch 1
+        (None where either side lacks the figure; [] without runs of ours in `precision`)."""
+        ratios = []
+        for index, rate in enumerate(self.ours.get(precision, [])):
+            known = [median[index] for median in self.peer.values() if median[index]]
+            ratios.append(rate / max(known) if rate and known else None)
+        return ratios
+
+
+def task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
+    """Each task's `TaskSpeed`, in the grid's order: our runs at our latest revision in each
+    precision, beside Hugging Face's runs with the same settings (run_glue as its script pads,
+    to 128, and to each batch's longest; run_ner and run_qa as their scripts run) at our
+    revisions, or its latest if none ran there: the VM's speed varies by up to 15% between
+    runs."""
     speeds = (lambda run: run["sequences_per_second"], after_first_epoch_rate)
 
     def medians(runs: list[dict]) -> list[float | None]:
         known = [[speed(run) for run in runs if speed(run)] for speed in speeds]
         return [statistics.median(values) if values else None for values in known]
 
-    def rates(runs: list[dict]) -> str:
-        whole, later = medians(runs)
-        if whole is None:
-            return ""
-        return f"{whole:.1f}; {later:.1f}" if later else f"{whole:.1f}"
-
-    def ratios(ours: list[dict], peers: list[list[dict]]) -> str:
-        if not ours:
-            return ""
-        peer_medians = [medians(runs) for runs in peers if runs]
-        cells = []
-        for index, rate in enumerate(medians(ours)):
-            known = [median[index] for median in peer_medians if median[index]]
-            cells.append(f"**{rate / max(known):.2f}×**" if rate and known else "–")
-        return "; ".join(cells)
-
     def at_latest_revision(runs: list[dict]) -> list[dict]:
         return [run for run in runs if run["revision"] == runs[-1]["revision"]] if runs else []
 
     ours_runs = [record for record in records if record["side"] == "keras_bert"]
+    result = []
     for task in GRID:
         ours = {
             precision: at_latest_revision(
@@ -499,18 +499,217 @@ def speed_table(records: Sequence[dict]) -> str:
         examples = first["settings"]["max_train_examples"]  # None: the whole training split
         # Runs without `--epochs` train each side's recipe: the epochs they timed.
         epochs = first["settings"].get("epochs") or len(first["epoch_seconds"])
-        size = f"{f'{examples:,}' if examples else 'all'} × {epochs}"
         commits = " / ".join(
             f"{runs[-1]['revision']} ({len(runs)})" for runs in ours.values() if runs
         )
+        result.append(
+            TaskSpeed(
+                task,
+                f"{f'{examples:,}' if examples else 'all'} × {epochs}",
+                {precision: medians(runs) for precision, runs in ours.items() if runs},
+                {padding: medians(runs) for padding, runs in peer.items() if runs},
+                first["cpu"].split("; lacks")[0],
+                commits,
+                max(run.get("finished", "") for runs in ours.values() for run in runs)[:10],
+            )
+        )
+    return result
+
+
+def speed_table(*record_sets: Sequence[dict]) -> str:
+    """Markdown: per task of each set of records in turn (`task_speeds`; a sample's runs, then
+    a whole training split's), our speed runs in float32 and in mixed_bfloat16 beside Hugging
+    Face's: sequences/s over the whole run and, where the runs timed more than one epoch, over
+    the epochs after the first, with each precision's ratio to the peer's faster."""
+    lines = [
+        "| task, examples × epochs | keras_bert float32: whole run; after epoch 1 "
+        "| keras_bert mixed_bfloat16 | HF, its script's padding | HF, GLUE padded to the longest "
+        "| float32 / HF's faster: whole run; after epoch 1 | mixed_bfloat16 / HF's faster "
+        "| CPU, commits (runs) |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+
+    def rates(medians: list[float | None] | None) -> str:
+        if not medians or medians[0] is None:
+            return ""
+        whole, later = medians
+        return f"{whole:.1f}; {later:.1f}" if later else f"{whole:.1f}"
+
+    def ratios(values: list[float | None]) -> str:
+        return "; ".join(f"**{value:.2f}×**" if value else "–" for value in values)
+
+    for speed in (speed for records in record_sets for speed in task_speeds(records)):
         lines.append(
-            f"| {task}, {size} | {rates(ours['float32'])} | {rates(ours['mixed_bfloat16'])} "
-            f"| {rates(peer.get('max_length', []))} | {rates(peer.get('longest', []))} "
-            f"| {ratios(ours['float32'], list(peer.values()))} "
-            f"| {ratios(ours['mixed_bfloat16'], list(peer.values()))} "
-            f"| {first['cpu'].split('; lacks')[0]}, {commits} |"
+            f"| {speed.task}, {speed.size} | {rates(speed.ours.get('float32'))} "
+            f"| {rates(speed.ours.get('mixed_bfloat16'))} "
+            f"| {rates(speed.peer.get('max_length'))} | {rates(speed.peer.get('longest'))} "
+            f"| {ratios(speed.ratios('float32'))} | {ratios(speed.ratios('mixed_bfloat16'))} "
+            f"| {speed.cpu}, {speed.commits} |"
         )
     return "\n".join(lines)
+
+
+# --- the headline -----------------------------------------------------------------------------
+
+# BENCHMARKS.md's headline table lies between these. `table --write` rewrites its rows of the
+# field's benchmarks, those whose first cell links to SECTION, and leaves the others as they are.
+HEADLINE_MARKERS = ("<!-- headline -->", "<!-- /headline -->")
+SECTION = "#the-fields-benchmarks"
+
+
+def cpu_name(summary: str) -> str:
+    """A CPU's short name in BENCHMARKS.md's table of CPUs, from its `cpu_summary`.
+
+    Example:
+    >>> cpu_name("AMD EPYC, 2 cores; has: avx2, fma, avx512f, avx512_bf16, avx_vnni; lacks: amx")
+    'Zen 5'
+    >>> cpu_name("AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f")
+    'EPYC AVX2'
+    """
+    has = set(summary.split("has: ")[-1].split(";")[0].split(", "))
+    if summary.startswith("Intel"):
+        return "Xeon AMX" if "amx_bf16" in has else "Xeon no AMX"
+    if "avx512f" not in has:
+        return "EPYC AVX2"
+    if "avx512_bf16" in has:
+        return "Zen 5" if "avx_vnni" in has else "Zen 4"
+    return summary.split(",")[0]
+
+
+def counted(count: int, thing: str) -> str:
+    """`count` things, in words.
+
+    Example:
+    >>> counted(3, "seed"), counted(1, "seed")
+    ('3 seeds', '1 seed')
+    """
+    return f"{count} {thing}{'' if count == 1 else 's'}"
+
+
+def short_name(task: str) -> str:
+    """A task's name without its metrics.
+
+    Example:
+    >>> short_name("conll2003")
+    'CoNLL-2003 `eng.testa`'
+    """
+    return TASK_NAMES[task].split(" (")[0]
+
+
+def headline_row(measured: str, cells: Sequence[str], runs: Sequence[dict]) -> str:
+    """A headline row: what is measured (linked to SECTION), ours, the peer's, the ratio or
+    difference, then the CPUs and the last day of `runs`."""
+    cpus = "; ".join(dict.fromkeys(cpu_name(run["cpu"]) for run in runs))
+    date = max(run["finished"] for run in runs)[:10]
+    return f"| [{measured}]({SECTION}) | {' | '.join(cells)} | {cpus} | {date} |"
+
+
+def quality_rows(records: Sequence[dict], anchors: dict) -> list[str]:
+    """The headline's quality rows: GLUE's seeded tasks and their average, then each other task
+    by its metrics, our float32 means beside the anchors' (the seeds are in the table)."""
+    runs = latest_records(records)
+    rows = []
+    glue = [task for task in seeded_glue_tasks() if task in runs]
+    if glue:
+        ours = [mean_task_score(runs[task]) for task in glue]
+        peer = [statistics.mean(map(task_score, anchor_scores(t, anchors))) for t in glue]
+        differences = [mine - theirs for mine, theirs in zip(ours, peer, strict=True)]
+        seeds = min(len(runs[task]) for task in glue)
+        rows.append(
+            headline_row(
+                f"GLUE dev, {counted(seeds, 'seed')}: {', '.join(map(short_name, glue))}; average",
+                [
+                    f"{', '.join(f'{value:.2f}' for value in ours)}; average "
+                    f"**{statistics.mean(ours):.2f}**",
+                    f"{', '.join(f'{value:.2f}' for value in peer)}; {statistics.mean(peer):.2f}",
+                    f"{', '.join(f'{value:+.2f}' for value in differences)}; "
+                    f"**{statistics.mean(differences):+.2f}**",
+                ],
+                [run for task in glue for run in runs[task]],
+            )
+        )
+    for task in (task for task in GRID if task in runs and task not in glue):
+        per_seed = [headline_scores(run) for run in runs[task]]
+        ours = [statistics.mean(metric) for metric in zip(*per_seed, strict=True)]
+        peer = [
+            statistics.mean(metric) for metric in zip(*anchor_scores(task, anchors), strict=True)
+        ]
+        rows.append(
+            headline_row(
+                f"{TASK_NAMES[task]}, {counted(len(runs[task]), 'seed')}",
+                [
+                    " / ".join(f"**{value:.2f}**" for value in ours),
+                    " / ".join(f"{value:.2f}" for value in peer),
+                    " / ".join(f"{a - b:+.2f}" for a, b in zip(ours, peer, strict=True)),
+                ],
+                runs[task],
+            )
+        )
+    return rows
+
+
+def speed_row(measured: str, speeds: Sequence[TaskSpeed]) -> str:
+    """A headline row of training speed (`TaskSpeed`s, whole runs): ours in each precision and
+    the peer's at its faster padding as sequences/s (ranges over several tasks), and our ratios
+    to the peer's, the lowest named."""
+
+    def values(figures: list[float]) -> str:
+        low, high = min(figures), max(figures)
+        return f"{low:.1f}" if low == high else f"{low:.1f}-{high:.1f}"
+
+    ours, ratios = [], []
+    for precision in ("float32", "mixed_bfloat16"):
+        ratio = {
+            speed.task: speed.ratios(precision)[0] for speed in speeds if precision in speed.ours
+        }
+        if not ratio:
+            continue
+        ours.append(
+            f"{precision} {values([s.ours[precision][0] for s in speeds if precision in s.ours])}"
+        )
+        lowest = min(ratio, key=ratio.get)
+        cell = f"{precision} **{ratio[lowest]:.2f}×**"
+        if len(ratio) > 1:
+            cell += f" ({short_name(lowest)}) to {max(ratio.values()):.2f}×"
+        ratios.append(cell)
+    peer = values([max(median[0] for median in speed.peer.values()) for speed in speeds])
+    cpus = "; ".join(dict.fromkeys(cpu_name(speed.cpu) for speed in speeds))
+    date = max(speed.date for speed in speeds)
+    cells = [f"{', '.join(ours)} sequences/s", peer, "; ".join(ratios)]
+    return f"| [{measured}]({SECTION}) | {' | '.join(cells)} | {cpus} | {date} |"
+
+
+def headline_rows(
+    records: Sequence[dict],
+    anchors: dict,
+    speed_records: Sequence[dict] = (),
+    whole_split_speed_records: Sequence[dict] = (),
+) -> list[str]:
+    """The headline's rows of the field's benchmarks: quality (`quality_rows`), then training
+    speed on each task's sample and over a whole training split (`speed_row`)."""
+    rows = quality_rows(records, anchors)
+    sample = [speed for speed in task_speeds(speed_records) if speed.peer]
+    if sample:
+        rows.append(speed_row(f"training speed, samples of {counted(len(sample), 'task')}", sample))
+    for speed in (speed for speed in task_speeds(whole_split_speed_records) if speed.peer):
+        measured = f"training speed, {short_name(speed.task)}'s whole split"
+        rows.append(speed_row(measured, [speed]))
+    return rows
+
+
+def write_headline_rows(path: Path, rows: Sequence[str]) -> None:
+    """Replaces the headline's rows of the field's benchmarks (between `HEADLINE_MARKERS` in
+    `path`, the rows whose first cell links to SECTION) with `rows`, where the first of them
+    stood (at the table's end if none did)."""
+    table = marked_text(path, HEADLINE_MARKERS).strip("\n").split("\n")
+    ours = [
+        index
+        for index, line in enumerate(table)
+        if line.split("|")[1].strip().endswith(f"]({SECTION})")
+    ]
+    at = ours[0] if ours else len(table)
+    kept = [line for index, line in enumerate(table) if index not in ours]
+    write_between_markers(path, "\n".join(kept[:at] + list(rows) + kept[at:]), HEADLINE_MARKERS)
 
 
 def table(
@@ -527,23 +726,34 @@ def table(
             f"on a CPU with bfloat16 units):\n\n{bfloat16_table(records)}\n\n"
             f"{provenance(records, 'mixed_bfloat16')}"
         )
-    for path, what in (
-        (speed_results, "Training speed"),
-        (whole_split_speed_results, "Training speed over the whole training split"),
-    ):
-        if speed := read_records(path):
-            text += f"\n\n**{what}** (`{path.name}`):\n\n{speed_table(speed)}"
+    speed = {path.name: read_records(path) for path in (speed_results, whole_split_speed_results)}
+    speed = {name: runs for name, runs in speed.items() if runs}
+    if speed:
+        files = ", then ".join(f"`{name}`" for name in speed)
+        text += f"\n\n**Training speed** ({files}):\n\n{speed_table(*speed.values())}"
     return text
 
 
-def write_between_markers(path: Path, text: str, markers: tuple[str, str] = MARKERS) -> None:
-    """Replaces what lies between `markers` (this table's `MARKERS`) in `path` with `text`."""
-    document = path.read_text("utf-8")
+def _marked_span(document: str, markers: tuple[str, str], path: Path) -> tuple[int, int]:
+    """Where the text between `markers` begins and ends in `document` (read from `path`)."""
     start, end = (document.find(marker) for marker in markers)
     if start < 0 or end < start:
         raise SystemExit(f"{path}: no {markers[0]} ... {markers[1]} to write between.")
-    head = document[: start + len(markers[0])]
-    path.write_text(f"{head}\n{text}\n{document[end:]}", "utf-8")
+    return start + len(markers[0]), end
+
+
+def marked_text(path: Path, markers: tuple[str, str] = MARKERS) -> str:
+    """What lies between `markers` in `path`."""
+    document = path.read_text("utf-8")
+    start, end = _marked_span(document, markers, path)
+    return document[start:end]
+
+
+def write_between_markers(path: Path, text: str, markers: tuple[str, str] = MARKERS) -> None:
+    """Replaces what lies between `markers` in `path` with `text`."""
+    document = path.read_text("utf-8")
+    start, end = _marked_span(document, markers, path)
+    path.write_text(f"{document[:start]}\n{text}\n{document[end:]}", "utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -575,6 +785,13 @@ def main(argv: list[str] | None = None) -> None:
         text = table(args.results)
         if args.write:
             write_between_markers(args.write, text)
+            rows = headline_rows(
+                read_records(args.results),
+                json.loads(ANCHORS.read_text("utf-8")),
+                read_records(SPEED_RESULTS),
+                read_records(WHOLE_SPLIT_SPEED_RESULTS),
+            )
+            write_headline_rows(args.write, rows)
         print(text)
         return
     tasks = [task for task in args.tasks.split(",") if task]

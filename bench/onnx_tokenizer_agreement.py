@@ -17,7 +17,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 VARIANTS_DIR = REPO_ROOT.parent / "shared" / "reference" / "variants"
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3")
+FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "xlm_roberta")
 
 
 def _squad_texts(path: Path) -> list[str]:
@@ -78,7 +78,9 @@ def family_preprocessor(family: str, seq_length: int = 128):
     from pipelines.common import default_checkpoint
 
     checkpoint = default_checkpoint() if family == "bert" else VARIANTS_DIR / family
-    return keras_bert.load_preprocessor(checkpoint, seq_length=seq_length)
+    preprocessor = keras_bert.load_preprocessor(checkpoint)
+    # Packed past the small checkpoints' 64 positions: the tokenizer is what is compared.
+    return type(preprocessor).from_config({**preprocessor.get_config(), "seq_length": seq_length})
 
 
 def main() -> None:

@@ -6,7 +6,8 @@ sequence), in float32 and quantized to int8 (`onnxruntime.quantization.quantize_
 standard CPU recipe for BERT). The classifier is ours: `write_peer_models` writes our Keras
 classifier's weights into transformers' `BertForSequenceClassification` (the tensor names of
 `keras_bert.checkpoints.huggingface.canonical_name`, read backwards), checks that its logits
-equal ours, and exports it, in a subprocess, so that torch is never loaded beside TensorFlow
+equal ours, and exports it (and saves it with `save_pretrained`, for the runtimes that convert
+a transformers directory), in a subprocess, so that torch is never loaded beside TensorFlow
 while timing (it slows TensorFlow's calls, BENCHMARKS.md).
 
 Needs the `peer` extra (torch, transformers, onnx, onnxruntime).
@@ -15,6 +16,7 @@ Needs the `peer` extra (torch, transformers, onnx, onnxruntime).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -27,6 +29,14 @@ TENSORS_FILE = "classifier_tensors.npz"
 CHECK_FILE = "classifier_check.npz"
 FLOAT32_FILE = "classifier.onnx"
 INT8_FILE = "classifier.int8.onnx"
+TRANSFORMERS_DIRECTORY = "hf"
+HEAD_FILE = "head.npz"
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+)
 # Largest |logit difference| allowed between transformers' copy and our classifier.
 LOGITS_ATOL = 1e-4
 ORT_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -143,6 +153,14 @@ def export_peer_models(directory: str, checkpoint: str) -> None:
     )
     quantize_dynamic(
         str(directory / FLOAT32_FILE), str(directory / INT8_FILE), weight_type=QuantType.QInt8
+    )
+    # For the runtimes that convert a transformers directory (CTranslate2) and apply the
+    # classifier's dense head to the pooled output themselves.
+    model.save_pretrained(directory / TRANSFORMERS_DIRECTORY)
+    for name in TOKENIZER_FILES:
+        shutil.copy(Path(checkpoint) / name, directory / TRANSFORMERS_DIRECTORY / name)
+    np.savez(
+        directory / HEAD_FILE, kernel=tensors["classifier/kernel"], bias=tensors["classifier/bias"]
     )
 
 

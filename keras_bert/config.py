@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from keras_bert.deprecation import rename_keywords, renamed_fields, warn_deprecated
 from keras_bert.errors import ConfigError
 from keras_bert.families import FAMILIES, family
 
@@ -31,15 +30,6 @@ _HF_ACTIVATIONS = {
 _WRITTEN_ACTIVATIONS = {"gelu": "gelu", "gelu_approximate": "gelu_new", "relu": "relu"}
 
 
-# Old field names, still accepted as keywords and in JSON (and readable as attributes).
-DEPRECATED_FIELDS = {
-    "vocabulary_size": "vocab_size",
-    "max_sequence_length": "max_position_embeddings",
-    "type_vocabulary_size": "type_vocab_size",
-}
-
-
-@renamed_fields(DEPRECATED_FIELDS)
 @dataclasses.dataclass(frozen=True)
 class BertConfig:
     """The hyper-parameters of a BERT encoder.
@@ -68,10 +58,10 @@ class BertConfig:
             previous/next-token heads as a starting point), so that context is visible from the
             first step; 0 starts the biases at zero.
         model_type: the family the weights come from: "bert", "roberta", "distilbert",
-            "albert", "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`) or
-            "electra": its
-            record in `keras_bert.families` names their tensors and picks their tokenizer,
-            packing and classifier head. DeBERTa zeroes the embeddings at padding.
+            "albert", "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`),
+            "modernbert", "xlm-roberta" or "electra": its record in `keras_bert.families`
+            names their tensors and picks their tokenizer, packing and classifier head.
+            DeBERTa zeroes the embeddings at padding.
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
             positions then count real tokens only). 0 for BERT.
         pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
@@ -93,6 +83,19 @@ class BertConfig:
         share_att_key: whether the relative embeddings go through the content query and key
             projections (DeBERTa-v3) instead of their own.
         norm_rel_ebd: "layer_norm" to normalize the relative embeddings, or "none".
+        rotary_base: the base of rotary position embeddings (RoPE, Su et al. 2021) on the
+            queries and keys of the global-attention layers (ModernBERT: 160,000); 0 for none.
+        local_rotary_base: the rotary base of the local-attention layers (ModernBERT: 10,000).
+        local_attention_window: the window of the local-attention layers: each token attends to
+            the tokens at most `local_attention_window // 2` positions away (ModernBERT's
+            `local_attention`, 128); 0 for none (every layer attends globally).
+        global_attention_interval: with a window, layer l attends globally where
+            `l % global_attention_interval == 0`, the others within the window (ModernBERT: 3).
+        gated_feed_forward: the feed-forward's first projection is a gated linear unit
+            (GeGLU with GELU, Shazeer 2020: `activation(x W) * (x V)`; ModernBERT).
+        dense_bias: whether the encoder's dense layers (and its heads' transforms) have biases
+            (ModernBERT's have none).
+        layer_norm_bias: whether its LayerNorms have a bias (beta).
 
     Example:
     >>> config = BertConfig.preset("tiny")
@@ -130,6 +133,13 @@ class BertConfig:
     pos_att_type: str = ""
     share_att_key: bool = False
     norm_rel_ebd: str = "none"
+    rotary_base: float = 0.0
+    local_rotary_base: float = 0.0
+    local_attention_window: int = 0
+    global_attention_interval: int = 1
+    gated_feed_forward: bool = False
+    dense_bias: bool = True
+    layer_norm_bias: bool = True
 
     def __post_init__(self) -> None:
         for name in (
@@ -182,11 +192,56 @@ class BertConfig:
                 f"Unknown norm_rel_ebd {self.norm_rel_ebd!r}; expected one of "
                 f"{', '.join(RELATIVE_EMBEDDING_NORMS)}."
             )
+        self._check_rotary_and_local_attention()
         if self.relative_attention and self.relative_attention_span < 2:
             raise ConfigError(
                 f"position_buckets ({self.position_buckets}) and max_relative_positions "
                 f"({self.max_relative_positions}) leave no relative positions to attend to."
             )
+
+    def _check_rotary_and_local_attention(self) -> None:
+        if self.rotary_base < 0 or self.local_rotary_base < 0:
+            raise ConfigError("rotary_base and local_rotary_base must not be negative.")
+        if self.rotary_base and self.head_size % 2:
+            raise ConfigError(
+                f"Rotary positions rotate pairs of dimensions: the head size {self.head_size} "
+                "must be even."
+            )
+        if self.local_attention_window < 0 or self.global_attention_interval < 1:
+            raise ConfigError(
+                f"local_attention_window ({self.local_attention_window}) must not be negative "
+                f"and global_attention_interval ({self.global_attention_interval}) positive."
+            )
+        if self.local_attention_window and self.num_layer_groups is not None:
+            raise ConfigError(
+                "Local attention (local_attention_window) in layers that share their weights "
+                "(num_layer_groups) is not supported."
+            )
+
+    @property
+    def attention_windows(self) -> list[int]:
+        """For each layer, how far its tokens see: 0 where it attends globally, else half the
+        local window (ModernBERT: global, 64, 64, global, ...).
+
+        Example:
+        >>> BertConfig.preset("tiny", num_layers=4, local_attention_window=16,
+        ...                   global_attention_interval=3).attention_windows
+        [0, 8, 8, 0]
+        """
+        half_window = self.local_attention_window // 2
+        return [
+            half_window if layer % self.global_attention_interval else 0
+            for layer in range(self.num_layers)
+        ]
+
+    @property
+    def rotary_bases(self) -> list[float]:
+        """For each layer, the base of its rotary positions (0: none): the local one in
+        local-attention layers."""
+        return [
+            (self.local_rotary_base or self.rotary_base) if window else self.rotary_base
+            for window in self.attention_windows
+        ]
 
     @property
     def head_size(self) -> int:
@@ -218,9 +273,41 @@ class BertConfig:
         for)."""
         return self.max_position_embeddings - self.position_offset
 
+    @property
+    def positions_bound_inputs(self) -> bool:
+        """Whether a packed input may hold no more than `longest_input` tokens: learned
+        positions, and ModernBERT's rotary ones (computed for that many); DeBERTa-v3's relative
+        positions have no such limit."""
+        return self.position_biased_input or bool(self.rotary_base)
+
+    @property
+    def positions_are_columns(self) -> bool:
+        """Whether a token's position is its column (BERT's learned positions, ModernBERT's
+        rotary ones), so that no input may be wider than `longest_input`. RoBERTa's count
+        real tokens (padding past them costs no position); DeBERTa-v3's are relative."""
+        return bool(self.rotary_base) or (self.position_biased_input and not self.position_offset)
+
+    def check_seq_length(self, seq_length: int) -> None:
+        """Raises a `ConfigError` for packed inputs longer than the positions the model reads
+        (`longest_input`, where `positions_bound_inputs`).
+
+        Example:
+        >>> config = BertConfig.preset("tiny", max_position_embeddings=64)
+        >>> try:
+        ...     config.check_seq_length(128)
+        ... except ConfigError as error:
+        ...     print(str(error).split(":")[0])
+        seq_length 128 is longer than the 64 tokens this bert model reads
+        """
+        if self.positions_bound_inputs and seq_length > self.longest_input:
+            raise ConfigError(
+                f"seq_length {seq_length} is longer than the {self.longest_input} tokens this "
+                f"{self.model_type} model reads: use seq_length {self.longest_input} or less "
+                "(longer texts are cut to it)."
+            )
+
     def replace(self, **changes: Any) -> BertConfig:
         """A copy with some fields changed (validated again)."""
-        changes = rename_keywords(changes, DEPRECATED_FIELDS, "BertConfig.replace")
         return dataclasses.replace(self, **changes)
 
     # Serialization -------------------------------------------------------------------------
@@ -230,7 +317,6 @@ class BertConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> BertConfig:
-        values = rename_keywords(values, DEPRECATED_FIELDS, "BertConfig")
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
@@ -281,6 +367,8 @@ class BertConfig:
         """
         model_type = values.get("model_type", "bert")
         record = family(model_type)
+        if record.flat_config is not None:
+            values = record.flat_config(values)
         if values.get("position_embedding_type", "absolute") != "absolute" or values.get(
             "sinusoidal_pos_embds"
         ):
@@ -407,7 +495,9 @@ class BertConfig:
     def num_parameters(self) -> int:
         """Weights of a `BertEncoder` of this config: embeddings (ALBERT's factorized ones and
         their projection, DeBERTa's relative table), the blocks it owns (ALBERT's groups are
-        shared by several layers), the final LayerNorm of pre-LN blocks, and the pooler.
+        shared by several layers; ModernBERT's have no biases, a gated feed-forward and no
+        LayerNorm before the first attention), the final LayerNorm of pre-LN blocks, and the
+        pooler.
 
         Example:
         >>> albert_base = BertConfig.preset(
@@ -421,26 +511,40 @@ class BertConfig:
         embedding_width = self.embedding_size or hidden
         positions = self.max_position_embeddings if self.position_biased_input else 0
         rows = self.vocab_size + positions + self.type_vocab_size
-        embeddings = rows * embedding_width + 2 * embedding_width  # and their LayerNorm
+        layer_norm_weights = 2 if self.layer_norm_bias else 1  # gamma, and beta if it has one
+        layer_norm = layer_norm_weights * hidden
+        embeddings = rows * embedding_width + layer_norm_weights * embedding_width
         if embedding_width != hidden:  # the projection of factorized embeddings to H
             embeddings += embedding_width * hidden + hidden
         if self.relative_attention:  # DeBERTa's relative embeddings (and their LayerNorm)
             embeddings += 2 * self.relative_attention_span * hidden
             embeddings += 2 * hidden if self.norm_rel_ebd == "layer_norm" else 0
-        dense = hidden * hidden + hidden
-        layer_norm = 2 * hidden
+        bias = hidden if self.dense_bias else 0
+        dense = hidden * hidden + bias
         if self.relative_attention:  # DeBERTa's attention, with or without its own projections
             own_projections = 0 if self.share_att_key else len(set(self.relative_attention_terms))
             attention = (4 + own_projections) * dense
         else:  # BERT's, with T5's learned bias per bucket and head where it has one
             attention = 4 * dense + self.relative_attention_buckets * self.num_heads
-        feed_forward = hidden * intermediate + intermediate + intermediate * hidden + hidden
+        gated = 2 if self.gated_feed_forward else 1
+        feed_forward = gated * intermediate * (hidden + (1 if self.dense_bias else 0))
+        feed_forward += intermediate * hidden + bias
         block = attention + layer_norm + feed_forward + layer_norm
         shared = self.num_layer_groups is not None
         blocks = len(set(self.layer_groups)) * (self.inner_group_num if shared else 1)
+        # ModernBERT's first block reads the embeddings' LayerNorm.
+        unnormalized_first = (
+            self.pre_layer_norm and not family(self.model_type).first_block_attention_norm
+        )
         final_layer_norm = layer_norm if self.pre_layer_norm else 0
-        pooler = dense if self.pooler else 0
-        return embeddings + blocks * block + final_layer_norm + pooler
+        pooler = hidden * hidden + hidden if self.pooler else 0
+        return (
+            embeddings
+            + blocks * block
+            - (layer_norm if unnormalized_first else 0)
+            + final_layer_norm
+            + pooler
+        )
 
     # Presets -------------------------------------------------------------------------------
 
@@ -459,12 +563,6 @@ class BertConfig:
         if name not in PRESETS:
             raise ConfigError(f"Unknown preset {name!r}; expected one of {', '.join(PRESETS)}.")
         return cls(**{**PRESETS[name].sizes, **changes})
-
-    @classmethod
-    def from_preset(cls, name: str, **changes: Any) -> BertConfig:
-        """Deprecated alias of `preset` (in Keras, `from_preset` means pretrained weights)."""
-        warn_deprecated("BertConfig.from_preset", "BertConfig.preset")
-        return cls.preset(name, **changes)
 
 
 class Preset(NamedTuple):

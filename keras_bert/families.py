@@ -12,7 +12,7 @@ Example:
 >>> family("roberta").packing.cls_token, family("distilbert").pooler
 ('<s>', False)
 >>> sorted(FAMILIES)
-['albert', 'bert', 'deberta-v2', 'distilbert', 'electra', 'roberta']
+['albert', 'bert', 'deberta-v2', 'distilbert', 'electra', 'modernbert', 'roberta', 'xlm-roberta']
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 from keras_bert.errors import ConfigError
 
-TOKENIZER_KINDS = ("wordpiece", "byte_pair", "sentencepiece")
+TOKENIZER_KINDS = ("wordpiece", "byte_pair", "sentencepiece", "unigram")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,12 +31,16 @@ class TokenizerFiles:
     """The tokenizer of a family and the files of a checkpoint directory it reads.
 
     Args:
-        kind: "wordpiece" (`BertPreprocessor`), "byte_pair" (`BytePairTokenizer`) or
-            "sentencepiece" (`SentencePieceTokenizer`).
+        kind: "wordpiece" (`BertPreprocessor`), "byte_pair" (`BytePairTokenizer`),
+            "sentencepiece" (`SentencePieceTokenizer`) or "unigram" (`UnigramTokenizer`: a
+            SentencePiece model as Hugging Face `tokenizers` runs it, under fairseq's ids).
         files: the files it reads, in the tokenizer's argument order.
         albert_preprocessing: SentencePiece after ALBERT's own text preprocessing.
         special_tokens: tokens matched as written in the text (SentencePiece's); empty for the
             tokenizer's own.
+
+    A byte-pair tokenizer whose one file is `tokenizer.json` (ModernBERT's) reads its
+    vocabulary, merges and added tokens from it (`BytePairTokenizer.from_tokenizer_json`).
     """
 
     kind: str
@@ -74,14 +78,26 @@ class ClassifierHead:
             → dropout → dense).
         dropout_before_dense: whether the first token is also dropped out before that dense
             layer (RoBERTa).
-        dense_module: transformers' name of that dense layer (`pre_classifier`).
+        dense_module: transformers' name of that dense layer (`pre_classifier`), as the
+            family's tensor rules read it (ModernBERT's `head.dense` is canonically the masked-LM
+            transform's: `cls.predictions.transform.dense`).
         output_module: transformers' name of the dense layer that gives the logits.
+        layer_norm_module: the LayerNorm after the activation, where the head has one
+            (ModernBERT's prediction head: dense → GELU → LayerNorm), named as `dense_module`.
+        shared_by_tasks: the dense layer (and its LayerNorm) is the family's prediction head,
+            which every task puts on what it reads (ModernBERT): the pooled vector of either
+            pooling, and each token of a token classifier or a question answerer.
+        pooling_field: the `config.json` field that names the classifier's pooling, "cls" or
+            "mean" (ModernBERT's `classifier_pooling`); None where the family has one pooling.
     """
 
     activation: str | None = None
     dropout_before_dense: bool = False
     dense_module: str | None = None
     output_module: str = "classifier"
+    layer_norm_module: str | None = None
+    shared_by_tasks: bool = False
+    pooling_field: str | None = None
 
 
 # The fields of Google's `bert_config.json` and transformers' `BertConfig` (`config.json`),
@@ -195,13 +211,28 @@ class Family:
             replaced-token head on every position (`BertReplacedTokenDetector`).
         masked_lm_activation: the activation of its masked-LM head's transform where that is
             not the encoder's `hidden_activation` (ELECTRA's generator: always "gelu").
-        transformers_defaults: `BertConfig` fields whose default in its transformers config
-            class differs from `BertConfig`'s, for `config.json` files silent about them
-            (ELECTRA's `embedding_size` 128).
         extra_config_fields: `BertConfig` fields its `config.json` carries beyond BERT's, under
             the same names.
         check_config: raises a `ConfigError` for `config.json` values of variants keras_bert
             cannot run.
+        flat_config: rewrites a `config.json`'s nested values into the flat fields of
+            `config_fields` (ModernBERT's `layer_types` and `rope_parameters` of transformers 5),
+            before they are read; None where they are flat.
+        default_fields: `BertConfig` values its config class assumes where a `config.json` is
+            silent, and the settings every model of the family has (ModernBERT's pre-LayerNorm
+            blocks and gated feed-forward; ELECTRA's `embedding_size` 128).
+        fused_tensors: (module, its parts): canonical modules whose tensors hold those of the
+            parts side by side along their last axis (ModernBERT's `Wqkv`: the query, key and
+            value projections in one matrix), split when read and joined when written.
+        first_block_attention_norm: whether the first pre-LayerNorm block normalizes its
+            attention's input (ModernBERT's reads the embeddings' LayerNorm instead).
+        question_answering_module: transformers' name of its question answerer's dense layer.
+        refuses_token_types: type ids other than 0 are an error, not ignored (ModernBERT's
+            transformers model takes no `token_type_ids`; DistilBERT's and DeBERTa-v3's
+            embeddings ignore them).
+        cls_id_fields: the `config.json` fields of the id of the packing's `cls_token`
+            (ModernBERT's `cls_token_id`, `bos_token_id`), written with a published model.
+        sep_id_fields: those of the id of its `sep_token`.
     """
 
     model_type: str
@@ -222,9 +253,16 @@ class Family:
     pretraining_model: bool = False
     replaced_token_detection: bool = False
     masked_lm_activation: str | None = None
-    transformers_defaults: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     extra_config_fields: tuple[str, ...] = ()
     check_config: Callable[[Mapping[str, Any]], None] | None = None
+    flat_config: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
+    default_fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    fused_tensors: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    first_block_attention_norm: bool = True
+    question_answering_module: str = "qa_outputs"
+    refuses_token_types: bool = False
+    cls_id_fields: tuple[str, ...] = ()
+    sep_id_fields: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tokenizer.kind not in TOKENIZER_KINDS:
@@ -244,7 +282,7 @@ class Family:
         >>> family("electra").config_defaults({})
         {'embedding_size': 128, 'pooler': False}
         """
-        defaults: dict[str, Any] = dict(self.transformers_defaults)
+        defaults: dict[str, Any] = dict(self.default_fields)
         if not self.token_types:
             defaults["type_vocab_size"] = 0
         if not self.pooler:
@@ -377,6 +415,183 @@ DEBERTA_V2 = Family(
     check_config=_check_deberta_config,
 )
 
+# ModernBERT (Warner et al. 2024): `ModernBertConfig`'s fields. One keras_bert field may stand for
+# several of them: every dense layer's bias (which `_check_modernbert_config` holds equal), the
+# embeddings' and feed-forward's dropout (the last one read counts).
+MODERNBERT_FIELDS: Mapping[str, str] = {
+    "vocab_size": "vocab_size",
+    "hidden_size": "hidden_size",
+    "num_hidden_layers": "num_layers",
+    "num_attention_heads": "num_heads",
+    "intermediate_size": "intermediate_size",
+    "hidden_activation": "hidden_activation",
+    "embedding_dropout": "dropout_rate",
+    "mlp_dropout": "dropout_rate",
+    "attention_dropout": "attention_dropout_rate",
+    "max_position_embeddings": "max_position_embeddings",
+    "initializer_range": "initializer_range",
+    "norm_eps": "layer_norm_epsilon",
+    "norm_bias": "layer_norm_bias",
+    "attention_bias": "dense_bias",
+    "mlp_bias": "dense_bias",
+    "classifier_bias": "dense_bias",
+    "global_rope_theta": "rotary_base",
+    "local_rope_theta": "local_rotary_base",
+    "local_attention": "local_attention_window",
+    "global_attn_every_n_layers": "global_attention_interval",
+}
+# The values `ModernBertConfig` assumes, and what every ModernBERT has: pre-LayerNorm blocks
+# (the embeddings' LayerNorm is the first block's), GeGLU feed-forward, rotary positions.
+MODERNBERT_DEFAULTS: Mapping[str, Any] = {
+    "pre_layer_norm": True,
+    "gated_feed_forward": True,
+    "max_position_embeddings": 8192,
+    "layer_norm_epsilon": 1e-5,
+    "layer_norm_bias": False,
+    "dense_bias": False,
+    "dropout_rate": 0.0,
+    "attention_dropout_rate": 0.0,
+    "rotary_base": 160_000.0,
+    "local_rotary_base": 10_000.0,
+    "local_attention_window": 128,
+    "global_attention_interval": 3,
+}
+# `layer_types` entries and the `rope_parameters` key of each, with its flat field.
+_MODERNBERT_LAYER_TYPES = {
+    "full_attention": "global_rope_theta",
+    "sliding_attention": "local_rope_theta",
+}
+
+
+def _flat_modernbert_config(values: Mapping[str, Any]) -> dict[str, Any]:
+    """ModernBERT's `config.json` with transformers 5's `rope_parameters` (a base per layer
+    type) and `layer_types` read into the flat fields older configs have.
+
+    Example:
+    >>> flat = _flat_modernbert_config({
+    ...     "layer_types": ["full_attention", "sliding_attention", "sliding_attention"] * 2,
+    ...     "rope_parameters": {"full_attention": {"rope_theta": 1e5, "rope_type": "default"}},
+    ... })
+    >>> flat["global_attn_every_n_layers"], flat["global_rope_theta"]
+    (3, 100000.0)
+    """
+    flat = dict(values)
+    if values.get("rope_scaling"):
+        raise ConfigError(
+            f"ModernBERT's rope_scaling {values['rope_scaling']!r} is not supported: keras_bert "
+            "computes the default rotary positions."
+        )
+    for layer_type, field in _MODERNBERT_LAYER_TYPES.items():
+        parameters = (values.get("rope_parameters") or {}).get(layer_type) or {}
+        if parameters.get("rope_type", "default") != "default":
+            raise ConfigError(
+                f"ModernBERT's {layer_type} rope_type {parameters['rope_type']!r} is not "
+                "supported: keras_bert computes the default rotary positions."
+            )
+        if "rope_theta" in parameters:
+            flat[field] = parameters["rope_theta"]
+    layer_types = values.get("layer_types")
+    if layer_types is not None:
+        globals_at = [index for index, kind in enumerate(layer_types) if kind == "full_attention"]
+        interval = globals_at[1] - globals_at[0] if len(globals_at) > 1 else len(layer_types)
+        expected = [
+            "sliding_attention" if index % interval else "full_attention"
+            for index in range(len(layer_types))
+        ]
+        if list(layer_types) != expected:
+            raise ConfigError(
+                f"ModernBERT's layer_types {list(layer_types)} do not put a global layer first "
+                "and then every n-th: keras_bert reads that pattern (global_attn_every_n_layers)."
+            )
+        flat["global_attn_every_n_layers"] = interval
+    return flat
+
+
+def _check_modernbert_config(values: Mapping[str, Any]) -> None:
+    """Raises a `ConfigError` for the ModernBERT settings keras_bert's layers do not have."""
+    biases = {name: values.get(name, False) for name in MODERNBERT_FIELDS if name.endswith("_bias")}
+    biases.pop("norm_bias")
+    if len(set(biases.values())) > 1:
+        raise ConfigError(
+            f"ModernBERT's dense layers differ in their biases ({biases}): keras_bert gives "
+            "them one setting."
+        )
+    if values.get("classifier_activation", "gelu") != "gelu":
+        raise ConfigError(
+            f"ModernBERT's classifier_activation {values['classifier_activation']!r} is not "
+            "supported: keras_bert's ModernBERT heads compute GELU."
+        )
+    if not values.get("decoder_bias", True) or not values.get("tie_word_embeddings", True):
+        raise ConfigError(
+            "ModernBERT's masked-LM decoder without its bias, or not tied to the token "
+            "embeddings, is not supported."
+        )
+
+
+MODERNBERT = Family(
+    model_type="modernbert",
+    transformers_prefix="ModernBert",
+    config_fields=MODERNBERT_FIELDS,
+    transformers_config_fields=tuple(MODERNBERT_FIELDS),
+    tensor_names=(
+        (r"^model\.", "bert."),
+        (r"^bert\.layers\.(\d+)\.", r"bert.encoder.layer.\1."),
+        (r"^bert\.embeddings\.tok_embeddings\.", "bert.embeddings.word_embeddings."),
+        (r"^bert\.embeddings\.norm\.", "bert.embeddings.LayerNorm."),
+        (r"^bert\.final_norm\.", "bert.encoder.final_layer_norm."),
+        (r"\.attn\.Wqkv\.", ".attention.self.query_key_value."),
+        # Before the attention's: ".attention.output.dense." holds ".output.dense.".
+        (r"\.mlp\.Wi\.", ".intermediate.dense."),
+        (r"\.mlp\.Wo\.", ".output.dense."),
+        (r"\.mlp_norm\.", ".output.LayerNorm."),
+        (r"\.attn\.Wo\.", ".attention.output.dense."),
+        (r"\.attn_norm\.", ".attention.output.LayerNorm."),
+        # The prediction head: the masked LM's transform, and every task head's (`head.`).
+        (r"^head\.dense\.", "cls.predictions.transform.dense."),
+        (r"^head\.norm\.", "cls.predictions.transform.LayerNorm."),
+        (r"^decoder\.bias$", "cls.predictions.bias"),
+        (r"^decoder\.weight$", "cls.predictions.decoder.weight"),
+    ),
+    fused_tensors=(
+        (
+            "attention/self/query_key_value",
+            ("attention/self/query", "attention/self/key", "attention/self/value"),
+        ),
+    ),
+    tokenizer=TokenizerFiles("byte_pair", ("tokenizer.json",)),
+    packing=Packing(second_type_id=0),
+    cls_id_fields=("cls_token_id", "bos_token_id"),
+    sep_id_fields=("sep_token_id", "eos_token_id"),
+    classifier_head=ClassifierHead(
+        "gelu",
+        dense_module="cls.predictions.transform.dense",
+        layer_norm_module="cls.predictions.transform.LayerNorm",
+        shared_by_tasks=True,
+        pooling_field="classifier_pooling",
+    ),
+    token_types=False,
+    pooler=False,
+    absolute_positions=False,
+    check_config=_check_modernbert_config,
+    flat_config=_flat_modernbert_config,
+    default_fields=MODERNBERT_DEFAULTS,
+    first_block_attention_norm=False,
+    question_answering_module="classifier",
+    refuses_token_types=True,
+)
+
+# RoBERTa's architecture, heads and packing, with a multilingual SentencePiece vocabulary.
+XLM_ROBERTA = dataclasses.replace(
+    ROBERTA,
+    model_type="xlm-roberta",
+    transformers_prefix="XLMRoberta",
+    tokenizer=TokenizerFiles(
+        "unigram",
+        ("sentencepiece.bpe.model",),
+        special_tokens=("<s>", "<pad>", "</s>", "<unk>", "<mask>"),
+    ),
+)
+
 ELECTRA = Family(
     model_type="electra",
     transformers_prefix="Electra",
@@ -404,11 +619,12 @@ ELECTRA = Family(
     pooler=False,
     replaced_token_detection=True,
     masked_lm_activation="gelu",
-    transformers_defaults={"embedding_size": 128},
+    default_fields={"embedding_size": 128},
 )
 
 FAMILIES: dict[str, Family] = {
-    record.model_type: record for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, ELECTRA)
+    record.model_type: record
+    for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, MODERNBERT, XLM_ROBERTA, ELECTRA)
 }
 
 

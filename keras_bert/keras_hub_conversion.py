@@ -1,7 +1,9 @@
-"""`from_keras_hub`: a keras-hub BERT model as a keras_bert model and its `BertPreprocessor`."""
+"""`from_keras_hub`: a keras-hub BERT or XLM-RoBERTa model as a keras_bert model and its
+preprocessor."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import Sequence
@@ -12,17 +14,18 @@ import keras
 
 from keras_bert.checkpoints.checkpoint import CheckpointError
 from keras_bert.checkpoints.keras_hub import (
-    CLASSIFIER_SCOPE,
     keras_hub_activation,
     keras_hub_class,
     load_keras_hub_model,
     read_keras_hub_model,
 )
 from keras_bert.checkpoints.variables import restore_encoder_weights, restore_variables
+from keras_bert.families import family
 from keras_bert.models import BertClassifier, BertEncoder
 from keras_bert.models.masked_lm import MASKED_LM_SCOPE, BertMaskedLM, masked_lm_head_variables
-from keras_bert.text.preprocessor import BertPreprocessor
+from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.special_tokens import UNK_TOKEN
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 from keras_bert.text.vocabulary import infer_lowercase, load_vocabulary
 
 logger = logging.getLogger(__name__)
@@ -41,7 +44,7 @@ class KerasHubConversion(NamedTuple):
     """A converted keras-hub model: `model, preprocessor = from_keras_hub(...)`."""
 
     model: keras.Model
-    preprocessor: BertPreprocessor | None
+    preprocessor: TextPreprocessor | None
 
 
 def from_keras_hub(
@@ -51,13 +54,18 @@ def from_keras_hub(
     lowercase: bool | None = None,
     label_names: Sequence[str] | None = None,
 ) -> KerasHubConversion:
-    """Converts a keras-hub BERT model into the keras_bert model that computes the same.
+    """Converts a keras-hub BERT or XLM-RoBERTa model into the keras_bert model that computes
+    the same.
 
     `BertBackbone` → `BertEncoder`, `BertTextClassifier` → `BertClassifier` (logits: the values
     before keras-hub's output activation, which may be none or softmax), `BertMaskedLM` →
     `BertMaskedLM` (its head keeps keras-hub's exact GELU and LayerNorm epsilon 1e-5). The
     encoder computes GELU with the tanh approximation, as keras-hub's `BertBackbone` does. Every
-    weight is copied and checked name by name and shape by shape.
+    weight is copied and checked name by name and shape by shape. `XLMRobertaBackbone`,
+    `XLMRobertaTextClassifier` and `XLMRobertaMaskedLM` become the same classes of the
+    `xlm-roberta` family, in transformers' layout (`keras_bert.checkpoints.keras_hub`), with a
+    `TextPreprocessor` of the keras-hub tokenizer's SentencePiece model, whose ids are
+    transformers' (keras-hub's tokenizer normalizes some text otherwise).
 
     The `BertPreprocessor` takes the vocabulary, lower casing, sequence length and pair
     truncation of the keras-hub model's preprocessor when it was saved with one, else the
@@ -69,8 +77,9 @@ def from_keras_hub(
     Args:
         model_or_path: a keras-hub `BertBackbone`, `BertTextClassifier` or `BertMaskedLM`, or
             the path of a `.keras` file of one.
-        vocabulary_file: a `vocab.txt` for models saved without a preprocessor (it wins over
-            the saved preprocessor's vocabulary when both are there).
+        vocabulary_file: a `vocab.txt` (XLM-RoBERTa: `sentencepiece.bpe.model`) for models
+            saved without a preprocessor (it wins over the saved preprocessor's vocabulary when
+            both are there).
         seq_length: length of the packed inputs (default: the keras-hub preprocessor's, else
             128).
         lowercase: uncased normalisation (default: the keras-hub tokenizer's; for a
@@ -94,12 +103,12 @@ def from_keras_hub(
         else f"keras-hub {type(model_or_path).__name__} {getattr(model_or_path, 'name', '')!r}"
     )
     hub_model = load_keras_hub_model(model_or_path)
-    class_name = keras_hub_class(hub_model)
+    kind = keras_hub_class(hub_model)
     checkpoint = read_keras_hub_model(hub_model, source)
     encoder = BertEncoder(checkpoint.config, name="encoder")
     restore_encoder_weights(encoder, checkpoint)
 
-    if class_name == "BertTextClassifier":
+    if kind.role == "classifier":
         activation = keras.activations.serialize(hub_model.activation)
         if activation not in _CLASSIFIER_ACTIVATIONS:
             raise CheckpointError(
@@ -109,13 +118,8 @@ def from_keras_hub(
         model = BertClassifier(
             encoder, hub_model.num_classes, label_names, dropout_rate=hub_model.dropout
         )
-        head = model.get_layer("logits")
-        head_variables = {
-            f"{CLASSIFIER_SCOPE}logits/kernel": head.kernel,
-            f"{CLASSIFIER_SCOPE}logits/bias": head.bias,
-        }
-        restore_variables(head_variables, checkpoint, scope=CLASSIFIER_SCOPE)
-    elif class_name == "BertMaskedLM":
+        model.restore_head(checkpoint)
+    elif kind.role == "masked_lm":
         hub_head = hub_model.masked_lm_head
         model = BertMaskedLM(
             encoder,
@@ -126,10 +130,56 @@ def from_keras_hub(
         restore_variables(head_variables, checkpoint, scope=MASKED_LM_SCOPE)
     else:
         model = encoder
-    preprocessor = keras_hub_preprocessor(
-        hub_model, checkpoint.config.vocab_size, vocabulary_file, seq_length, lowercase
-    )
+    if kind.model_type == "bert":
+        preprocessor = keras_hub_preprocessor(
+            hub_model, checkpoint.config.vocab_size, vocabulary_file, seq_length, lowercase
+        )
+    else:
+        preprocessor = keras_hub_sentencepiece_preprocessor(
+            hub_model, kind.model_type, checkpoint.config.vocab_size, vocabulary_file, seq_length
+        )
     return KerasHubConversion(model, preprocessor)
+
+
+def _check_vocabulary_size(tokens: int, vocabulary_size: int) -> None:
+    if tokens > vocabulary_size:
+        raise CheckpointError(
+            f"The vocabulary has {tokens} tokens but the model embeds only {vocabulary_size} "
+            "ids: give the vocabulary the model was trained with."
+        )
+
+
+def keras_hub_sentencepiece_preprocessor(
+    hub_model: Any,
+    model_type: str,
+    vocabulary_size: int,
+    model_file: str | os.PathLike | None = None,
+    seq_length: int | None = None,
+) -> TextPreprocessor | None:
+    """The `TextPreprocessor` of a keras-hub XLM-RoBERTa model: its SentencePiece model (the
+    saved preprocessor's, or `model_file`'s), as transformers' tokenizer reads it, packed as the
+    family does; `None` when there is neither."""
+    hub_preprocessor = getattr(hub_model, "preprocessor", None)
+    truncation = KERAS_HUB_TRUNCATION
+    proto = model_file
+    if hub_preprocessor is not None:
+        proto = model_file or hub_preprocessor.tokenizer.proto
+        seq_length = seq_length or hub_preprocessor.sequence_length
+        truncation = hub_preprocessor.truncate
+    if proto is None:
+        logger.info("No keras-hub preprocessor and no vocabulary_file: no preprocessor.")
+        return None
+    record = family(model_type)
+    tokenizer = UnigramTokenizer(
+        proto, special_tokens=record.tokenizer.special_tokens, name="tokenizer"
+    )
+    _check_vocabulary_size(tokenizer.vocabulary_size, vocabulary_size)
+    return TextPreprocessor(
+        tokenizer,
+        seq_length=seq_length or DEFAULT_SEQ_LENGTH,
+        truncation=truncation,
+        **dataclasses.asdict(record.packing),
+    )
 
 
 def keras_hub_preprocessor(
@@ -160,11 +210,7 @@ def keras_hub_preprocessor(
     if vocabulary is None:
         logger.info("No keras-hub preprocessor and no vocabulary_file: no preprocessor.")
         return None
-    if len(vocabulary) > vocabulary_size:
-        raise CheckpointError(
-            f"The vocabulary has {len(vocabulary)} tokens but the model embeds only "
-            f"{vocabulary_size} ids."
-        )
+    _check_vocabulary_size(len(vocabulary), vocabulary_size)
     if lowercase is None:
         lowercase = infer_lowercase(vocabulary)
     return BertPreprocessor(

@@ -1,11 +1,13 @@
 """One entry point for BERT and its family: a Hugging Face (or Google) directory in, the model
 its `model_type` declares out.
 
-`bert`, `roberta`, `distilbert`, `albert`, `deberta-v2` (DeBERTa-v3) and `electra` checkpoints
-load into `BertEncoder` (BERT's blocks with the family's settings: RoBERTa's position offset and
-LayerNorm epsilon, DistilBERT's missing token types and pooler, ALBERT's factorized embeddings
-and shared layers, DeBERTa's relative positions and disentangled attention, ELECTRA's factorized
-embeddings without sharing), exact to Hugging Face's outputs.
+`bert`, `roberta`, `distilbert`, `albert`, `deberta-v2` (DeBERTa-v3), `modernbert`,
+`xlm-roberta` and `electra` checkpoints load into `BertEncoder` (BERT's blocks with the family's
+settings: RoBERTa's position offset and LayerNorm epsilon, DistilBERT's missing token types and
+pooler, ALBERT's factorized embeddings and shared layers, DeBERTa's relative positions and
+disentangled attention, ModernBERT's rotary positions, windowed attention and GeGLU, XLM-R's
+RoBERTa blocks, ELECTRA's factorized embeddings without sharing), exact to Hugging Face's
+outputs.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def load_replaced_token_detector(
 
 def load_preprocessor(
     path: str | os.PathLike | CheckpointFiles,
-    seq_length: int = 128,
+    seq_length: int | None = None,
     revision: str | None = None,
     vocabulary_from: str | os.PathLike | None = None,
     **options: Any,
@@ -85,13 +87,15 @@ def load_preprocessor(
     """The in-graph preprocessor of a checkpoint's tokenizer, chosen by its `model_type`.
 
     WordPiece (`BertPreprocessor`) for `bert` and `distilbert`; byte-level BPE for `roberta`
-    and SentencePiece for `albert` and `deberta-v2` (`TextPreprocessor`), each packing pairs
-    as its family does. See `keras_bert.text.checkpoint_preprocessors`.
+    and `modernbert` (its `tokenizer.json`), SentencePiece for `albert` and `deberta-v2` and
+    XLM-RoBERTa's unigram model for `xlm-roberta` (`TextPreprocessor`), each packing pairs as
+    its family does. See `keras_bert.text.checkpoint_preprocessors`.
 
     Args:
         path: the checkpoint directory (or a file in it, or a Hub id, as `load_encoder` takes);
             of a Hub repo only the config and tokenizer files are downloaded.
-        seq_length: length of the packed inputs.
+        seq_length: length of the packed inputs (default 128, or the most tokens the model
+            reads where that is less); a longer one is a `ConfigError`, longer texts are cut.
         revision: the Hub branch, tag or commit of a Hub id.
         vocabulary_from: another checkpoint (directory or Hub id) whose tokenizer the model was
             trained with, for checkpoints published without one (SpanBERT: `bert-base-cased`).

@@ -443,6 +443,28 @@ def add_data_arguments(parser: argparse.ArgumentParser, file_kind: str, tfds_exa
     parser.add_argument("--tfds-data-dir", help="tfds data directory")
 
 
+def finetuning_parser(description: str, file_kind: str, tfds_example: str) -> JobParser:
+    """A fine-tuning job's parser, described by the first line of `description` (the job's
+    docstring), with its data flags (`add_data_arguments`): the job adds its own, then
+    `parse_finetuning_job` adds the training settings' and parses."""
+    parser = JobParser(description=description.splitlines()[0])
+    add_data_arguments(parser, file_kind, tfds_example)
+    return parser
+
+
+def parse_finetuning_job(
+    parser: argparse.ArgumentParser,
+    defaults: Mapping[str, Any] | None,
+    argv: list[str] | None,
+) -> tuple[argparse.Namespace, Any]:
+    """`argv` parsed by `parser` with a flag for every `FinetuningConfig` field added last
+    (`add_finetuning_arguments`, `defaults` over the fields' own): the arguments and their
+    `FinetuningConfig`."""
+    add_finetuning_arguments(parser, defaults=defaults)
+    arguments = parser.parse_args(argv)
+    return arguments, finetuning_config(arguments)
+
+
 def add_finetuning_arguments(
     parser: argparse.ArgumentParser, defaults: Mapping[str, Any] | None = None
 ) -> None:

@@ -45,10 +45,9 @@ from keras_bert.text import WordPieceTokenizer, infer_lowercase, load_vocabulary
 from pipelines.common import (
     JobParser,
     add_config_arguments,
-    add_finetuning_arguments,
     config_overrides,
     expand_files,
-    finetuning_config,
+    parse_finetuning_job,
     print_summary,
     run_job,
 )
@@ -111,13 +110,12 @@ def distillation_job(
     )
     parser.add_argument("--eval", help="evaluation file")
     add_config_arguments(parser, StudentConfig, required=("teacher", "num_layers"), defaults=recipe)
-    add_finetuning_arguments(parser, defaults=recipe)
-    args = parser.parse_args(argv)
+    args, finetuning = parse_finetuning_job(parser, recipe, argv)
     values = config_overrides(args)
     student_config = StudentConfig(
         **{name: values[name] for name in STUDENT_FIELDS if name in values}
     )
-    return args, student_config, finetuning_config(args)
+    return args, student_config, finetuning
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -13,27 +13,23 @@ from keras_bert.data.classification import load_tfds_classification, read_classi
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.training.recipes import CLASSIFIER_RECIPE, recipe_flags
 from pipelines.common import (
-    JobParser,
     add_bool_argument,
-    add_data_arguments,
-    add_finetuning_arguments,
-    finetuning_config,
+    finetuning_parser,
+    parse_finetuning_job,
     print_summary,
     run_job,
 )
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = JobParser(description=__doc__.splitlines()[0])
-    add_data_arguments(parser, "JSONL/CSV/TSV", "glue/sst2")
+    parser = finetuning_parser(__doc__, "JSONL/CSV/TSV", "glue/sst2")
     parser.add_argument("--tfds-train-split", default="train", help="tfds training split")
     parser.add_argument("--tfds-eval-split", default="validation", help="tfds evaluation split")
     parser.add_argument("--text-column", default="text", help="field of the text")
     parser.add_argument("--text-pair-column", help="field of the second text of a pair")
     parser.add_argument("--label-column", default="label", help="field of the label")
     add_bool_argument(parser, "--regression", help="float labels (STS-B style)")
-    add_finetuning_arguments(parser, defaults=recipe_flags(CLASSIFIER_RECIPE))
-    args = parser.parse_args(argv)
+    args, config = parse_finetuning_job(parser, recipe_flags(CLASSIFIER_RECIPE), argv)
 
     label_names = None
     if args.tfds:
@@ -53,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
         train = read_classification_file(args.train, **columns)
         evaluation = read_classification_file(args.eval, **columns) if args.eval else None
     _, summary = finetune_classifier(
-        finetuning_config(args),
+        config,
         train,
         evaluation,
         regression=args.regression or (args.tfds is not None and label_names is None),

@@ -18,14 +18,7 @@ from keras_bert.data.token_classification import (
 )
 from keras_bert.finetuning.token_classification import finetune_token_classifier
 from keras_bert.training.recipes import NER_RECIPE, recipe_flags
-from pipelines.common import (
-    JobParser,
-    add_data_arguments,
-    add_finetuning_arguments,
-    finetuning_config,
-    print_summary,
-    run_job,
-)
+from pipelines.common import finetuning_parser, parse_finetuning_job, print_summary, run_job
 
 
 def read_sentences(path: str):
@@ -34,10 +27,8 @@ def read_sentences(path: str):
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = JobParser(description=__doc__.splitlines()[0])
-    add_data_arguments(parser, "JSONL (tokens, tags) or CoNLL", "conll2003")
-    add_finetuning_arguments(parser, defaults=recipe_flags(NER_RECIPE))
-    args = parser.parse_args(argv)
+    parser = finetuning_parser(__doc__, "JSONL (tokens, tags) or CoNLL", "conll2003")
+    args, config = parse_finetuning_job(parser, recipe_flags(NER_RECIPE), argv)
 
     tag_names = None
     if args.tfds:
@@ -50,9 +41,7 @@ def main(argv: list[str] | None = None) -> dict:
     else:
         train = read_sentences(args.train)
         evaluation = read_sentences(args.eval) if args.eval else None
-    _, summary = finetune_token_classifier(
-        finetuning_config(args), train, evaluation, tag_names=tag_names
-    )
+    _, summary = finetune_token_classifier(config, train, evaluation, tag_names=tag_names)
     print_summary(summary)
     return summary
 

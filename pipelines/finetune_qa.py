@@ -11,19 +11,11 @@ from __future__ import annotations
 from keras_bert.data.squad import load_tfds_squad, read_squad
 from keras_bert.finetuning.question_answering import finetune_question_answerer
 from keras_bert.training.recipes import QA_RECIPE, QA_WINDOWS, recipe_flags
-from pipelines.common import (
-    JobParser,
-    add_data_arguments,
-    add_finetuning_arguments,
-    finetuning_config,
-    print_summary,
-    run_job,
-)
+from pipelines.common import finetuning_parser, parse_finetuning_job, print_summary, run_job
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = JobParser(description=__doc__.splitlines()[0])
-    add_data_arguments(parser, "SQuAD JSON", "squad/v1.1 or squad/v2.0")
+    parser = finetuning_parser(__doc__, "SQuAD JSON", "squad/v1.1 or squad/v2.0")
     for flag, help_text in (
         ("--doc-stride", "pieces between the starts of a passage's windows"),
         ("--max-query-length", "question pieces kept at most"),
@@ -37,8 +29,7 @@ def main(argv: list[str] | None = None) -> dict:
         type=float,
         help="SQuAD v2: answer nothing when [CLS] outscores the best span by more than this",
     )
-    add_finetuning_arguments(parser, defaults=recipe_flags(QA_RECIPE))
-    args = parser.parse_args(argv)
+    args, config = parse_finetuning_job(parser, recipe_flags(QA_RECIPE), argv)
 
     if args.tfds:
         train = load_tfds_squad(args.tfds, "train", data_dir=args.tfds_data_dir)
@@ -47,7 +38,7 @@ def main(argv: list[str] | None = None) -> dict:
         train = read_squad(args.train)
         evaluation = read_squad(args.eval) if args.eval else None
     _, summary = finetune_question_answerer(
-        finetuning_config(args),
+        config,
         train,
         evaluation,
         doc_stride=args.doc_stride,

@@ -43,7 +43,7 @@ from keras_bert.finetuning.glue import finetune_glue_task
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.metrics.glue import glue_average, glue_task_score
 from keras_bert.training.recipes import glue_recipe, recipe_flags
-from keras_bert.training.run import RunSettings
+from keras_bert.training.settings import RunSettings
 from pipelines.common import (
     JobParser,
     add_config_arguments,

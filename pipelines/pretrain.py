@@ -30,9 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from keras_bert.deprecation import nest_keywords
 from keras_bert.pretraining import PretrainingConfig, run_pretraining
-from keras_bert.training.run import RUN_FIELDS
 from pipelines.common import (
     JobParser,
     add_config_arguments,
@@ -116,10 +114,7 @@ def pretraining_config(argv: list[str] | None = None) -> PretrainingConfig:
     arguments = parser().parse_args(argv)
     values = {}
     if arguments.config:
-        # A config of before `run` held its settings at the top level (older `config.json`s).
-        values = nest_keywords(
-            json.loads(Path(arguments.config).read_text("utf-8")), RUN_FIELDS, "run", "--config"
-        )
+        values = json.loads(Path(arguments.config).read_text("utf-8"))
     values = merge_config(values, config_overrides(arguments))
     values = merge_config(recipe_defaults(values), values)
     if values.get("input_files"):

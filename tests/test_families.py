@@ -24,6 +24,8 @@ CHECKPOINTS = {
     "distilbert": "distilbert",
     "albert": "albert",
     "deberta-v2": "deberta_v3",
+    "modernbert": "modernbert",
+    "xlm-roberta": "xlm_roberta",
     "electra": "electra/discriminator",
 }
 TINY_SIZES = {
@@ -48,6 +50,8 @@ FAMILY_FEATURES = {
         "norm_rel_ebd": "layer_norm",
         "position_biased_input": False,
     },
+    "modernbert": {"local_attention_window": 4, "dense_bias": True, "layer_norm_bias": True},
+    "xlm-roberta": {"position_offset": 2},
     "electra": {"embedding_size": 16},
 }
 
@@ -115,6 +119,8 @@ def test_each_family_walks_through_its_record(model_type, checkpoint_dirs, encod
     layer_names = {layer.name for layer in classifier.layers}
     assert ("pre_classifier" in layer_names) == (record.classifier_head.activation is not None)
     assert classifier.uses_pooled_output == (record.classifier_head.activation is None)
+    has_norm = record.classifier_head.layer_norm_module is not None
+    assert ("pre_classifier_layer_norm" in layer_names) == has_norm
     # Count: the config's parameter count is the encoder's.
     assert config.num_parameters() == encoder.count_params()
 

@@ -1,9 +1,13 @@
 """The benchmark campaign: recorded runs are skipped, tables come from the results lines."""
 
 import json
+from pathlib import Path
 
 from bench import field_benchmarks
+from bench.bench_peer_finetuning import read_records
 from bench.field_benchmarks import (
+    HEADLINE_MARKERS,
+    SECTION,
     bfloat16_table,
     job_recipe,
     quality_table,
@@ -168,6 +172,7 @@ def speed_record(
         "epoch_seconds": epoch_seconds,
         "revision": revision,
         "cpu": "AMD EPYC, 2 cores; has: avx2, fma",
+        "finished": "2026-11-29T10:00:00",
     }
 
 
@@ -219,7 +224,7 @@ def test_the_speed_table_takes_medians_of_the_runs_at_our_latest_revision():
     assert mrpc.endswith(", new5678 (3) |")
 
 
-def test_runs_over_the_whole_training_split_get_a_speed_table_of_their_own(tmp_path):
+def test_runs_over_the_whole_training_split_follow_the_samples_in_the_speed_table(tmp_path):
     def write(path, records):
         path.write_text("".join(json.dumps(record) + "\n" for record in records))
         return path
@@ -237,13 +242,14 @@ def test_runs_over_the_whole_training_split_get_a_speed_table_of_their_own(tmp_p
     for run in whole_split:  # each side's recipe: no --epochs
         run["settings"] = {"max_train_examples": None}
     text = field_benchmarks.table(quality, sample, write(tmp_path / "whole.jsonl", whole_split))
-    sample_table, whole_split_table = text.split("**Training speed")[1:]
-    assert "| mrpc, 1,000 × 2 | 50.0; 100.0 |" in sample_table
-    assert whole_split_table.startswith(" over the whole training split** (`whole.jsonl`)")
+    (speed,) = text.split("**Training speed** (`sample.jsonl`, then `whole.jsonl`):")[1:]
+    sample_row, whole_split_row = speed.strip().splitlines()[2:]
+    assert sample_row.startswith("| mrpc, 1,000 × 2 | 50.0; 100.0 |")
     # Ours 3000 / 60 s, the peer's 3000 / 90 s.
-    assert "| mrpc, all × 3 | 50.0; 50.0 |" in whole_split_table
-    assert "| **1.50×**; **1.50×** |" in whole_split_table
-    assert field_benchmarks.table(quality, sample, tmp_path / "none").count("**Training") == 1
+    assert whole_split_row.startswith("| mrpc, all × 3 | 50.0; 50.0 |")
+    assert "| **1.50×**; **1.50×** |" in whole_split_row
+    only_sample = field_benchmarks.table(quality, sample, tmp_path / "none")
+    assert "**Training speed** (`sample.jsonl`):" in only_sample
 
 
 def test_tables_are_written_between_the_markers(tmp_path):
@@ -252,3 +258,62 @@ def test_tables_are_written_between_the_markers(tmp_path):
     page.write_text(f"# Title\n{start}\nold table\n{end}\nafter\n")
     write_between_markers(page, "new table")
     assert page.read_text() == f"# Title\n{start}\nnew table\n{end}\nafter\n"
+
+
+def test_the_headline_rows_state_each_claim_from_the_records():
+    records = [record("rte", seed, {"accuracy": value}) for seed, value in enumerate((0.56, 0.6))]
+    records += [record("cola", seed, {"mcc": value}) for seed, value in enumerate((0.2, 0.3))]
+    records.append(record("sst2", 0, {"accuracy": 0.9}))
+    speed = [
+        speed_record("keras_bert", 2, [30.0, 10.0], precision="float32"),
+        speed_record("hugging_face", 2, [20.0, 20.0], "longest"),
+    ]
+    glue, sst2, speed_row = field_benchmarks.headline_rows(records, anchors(), speed)
+    glue_dev = anchors()["glue_dev"]
+    rte, cola = (
+        100 * sum(glue_dev[task][metric]) / 3
+        for task, metric in (("rte", "accuracy"), ("cola", "mcc"))
+    )
+    assert glue == (
+        "| [GLUE dev, 2 seeds: RTE, CoLA; average](#the-fields-benchmarks) "
+        f"| 58.00, 25.00; average **41.50** | {rte:.2f}, {cola:.2f}; {(rte + cola) / 2:.2f} "
+        f"| {58 - rte:+.2f}, {25 - cola:+.2f}; **{41.5 - (rte + cola) / 2:+.2f}** "
+        "| EPYC AVX2 | 2026-11-27 |"
+    )
+    sst2_peer = 100 * glue_dev["sst2"]["accuracy"][0]
+    assert sst2 == (
+        f"| [SST-2 (accuracy), 1 seed](#the-fields-benchmarks) | **90.00** | {sst2_peer:.2f} "
+        f"| {90 - sst2_peer:+.2f} | EPYC AVX2 | 2026-11-27 |"
+    )
+    # Ours 2000 / 40 s against the peer's 2000 / 40 s.
+    assert speed_row == (
+        "| [training speed, samples of 1 task](#the-fields-benchmarks) "
+        "| float32 50.0 sequences/s | 50.0 | float32 **1.00×** | EPYC AVX2 | 2026-11-29 |"
+    )
+
+
+def test_the_headline_rows_replace_their_old_ones_and_keep_the_others(tmp_path):
+    page = tmp_path / "BENCHMARKS.md"
+    start, end = field_benchmarks.HEADLINE_MARKERS
+    header = "| what | ours |\n|---|---|"
+    hand = "| [tokenizers](#tokenizers) | 2.44× |"
+    old = [f"| [RTE](#the-fields-benchmarks) | {value} |" for value in ("57.0", "old speed")]
+    page.write_text(f"# B\n{start}\n{header}\n{old[0]}\n{old[1]}\n{hand}\n{end}\nafter\n")
+    new = ["| [RTE](#the-fields-benchmarks) | 58.0 |"]
+    field_benchmarks.write_headline_rows(page, new)
+    assert page.read_text() == f"# B\n{start}\n{header}\n{new[0]}\n{hand}\n{end}\nafter\n"
+
+
+def test_benchmarks_md_has_a_headline_that_scans_with_the_results_rows_of_today():
+    page = Path(field_benchmarks.__file__).resolve().parents[1] / "BENCHMARKS.md"
+    assert len(page.read_text("utf-8").splitlines()) <= 400
+    header, _, *rows = field_benchmarks.marked_text(page, HEADLINE_MARKERS).strip().splitlines()
+    words = [len(cell.split()) for row in (header, *rows) for cell in row.strip("|").split("|")]
+    assert len(rows) <= 30 and max(words) <= 30 and sum(words) <= 600
+    ours = [row for row in rows if row.split("|")[1].strip().endswith(f"]({SECTION})")]
+    assert ours == field_benchmarks.headline_rows(
+        read_records(field_benchmarks.RESULTS),
+        anchors(),
+        read_records(field_benchmarks.SPEED_RESULTS),
+        read_records(field_benchmarks.WHOLE_SPLIT_SPEED_RESULTS),
+    ), "BENCHMARKS.md's headline is not today's: python -m bench.field_benchmarks table --write"

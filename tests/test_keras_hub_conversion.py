@@ -356,3 +356,95 @@ def test_masked_lm_gradients_equal_keras_hubs(hub_masked_lm, hub_dev_inputs, voc
         np.testing.assert_allclose(gradient, theirs[name].reshape(gradient.shape), atol=1e-4)
         compared += 1
     assert compared == len(our_gradients) and np.abs(theirs["cls/predictions/output_bias"]).max()
+
+
+@pytest.fixture(scope="module")
+def xlm_roberta_model_file(reference_dir) -> Path:
+    return reference_dir / "variants" / "xlm_roberta" / "sentencepiece.bpe.model"
+
+
+@pytest.fixture(scope="module")
+def hub_xlm_roberta(xlm_roberta_model_file):
+    """A keras-hub `XLMRobertaMaskedLM` (every weight random) and a classifier on its backbone,
+    with the shared XLM-R SentencePiece model."""
+    tokenizer = keras_hub.models.XLMRobertaTokenizer(proto=str(xlm_roberta_model_file))
+    preprocessor = keras_hub.models.XLMRobertaTextClassifierPreprocessor(
+        tokenizer, sequence_length=SEQ_LENGTH
+    )
+    keras.utils.set_random_seed(23)
+    backbone = keras_hub.models.XLMRobertaBackbone(
+        vocabulary_size=tokenizer.vocabulary_size(), max_sequence_length=SEQ_LENGTH, **SIZES
+    )
+    masked_lm = keras_hub.models.XLMRobertaMaskedLM(backbone)
+    classifier = keras_hub.models.XLMRobertaTextClassifier(
+        backbone, num_classes=3, preprocessor=preprocessor
+    )
+    ids = np.zeros((1, 4), "int32")
+    masked_lm({"token_ids": ids, "padding_mask": ids, "mask_positions": ids})
+    random = np.random.default_rng(23)
+    for variable in {id(v): v for v in masked_lm.weights + classifier.weights}.values():
+        variable.assign(variable.numpy() + random.normal(0, 0.1, variable.shape))
+    return masked_lm, classifier
+
+
+def test_xlm_roberta_backbone_and_masked_lm_give_keras_hubs_outputs(hub_xlm_roberta, dev):
+    hub_masked_lm, hub_classifier = hub_xlm_roberta
+    hub_inputs = hub_classifier.preprocessor(dev[0][:64])
+    inputs = {
+        "input_word_ids": hub_inputs["token_ids"],
+        "input_mask": tf.cast(hub_inputs["padding_mask"], tf.int32),
+        "input_type_ids": tf.zeros_like(hub_inputs["token_ids"]),
+    }
+    encoder, _ = from_keras_hub(hub_masked_lm.backbone)
+    config = encoder.bert_config
+    assert (config.model_type, config.position_offset) == ("xlm-roberta", 2)
+    assert config.max_position_embeddings == SEQ_LENGTH + 2 and not config.pooler
+    real = inputs["input_mask"].numpy().astype(bool)
+    ours = encoder(inputs)["sequence_output"].numpy()[real]
+    theirs = hub_masked_lm.backbone(hub_inputs).numpy()[real]
+    np.testing.assert_allclose(ours, theirs, atol=1e-5, rtol=0)
+
+    model, _ = from_keras_hub(hub_masked_lm)
+    positions = tf.constant([[1, 2, 3]] * 64)
+    theirs = hub_masked_lm({**hub_inputs, "mask_positions": positions})
+    ours = model({**inputs, "masked_lm_positions": positions})["masked_lm"]
+    np.testing.assert_allclose(ours, theirs, atol=1e-5, rtol=0)
+
+
+def test_xlm_roberta_classifier_answers_keras_hubs_logits_from_strings(hub_xlm_roberta, dev):
+    """The preprocessor reads keras-hub's SentencePiece model as transformers does, which gives
+    keras-hub's ids on every dev sentence (keras-hub runs `sentencepiece`: they differ where it
+    does, `tests/text/test_family_tokenizers.py`); raw strings give keras-hub's logits."""
+    _, hub_classifier = hub_xlm_roberta
+    model, preprocessor = from_keras_hub(hub_classifier)
+    assert isinstance(model, BertClassifier) and model.num_classes == 3
+    assert (preprocessor.seq_length, preprocessor.truncation) == (SEQ_LENGTH, "round_robin")
+    assert type(preprocessor.tokenizer).__name__ == "UnigramTokenizer"
+    texts = dev[0]
+    ours, theirs = preprocessor(texts), hub_classifier.preprocessor(texts)
+    np.testing.assert_array_equal(ours["input_word_ids"], theirs["token_ids"])
+    np.testing.assert_array_equal(ours["input_mask"], theirs["padding_mask"])
+    texts = texts[:128]
+    theirs = hub_classifier(hub_classifier.preprocessor(texts))
+    np.testing.assert_allclose(model(preprocessor(texts)), theirs, atol=1e-5, rtol=0)
+
+
+def test_xlm_roberta_base_has_keras_hubs_preset_size_and_transformers_rows():
+    """keras-hub's `xlm_roberta_base_multi` (277,450,752 parameters) in transformers' layout:
+    two position rows before the padding id's successors and one token type row more."""
+    from keras_hub.src.models.xlm_roberta.xlm_roberta_presets import backbone_presets
+
+    from keras_bert import BertConfig
+
+    config = BertConfig.preset(
+        "base",
+        model_type="xlm-roberta",
+        vocab_size=250_002,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        position_offset=2,
+        pooler=False,
+        layer_norm_epsilon=1e-5,
+    )
+    params = backbone_presets["xlm_roberta_base_multi"]["metadata"]["params"]
+    assert config.num_parameters() == params + 3 * config.hidden_size

@@ -41,7 +41,6 @@ LAYERS = (
     # them (a warm-up file's requests; the ONNX export's checks).
     (
         "keras_bert.errors",
-        "keras_bert.deprecation",
         "keras_bert.cpu",
         "keras_bert.timing",
         "keras_bert.serving",

@@ -20,14 +20,15 @@ from pathlib import Path
 from keras_bert.checkpoints.huggingface import WEIGHTS_FORMATS
 from keras_bert.config import BertConfig
 from keras_bert.errors import CheckpointError, ConfigError
-from keras_bert.families import FAMILIES
+from keras_bert.families import FAMILIES, Family
 
 CONFIG_FILE = "config.json"
 # The tokenizer files the preprocessors read: every family's (its record in
 # `keras_bert.families`), and the special tokens' settings.
+TOKENIZER_SETTINGS_FILE = "tokenizer_config.json"
 TOKENIZER_FILES = (
     *dict.fromkeys(name for record in FAMILIES.values() for name in record.tokenizer.files),
-    "tokenizer_config.json",
+    TOKENIZER_SETTINGS_FILE,
 )
 # `name` or `org/name`, as the Hub spells repo ids.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
@@ -54,16 +55,21 @@ def is_hub_id(name: str | os.PathLike) -> bool:
     return bool(_HUB_ID.fullmatch(name)) and ".." not in name and not is_local_checkpoint(name)
 
 
-def files_to_download(repo_files: Sequence[str], weights: bool = True) -> list[str]:
+def files_to_download(
+    repo_files: Sequence[str], weights: bool = True, family: Family | None = None
+) -> list[str]:
     """The files of a repo that keras_bert reads: config, one weights format, tokenizer.
 
     Args:
         repo_files: every file of the repo (paths relative to its root).
         weights: whether the weights are wanted (a preprocessor needs none).
+        family: the family of its config, whose tokenizer files are wanted (None: any
+            family's).
 
     Example:
     >>> files_to_download(["config.json", "pytorch_model.bin", "model.safetensors",
-    ...                    "tf_model.h5", "onnx/model.onnx", "vocab.txt", "tokenizer.json"])
+    ...                    "tf_model.h5", "onnx/model.onnx", "vocab.txt", "tokenizer.json"],
+    ...                   family=FAMILIES["bert"])
     ['config.json', 'model.safetensors', 'vocab.txt']
     >>> files_to_download(["config.json", "pytorch_model.bin.index.json",
     ...                    "pytorch_model-00001-of-00002.bin", "pytorch_model-00002-of-00002.bin"])
@@ -80,7 +86,10 @@ def files_to_download(repo_files: Sequence[str], weights: bool = True) -> list[s
             shard = re.compile(rf"{re.escape(stem)}-\d+-of-\d+\.{re.escape(suffix)}")
             chosen += [index_file, *sorted(name for name in repo_files if shard.fullmatch(name))]
             break
-    return chosen + [name for name in TOKENIZER_FILES if name in repo_files]
+    tokenizer_files = TOKENIZER_FILES
+    if family is not None:
+        tokenizer_files = (*family.tokenizer.files, TOKENIZER_SETTINGS_FILE)
+    return chosen + [name for name in tokenizer_files if name in repo_files]
 
 
 def hub_settings() -> dict:
@@ -99,11 +108,13 @@ def _is_offline() -> bool:
     return offline or constants.is_offline_mode()
 
 
-def _check_model_type(config_file: Path, name: str) -> None:
+def _checked_family(config_file: Path, name: str) -> Family:
+    """The family of a downloaded `config.json`, whose config keras_bert reads."""
     try:
-        BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
+        config = BertConfig.from_original_dict(json.loads(config_file.read_text("utf-8")))
     except (ConfigError, json.JSONDecodeError, UnicodeDecodeError) as error:
         raise CheckpointError(f"{name}: {error}") from None
+    return FAMILIES[config.model_type]
 
 
 def _cached_snapshot(name: str, revision: str | None, cache_dir: str | None) -> Path:
@@ -144,7 +155,8 @@ def _download(name: str, revision: str | None, weights: bool) -> Path:
     config_directory = snapshot_download(
         name, revision=revision, allow_patterns=[CONFIG_FILE], **settings
     )
-    _check_model_type(Path(config_directory) / CONFIG_FILE, name)
+    family = _checked_family(Path(config_directory) / CONFIG_FILE, name)
+    chosen = files_to_download(repo_files, weights, family)
     return Path(snapshot_download(name, revision=revision, allow_patterns=chosen, **settings))
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import re
+import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -39,6 +41,8 @@ _RENAMED = {
     "cls.seq_relationship.bias": "cls/seq_relationship/output_bias",
 }
 _LAYER_NORM_PARAMETERS = {"weight": "gamma", "gamma": "gamma", "bias": "beta", "beta": "beta"}
+# The modules whose parameters are a LayerNorm's (`final_layer_norm`: ModernBERT's final norm).
+_LAYER_NORM_MODULES = ("LayerNorm", "final_layer_norm")
 # What the name rules of `keras_bert.families` are made of: `^`, `$`, escaped characters,
 # groups (alternatives or `\d+`), and literal characters.
 _RULE_PARTS = re.compile(r"(?P<anchor>[\^$])|\\(?P<escaped>.)|(?P<group>\([^()]*\))|(?P<literal>.)")
@@ -75,7 +79,7 @@ def canonical_name(name: str, model_type: str = "bert") -> tuple[str, bool] | No
     path = re.sub(r"encoder\.layer\.(\d+)", r"encoder.layer_\1", name)
     module, _, parameter = path.rpartition(".")
     module = module.replace(".", "/")
-    if module.endswith("LayerNorm"):
+    if module.endswith(_LAYER_NORM_MODULES):
         return f"{module}/{_LAYER_NORM_PARAMETERS.get(parameter, parameter)}", False
     if parameter == "weight" and module.endswith("_embeddings"):
         return module, False
@@ -132,7 +136,7 @@ def huggingface_name(canonical: str, model_type: str = "bert") -> tuple[str, boo
         name = renamed[canonical]
     elif parameter.endswith("_embeddings"):
         name = f"{canonical}/weight"
-    elif module.endswith("LayerNorm"):
+    elif module.endswith(_LAYER_NORM_MODULES):
         name = f"{module}/{'weight' if parameter == 'gamma' else 'bias'}"
     else:
         name = f"{module}/{'weight' if parameter == 'kernel' else parameter}"
@@ -145,19 +149,107 @@ def huggingface_name(canonical: str, model_type: str = "bert") -> tuple[str, boo
     return name, read_back[1]
 
 
-def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
+def split_fused_tensors(tensors: dict[str, np.ndarray], model_type: str) -> dict[str, np.ndarray]:
+    """Canonical tensors with the family's fused modules (`Family.fused_tensors`) split into
+    their parts, equal slices of the last axis (a kernel's output axis, `[in, out]`).
 
-    try:
-        return load_file(weights_file)
-    except FileNotFoundError:
-        raise CheckpointError(f"Missing weights file {weights_file}.") from None
-    except (SafetensorError, OSError, ValueError) as error:
-        raise CheckpointError(
-            f"Cannot read {weights_file}: {error}. The file is truncated or not a safetensors "
+    Example:
+    >>> fused = {"bert/encoder/layer_0/attention/self/query_key_value/kernel": np.ones((2, 6))}
+    >>> {name: value.shape for name, value in split_fused_tensors(fused, "modernbert").items()}
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'bert/encoder/layer_0/attention/self/query/kernel': (2, 2),
+     'bert/encoder/layer_0/attention/self/key/kernel': (2, 2),
+     'bert/encoder/layer_0/attention/self/value/kernel': (2, 2)}
+    """
+    split = {}
+    for name, value in tensors.items():
+        for module, parts in family(model_type).fused_tensors:
+            if f"/{module}/" in name:
+                pieces = np.split(value, len(parts), axis=-1)
+                split |= {
+                    name.replace(f"/{module}/", f"/{part}/"): np.ascontiguousarray(piece)
+                    for part, piece in zip(parts, pieces, strict=True)
+                }
+                break
+        else:
+            split[name] = value
+    return split
+
+
+def join_fused_tensors(tensors: dict[str, np.ndarray], model_type: str) -> dict[str, np.ndarray]:
+    """`split_fused_tensors` backwards: the parts of each fused module joined along their last
+    axis under the module's name, where its first part was.
+
+    Example:
+    >>> parts = {f"bert/layer_0/attention/self/{name}/bias": np.full(2, index)
+    ...          for index, name in enumerate(("query", "key", "value"))}
+    >>> join_fused_tensors(parts, "modernbert")
+    {'bert/layer_0/attention/self/query_key_value/bias': array([0, 0, 1, 1, 2, 2])}
+    """
+    joined = {}
+    for name, value in tensors.items():
+        for module, (first, *others) in family(model_type).fused_tensors:
+            if f"/{first}/" in name:
+                names = [name.replace(f"/{first}/", f"/{part}/") for part in (first, *others)]
+                fused = np.concatenate([tensors[part] for part in names], axis=-1)
+                joined[name.replace(f"/{first}/", f"/{module}/")] = fused
+                break
+            if any(f"/{part}/" in name for part in others):
+                break  # joined where its first part is
+        else:
+            joined[name] = value
+    return joined
+
+
+# safetensors' element types and numpy's (bfloat16: its 16 bits, widened to float32 as read).
+_SAFETENSORS_DTYPES = {
+    "F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "<u2", "I64": "<i8", "I32": "<i4",
+    "I16": "<i2", "I8": "i1", "U8": "u1", "BOOL": "?",
+}  # fmt: skip
+
+
+def _read_safetensors(weights_file: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file as read-only views of the file, memory-mapped: a
+    checkpoint's weights are not copied into memory before the model's variables take them
+    (bfloat16 tensors are widened to float32 copies)."""
+
+    def unreadable(reason: str) -> CheckpointError:
+        return CheckpointError(
+            f"Cannot read {weights_file}: {reason}. The file is truncated or not a safetensors "
             "file; download it again."
-        ) from None
+        )
+
+    if not weights_file.is_file():
+        raise CheckpointError(f"Missing weights file {weights_file}.")
+    with open(weights_file, "rb") as file:
+        size = file.seek(0, 2)
+        if size < 8:
+            raise unreadable("it has no header")
+        buffer = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    (header_size,) = struct.unpack_from("<Q", buffer)
+    try:
+        header = json.loads(buffer[8 : 8 + header_size])
+    except (ValueError, UnicodeDecodeError):
+        raise unreadable("its header is not JSON") from None
+    start = 8 + header_size
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        try:
+            dtype = np.dtype(_SAFETENSORS_DTYPES[entry["dtype"]])
+            begin, end = entry["data_offsets"]
+            shape = tuple(entry["shape"])
+        except (KeyError, TypeError, ValueError):
+            raise unreadable(f"tensor {name} has no readable type, offsets and shape") from None
+        count = int(np.prod(shape, dtype=np.int64))
+        if end - begin != count * dtype.itemsize or start + end > size:
+            raise unreadable(f"tensor {name} runs past its bytes or the file")
+        array = np.frombuffer(buffer, dtype, count, start + begin).reshape(shape)
+        if entry["dtype"] == "BF16":
+            array = (array.astype(np.uint32) << 16).view(np.float32)
+        tensors[name] = array
+    return tensors
 
 
 def weights_files(directory: Path) -> list[str]:
@@ -197,7 +289,9 @@ def read_huggingface_checkpoint(
     tensors: dict[str, np.ndarray] = {}
     ignored: list[str] = []
     for weights_file in weights_files:
-        for name, value in read_weights_file(weights_file).items():
+        read = read_weights_file(weights_file)
+        for name in list(read):  # each let go once converted: a file's worth in memory, not two
+            value = read.pop(name)
             converted = canonical_name(name, config.model_type)
             if converted is None:
                 continue
@@ -205,8 +299,11 @@ def read_huggingface_checkpoint(
             if not is_read_by_models(canonical):
                 ignored.append(name)
                 continue
-            # One copy at most: none for a contiguous float32 array, one for a view or a cast.
-            tensors[canonical] = np.ascontiguousarray(value.T if transpose else value, np.float32)
+            # No copy of float32 tensors (views of the mapped file, transposed or not: a
+            # variable copies each when it is created); other types are cast to float32.
+            value = value.T if transpose else value
+            tensors[canonical] = value if value.dtype == np.float32 else value.astype(np.float32)
+    tensors = split_fused_tensors(tensors, config.model_type)
     has_pooler = any(name.startswith("bert/pooler/") for name in tensors)
     if pooler_optional and not has_pooler:
         config = config.replace(pooler=False)

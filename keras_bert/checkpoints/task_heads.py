@@ -6,8 +6,8 @@ transformers names a fine-tuned model's architecture `<family prefix><task>`
 head's module names: a family's own for sequence classification (`classifier.dense` and
 `classifier.out_proj` for RoBERTa, `pre_classifier` and `classifier` for DistilBERT, ...: its
 record's `classifier_head`), `classifier` for token classification and `qa_outputs` for question
-answering in every family. Their canonical names are those module paths (`classifier/out_proj/
-kernel`).
+answering (ModernBERT's `classifier`, after its prediction head `head`). Their canonical names
+are those module paths (`classifier/out_proj/kernel`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ MASKED_LM = "ForMaskedLM"
 PRETRAINING = "ForPreTraining"
 # The modules of the heads every family names alike.
 TOKEN_CLASSIFIER_MODULE = "classifier"
-QUESTION_ANSWERING_MODULE = "qa_outputs"
 # The canonical scopes of every family's task heads (`pooler/`: DeBERTa's context pooler).
 HEAD_SCOPES = tuple(
     sorted(
@@ -35,7 +34,7 @@ HEAD_SCOPES = tuple(
                 record.classifier_head.dense_module,
                 record.classifier_head.output_module,
                 TOKEN_CLASSIFIER_MODULE,
-                QUESTION_ANSWERING_MODULE,
+                record.question_answering_module,
             )
             if module is not None
         }

@@ -13,7 +13,11 @@ _MAX_LISTED = 12
 
 
 def _dense(prefix: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
-    return {f"{prefix}/kernel": layer.kernel, f"{prefix}/bias": layer.bias}
+    """A dense layer's kernel, and its bias if it has one."""
+    variables = {f"{prefix}/kernel": layer.kernel}
+    if layer.bias is not None:
+        variables[f"{prefix}/bias"] = layer.bias
+    return variables
 
 
 def head_dense_variables(module: str, layer: keras.layers.Dense) -> dict[str, keras.Variable]:
@@ -29,8 +33,21 @@ def head_dense_variables(module: str, layer: keras.layers.Dense) -> dict[str, ke
     return _dense(module.replace(".", "/"), layer)
 
 
-def _layer_norm(prefix: str, layer: keras.layers.LayerNormalization) -> dict[str, keras.Variable]:
-    return {f"{prefix}/gamma": layer.gamma, f"{prefix}/beta": layer.beta}
+def layer_norm_variables(
+    prefix: str, layer: keras.layers.LayerNormalization
+) -> dict[str, keras.Variable]:
+    """A LayerNorm's scale, and its bias if it has one, under `prefix` (`.../LayerNorm`).
+
+    Example:
+    >>> layer = keras.layers.LayerNormalization(center=False)
+    >>> layer.build((None, 4))
+    >>> sorted(layer_norm_variables("cls/predictions/transform/LayerNorm", layer))
+    ['cls/predictions/transform/LayerNorm/gamma']
+    """
+    variables = {f"{prefix}/gamma": layer.gamma}
+    if layer.beta is not None:
+        variables[f"{prefix}/beta"] = layer.beta
+    return variables
 
 
 def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
@@ -45,10 +62,13 @@ def _block_variables(prefix: str, block) -> dict[str, keras.Variable]:
             attention.relative_attention_bias
         )
     variables |= _dense(f"{prefix}/attention/output/dense", attention.output_dense)
-    variables |= _layer_norm(f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm)
+    if block.attention_layer_norm is not None:  # ModernBERT's first block has none
+        variables |= layer_norm_variables(
+            f"{prefix}/attention/output/LayerNorm", block.attention_layer_norm
+        )
     variables |= _dense(f"{prefix}/intermediate/dense", block.intermediate_dense)
     variables |= _dense(f"{prefix}/output/dense", block.output_dense)
-    variables |= _layer_norm(f"{prefix}/output/LayerNorm", block.output_layer_norm)
+    variables |= layer_norm_variables(f"{prefix}/output/LayerNorm", block.output_layer_norm)
     return variables
 
 
@@ -57,7 +77,7 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     embeddings = encoder.embeddings
     variables = {
         "bert/embeddings/word_embeddings": embeddings.token_embedding.embeddings,
-        **_layer_norm("bert/embeddings/LayerNorm", embeddings.layer_norm),
+        **layer_norm_variables("bert/embeddings/LayerNorm", embeddings.layer_norm),
     }
     if embeddings.position_embedding is not None:
         position_table = embeddings.position_embedding.embeddings
@@ -69,7 +89,9 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
     if relative_embeddings is not None:
         variables["bert/encoder/rel_embeddings"] = relative_embeddings.embeddings
         if relative_embeddings.layer_norm is not None:
-            variables |= _layer_norm("bert/encoder/LayerNorm", relative_embeddings.layer_norm)
+            variables |= layer_norm_variables(
+                "bert/encoder/LayerNorm", relative_embeddings.layer_norm
+            )
     if encoder.embedding_projection is not None:
         variables |= _dense(
             "bert/encoder/embedding_hidden_mapping_in", encoder.embedding_projection
@@ -84,10 +106,13 @@ def encoder_variables(encoder) -> dict[str, keras.Variable]:
             )
             variables |= _block_variables(prefix, block)
     if encoder.final_layer_norm is not None:
-        variables |= _layer_norm("bert/encoder/final_layer_norm", encoder.final_layer_norm)
+        variables |= layer_norm_variables("bert/encoder/final_layer_norm", encoder.final_layer_norm)
     if encoder.pooler is not None:
         variables |= _dense("bert/pooler/dense", encoder.pooler.dense)
     return variables
+
+
+_WORD_EMBEDDINGS = "bert/embeddings/word_embeddings"
 
 
 def _listed(names: list[str]) -> str:
@@ -96,15 +121,11 @@ def _listed(names: list[str]) -> str:
     return f"{shown}, and {more} more" if more > 0 else shown
 
 
-def restore_variables(
+def _check_variables(
     variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
 ) -> None:
-    """Assigns checkpoint tensors to variables, after checking that they match one to one.
-
-    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` (a
-    prefix, or several) needs a variable; the error names what is missing, unexpected or of the
-    wrong shape. Tensors outside `scope` (other heads) are left for other models to restore.
-    """
+    """Raises a `CheckpointError` unless the variables and the tensors under `scope` match one
+    to one, shape for shape (see `restore_variables`)."""
     tensors = checkpoint.tensors
     missing = sorted(set(variables) - set(tensors))
     unexpected = sorted(
@@ -126,15 +147,57 @@ def restore_variables(
     ]
     if problems:
         config = checkpoint.config
+        table = tensors.get(_WORD_EMBEDDINGS)
+        rows = None if table is None else table.shape[0]
+        # The table's rows are the ids the model reads: a config saying otherwise is wrong.
+        hint = (
+            f" Its word embedding table has {rows} rows: set vocab_size to {rows} in its config."
+            if rows is not None and rows != config.vocab_size
+            else ""
+        )
         raise CheckpointError(
             f"The checkpoint {checkpoint.source} does not fit the model (config: "
             f"L{config.num_layers}/H{config.hidden_size}/A{config.num_heads}, vocabulary "
-            f"{config.vocab_size}). " + "; ".join(problems) + "."
+            f"{config.vocab_size}). " + "; ".join(problems) + "." + hint
         )
+
+
+def restore_variables(
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
+) -> None:
+    """Assigns checkpoint tensors to variables, after checking that they match one to one.
+
+    Every variable needs a tensor of its shape, and every checkpoint tensor under `scope` (a
+    prefix, or several) needs a variable; the error names what is missing, unexpected or of the
+    wrong shape. Tensors outside `scope` (other heads) are left for other models to restore.
+    """
+    _check_variables(variables, checkpoint, scope)
     for name, variable in variables.items():
-        variable.assign(np.asarray(tensors[name], dtype=variable.dtype))
+        variable.assign(np.asarray(checkpoint.tensors[name], dtype=variable.dtype))
+
+
+def initialize_variables(
+    variables: dict[str, keras.Variable], checkpoint: Checkpoint, scope: str | tuple[str, ...]
+) -> None:
+    """Makes checkpoint tensors the initial values of variables created in a
+    `keras.StatelessScope` and not drawn yet, after the checks of `restore_variables`.
+
+    Leaving the scope then creates each variable from its tensor, once: its random draw is
+    never made, and no second copy of a table is assigned over it (XLM-R base's embeddings
+    are 768 MB). Keras draws a variable at its first use from its initializer, which is
+    otherwise private to it.
+    """
+    _check_variables(variables, checkpoint, scope)
+    for name, variable in variables.items():
+        variable._initializer = lambda shape, dtype, value=checkpoint.tensors[name]: value
 
 
 def restore_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
     """Loads the `bert/...` tensors of a checkpoint into a `BertEncoder`."""
     restore_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)
+
+
+def initialize_encoder_weights(encoder, checkpoint: Checkpoint) -> None:
+    """Makes the `bert/...` tensors of a checkpoint the initial values of a `BertEncoder`
+    built in a `keras.StatelessScope` (`initialize_variables`)."""
+    initialize_variables(encoder_variables(encoder), checkpoint, scope=ENCODER_SCOPE)

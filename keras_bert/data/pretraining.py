@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 import tensorflow as tf
 
 from keras_bert.data.masking import MaskingConfig, TokenMasker
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, renamed_fields
 from keras_bert.errors import ConfigError
 from keras_bert.text import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
@@ -28,7 +27,6 @@ MODEL_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids", "masked_l
 REPLACED_TOKEN_INPUT_NAMES = (*MODEL_INPUT_NAMES, "masked_lm_ids", "masked_lm_weights")
 
 
-@renamed_fields(SEQ_LENGTH_RENAMES)
 @dataclasses.dataclass(frozen=True)
 class PretrainingDataConfig:
     """The shape of pretraining examples.

@@ -20,7 +20,6 @@ import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.data.prefetching import prefetched
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.errors import DataError
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
@@ -210,7 +209,6 @@ def _window_spans(num_tokens: int, max_tokens: int, doc_stride: int) -> list[tup
         start += min(length, doc_stride)
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def build_question_windows(
     examples: Sequence[QuestionExample],
     tokenizer,

@@ -13,7 +13,6 @@ from pathlib import Path
 import tensorflow as tf
 
 from keras_bert.data.streaming import pretraining_dataset
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 
 # Our feature name → the original file feature name.
 _FILE_NAMES = {
@@ -85,7 +84,6 @@ def write_pretraining_tfrecords(
     return paths
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def read_pretraining_tfrecords(
     file_pattern: str | os.PathLike,
     batch_size: int,

@@ -99,3 +99,45 @@ def pad_columns(tensor: tf.Tensor, width: tf.Tensor | int, value: float = 0.0) -
         [[[0, 0], [0, missing]], tf.zeros([tf.rank(tensor) - 2, 2], tf.int32)], axis=0
     )
     return tf.pad(tensor, paddings, constant_values=tf.cast(value, tensor.dtype))
+
+
+def split_by_length(
+    input_mask: tf.Tensor, buckets: Sequence[int], call_cost_tokens: int
+) -> tuple[tf.Tensor, tf.Tensor]:
+    """The rows of a packed batch in order of length and how many of the shortest to run as a
+    group of their own: the split where `rows × bucket` of both groups plus the second call
+    (`call_cost_tokens`) costs least, or all of them (one group) where no split pays. A
+    batch of 32 movie snippets holds about twice the padding of its real tokens; two groups take
+    29% of the padded work away, a third would take 8% more (the dev sentences, MiniLM-L6's
+    buckets to 64), so two it is: one branch, not a loop, in the graph.
+
+    Returns:
+        (order, first_rows): row indices ascending by length (stable), and the number of rows
+        of the first group (the batch's rows: one group; 0 for a batch of none).
+
+    Example:
+    >>> import tensorflow as tf
+    >>> mask = tf.sequence_mask([60, 5, 58, 6, 7], 64, tf.int32)
+    >>> order, first_rows = split_by_length(mask, (8, 16, 32, 64), call_cost_tokens=32)
+    >>> order.numpy().tolist(), int(first_rows)
+    ([1, 3, 4, 2, 0], 3)
+    >>> int(split_by_length(mask, (8, 16, 32, 64), call_cost_tokens=1000)[1])
+    5
+    >>> int(split_by_length(mask[:0], (8, 16, 32, 64), call_cost_tokens=32)[1])
+    0
+    """
+    lengths = tf.reduce_sum(tf.cast(input_mask != 0, tf.int32), axis=1)
+    order = tf.argsort(lengths, stable=True)
+    bucket_tensor = tf.constant(buckets, tf.int32)
+    indices = tf.searchsorted(bucket_tensor, tf.gather(lengths, order), side="left")
+    widths = tf.gather(bucket_tensor, tf.minimum(indices, len(buckets) - 1))
+    rows = tf.shape(lengths)[0]
+    first_rows = tf.range(1, rows + 1)
+    longest = widths[-1:]
+    cost = (
+        first_rows * tf.gather(widths, first_rows - 1)
+        + (rows - first_rows) * longest
+        + tf.where(first_rows < rows, call_cost_tokens, 0)
+    )
+    cheapest = tf.cond(rows > 0, lambda: tf.cast(tf.argmin(cost), tf.int32) + 1, lambda: rows)
+    return order, cheapest

@@ -12,7 +12,6 @@ import tensorflow as tf
 
 from keras_bert.decoding.bio_tags import parse_bio_tag
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
-from keras_bert.deprecation import moved_names
 from keras_bert.text.offsets import byte_substrings, char_offsets, sanitize_utf8
 
 # Tag prefixes as integers in `BioTagTable.prefixes`.
@@ -177,9 +176,3 @@ def text_entities(
     counts = tf.cast(row_splits[1:] - row_splits[:-1], tf.int32)
     outputs["num_entities"] = tf.minimum(counts, max_entities)
     return outputs
-
-
-# Read in Python without TensorFlow (`keras_bert.metrics` scores entities without it).
-__getattr__ = moved_names(
-    dict.fromkeys(("EntitySpan", "bio_spans"), "keras_bert.decoding.bio_tags"), __name__
-)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
-from functools import partial
 from pathlib import Path
+from typing import Any
 
 import keras
 import numpy as np
@@ -29,7 +29,7 @@ from keras_bert.distillation.student import initialize_student
 from keras_bert.finetuning.classification import evaluate_classifier
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
+    find_run_checkpoint,
     fit_model,
     save_run,
 )
@@ -37,6 +37,7 @@ from keras_bert.finetuning.token_classification import evaluate_token_classifier
 from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import IGNORED_LABEL
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 
 @dataclasses.dataclass
@@ -140,6 +141,49 @@ def distill_task_model(
     return distiller.student, summary
 
 
+# The labelled tasks' batches (examples, preprocessor, label ids, batch size, ...) and scores
+# (model, preprocessor, examples).
+LABELLED_TASKS: dict[type[BertTask], tuple[Callable[..., tf.data.Dataset], Callable]] = {
+    BertClassifier: (classification_dataset, evaluate_classifier),
+    BertTokenClassifier: (token_classification_dataset, evaluate_token_classifier),
+}
+
+
+def _distill_labelled(
+    config: FinetuningConfig,
+    student_config: StudentConfig,
+    task_class: type[BertTask],
+    examples: Any,
+    label_ids: Sequence,
+    evaluation: Any | None,
+) -> tuple[BertTask, dict]:
+    """`distill_task_model` on labelled and unlabelled `examples` (`label_ids`: `IGNORED_LABEL`
+    where unlabelled) in the task's batches (`LABELLED_TASKS`) with the vocabulary of
+    `config.checkpoint`, student and teacher scored on `evaluation` (if any)."""
+    task_dataset, evaluate = LABELLED_TASKS[task_class]
+    checkpoint = find_run_checkpoint(config, weights=False)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
+    train_dataset = task_dataset(
+        examples,
+        preprocessor,
+        label_ids,
+        config.batch_size,
+        shuffle=True,
+        seed=config.run.seed,
+        length_bucketing=config.length_bucketing,
+    )
+    return distill_task_model(
+        config,
+        student_config,
+        task_class,
+        train_dataset,
+        len(examples),
+        evaluate=None
+        if evaluation is None
+        else lambda model: evaluate(model, preprocessor, evaluation),
+    )
+
+
 def distill_classifier(
     config: FinetuningConfig,
     student_config: StudentConfig,
@@ -172,26 +216,7 @@ def distill_classifier(
             np.full(len(unlabeled_texts), IGNORED_LABEL, np.int32),
         ]
     )
-    preprocessor = checkpoint_preprocessor(config)
-    train_dataset = classification_dataset(
-        texts,
-        preprocessor,
-        label_ids,
-        config.batch_size,
-        shuffle=True,
-        seed=config.run.seed,
-        length_bucketing=config.length_bucketing,
-    )
-    return distill_task_model(
-        config,
-        student_config,
-        BertClassifier,
-        train_dataset,
-        len(texts),
-        evaluate=None
-        if evaluation is None
-        else partial(evaluate_classifier, preprocessor=preprocessor, examples=evaluation),
-    )
+    return _distill_labelled(config, student_config, BertClassifier, texts, label_ids, evaluation)
 
 
 def distill_token_classifier(
@@ -214,23 +239,6 @@ def distill_token_classifier(
     tag_ids = encode_tags(train, tag_names) + [
         [IGNORED_LABEL] * len(words) for words in unlabeled_words
     ]
-    preprocessor = checkpoint_preprocessor(config)
-    train_dataset = token_classification_dataset(
-        sentences,
-        preprocessor,
-        tag_ids,
-        config.batch_size,
-        shuffle=True,
-        seed=config.run.seed,
-        length_bucketing=config.length_bucketing,
-    )
-    return distill_task_model(
-        config,
-        student_config,
-        BertTokenClassifier,
-        train_dataset,
-        len(sentences),
-        evaluate=None
-        if evaluation is None
-        else partial(evaluate_token_classifier, preprocessor=preprocessor, sentences=evaluation),
+    return _distill_labelled(
+        config, student_config, BertTokenClassifier, sentences, tag_ids, evaluation
     )

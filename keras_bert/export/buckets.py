@@ -5,24 +5,6 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from keras_bert.deprecation import moved_names
-
-# The buckets themselves moved below the task models, which compute on them too.
-__getattr__ = moved_names(
-    dict.fromkeys(
-        (
-            "BUCKETS_PER_DOUBLING",
-            "SMALLEST_BUCKET",
-            "bucket_length",
-            "length_buckets",
-            "pad_columns",
-            "trim_to_bucket",
-        ),
-        "keras_bert.decoding.buckets",
-    ),
-    __name__,
-)
-
 
 def cycled_words(text: str, count: int) -> str:
     """`count` words of `text`, its words repeated in order (an empty text repeats "a").

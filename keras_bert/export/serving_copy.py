@@ -45,8 +45,9 @@ def serving_copy(
       independent blocks (`keras_bert.layers.ColumnShardedDense`), the same values computed
       as N matmul chains that TensorFlow runs in parallel.
 
-    The weights go across through Keras' weights file (each layer's saved form), so a copy may
-    store them in another layout than `model`.
+    A float32 copy of one feed-forward block shares `model`'s variables (`_sharing_copy`);
+    the others take the weights through Keras' weights file (each layer's saved form), so they
+    may store them in another layout than `model`.
 
     Example:
     >>> from keras_bert import BertConfig, BertEncoder
@@ -82,17 +83,47 @@ def serving_copy(
     policy = keras.config.dtype_policy()
     if build_dtype != "float32":
         keras.config.set_dtype_policy(build_dtype)
-    try:
-        copy = keras.saving.deserialize_keras_object(config)
-    finally:
-        keras.config.set_dtype_policy(policy)
-    with tempfile.TemporaryDirectory() as directory:
-        weights_file = Path(directory) / "model.weights.h5"
-        model.save_weights(weights_file)
-        copy.load_weights(weights_file)
+    if precision == "float32" and feed_forward_shards == 1:
+        copy = _sharing_copy(model, config)
+    else:
+        try:
+            copy = keras.saving.deserialize_keras_object(config)
+        finally:
+            keras.config.set_dtype_policy(policy)
+        with tempfile.TemporaryDirectory() as directory:
+            weights_file = Path(directory) / "model.weights.h5"
+            model.save_weights(weights_file)
+            copy.load_weights(weights_file)
     _use_inference_gelu(copy)
     if precision == "int8":
         _quantize_encoder_dense_layers(copy)
+    return copy
+
+
+def _sharing_copy(model: keras.Model, config: Any) -> keras.Model:
+    """A copy of `model` (its serialized `config`) whose variables are `model`'s TensorFlow
+    variables themselves: the float32 copy's layout is the model's, so it holds no second
+    copy of the weights (XLM-R's table is 768 MB) and draws none at random.
+
+    The copy is built in a `keras.StatelessScope` that leaves its variables undrawn, then each
+    takes the model's variable as its own (Keras' TensorFlow variables accept a
+    `tf.Variable` as their value, which Keras does not otherwise expose), and Keras' list of
+    variables still to draw forgets them.
+    """
+    from keras.src.backend.common import global_state
+
+    # Compiled, a model would build its optimizer's variables too: a serving copy needs none.
+    with keras.StatelessScope(initialize_variables=False):
+        copy = keras.saving.deserialize_keras_object({**config, "compile_config": None})
+    for ours, theirs in zip(copy.weights, model.weights, strict=True):
+        if tuple(ours.shape) != tuple(theirs.shape):
+            raise ConfigError(f"serving copy: {ours.path} is {ours.shape}, not {theirs.shape}.")
+        ours._initialize(theirs.value)
+    pending = global_state.get_global_attribute("uninitialized_variables", [])
+    shared = {id(variable) for variable in copy.weights}
+    global_state.set_global_attribute(
+        "uninitialized_variables", [v for v in pending if id(v) not in shared]
+    )
     return copy
 
 

@@ -31,29 +31,28 @@ from keras_bert.decoding.answers import (
     question_tokens,
     text_answers,
 )
-from keras_bert.decoding.buckets import length_buckets, pad_columns, trim_to_bucket
+from keras_bert.decoding.buckets import (
+    bucket_length,
+    length_buckets,
+    pad_columns,
+    split_by_length,
+    trim_to_bucket,
+)
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
-from keras_bert.deprecation import moved_names
 from keras_bert.export.serving_copy import serving_copy
+from keras_bert.families import family
 from keras_bert.models.encoder import INPUT_NAMES
+from keras_bert.models.input_checks import check_preprocessor
 from keras_bert.text.preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
 IDS_SIGNATURE = "serving_ids"
 
 _IDS_SPEC = {name: tf.TensorSpec([None, None], tf.int32, name=name) for name in INPUT_NAMES}
+# What one more model call costs a batch in tokens of padded work (`length_groups`).
+CALL_COST_TOKENS = 64
 _TEXT_SPEC = tf.TensorSpec([None], tf.string)
-
-# Decoding moved below the task models, which decode as these signatures do.
-__getattr__ = moved_names(
-    {
-        "MASK_TOKENS": "keras_bert.decoding.mask_fillers",
-        "char_offsets": "keras_bert.text.offsets",
-        "sanitize_utf8": "keras_bert.text.offsets",
-    },
-    __name__,
-)
 
 
 def _as_float32(outputs):
@@ -87,6 +86,25 @@ def mask_batching_padding(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
     return {**inputs, "input_mask": tf.where(padding, tf.zeros_like(mask), mask)}
 
 
+def _rows(inputs: dict[str, tf.Tensor], start, stop) -> dict[str, tf.Tensor]:
+    return {name: tensor[start:stop] for name, tensor in inputs.items()}
+
+
+def _concat_rows(first, second, width: tf.Tensor, position_values: dict[str, float]):
+    """Two groups' outputs (a tensor or a dict of them) as one batch: outputs with a value per
+    position (a dimension 1 of unknown size: the batch's columns) padded to `width` with their
+    `position_values` value (0 if unnamed)."""
+
+    def joined(name: str | None, first_value: tf.Tensor, second_value: tf.Tensor) -> tf.Tensor:
+        if first_value.shape.rank >= 2 and first_value.shape[1] is None:
+            first_value = pad_columns(first_value, width, position_values.get(name, 0.0))
+        return tf.concat([first_value, second_value], axis=0)
+
+    if isinstance(first, dict):
+        return {name: joined(name, value, second[name]) for name, value in first.items()}
+    return joined(None, first, second)
+
+
 @dataclasses.dataclass(frozen=True)
 class _Untracked:
     """Holds a Keras model where a `tf.Module` does not track it (see `_Serving`)."""
@@ -118,6 +136,10 @@ class _Serving(tf.Module):
     - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
       and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
       `export_for_serving` checks a bfloat16 module against its float32 twin.
+    - `length_groups`: a batch's rows run as two groups of similar length, each padded to its
+      own bucket, where that saves more padded work than the second model call costs
+      (`split_by_length`, `CALL_COST_TOKENS`); the answers are the same, each row's computed
+      on fewer columns. False runs every batch whole.
     - `feed_forward_shards`: the encoder's feed-forward weights stored as this many independent
       blocks (`serving_copy`), which TensorFlow computes in parallel: 2 for CPU servers started
       with one thread per op (`--tensorflow_intra_op_parallelism=1`), where it serves long
@@ -143,6 +165,7 @@ class _Serving(tf.Module):
         jit_compile: bool = False,
         precision: str = "float32",
         feed_forward_shards: int = 1,
+        length_groups: bool = True,
     ):
         super().__init__(name=type(self).__name__)
         self.buckets = tuple(buckets or length_buckets(preprocessor.seq_length))
@@ -155,6 +178,9 @@ class _Serving(tf.Module):
             )
         self.jit_compile = jit_compile
         self.precision = precision
+        self.length_groups = length_groups
+        self.bert_config = getattr(model, "encoder", model).bert_config
+        check_preprocessor(preprocessor, self.bert_config)
         self._untracked = _Untracked(serving_copy(model, precision, feed_forward_shards))
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
@@ -184,14 +210,37 @@ class _Serving(tf.Module):
         return self.preprocessor(texts if len(texts) > 1 else texts[0])
 
     def _run_model(self, inputs: dict[str, tf.Tensor]):
-        """The model's outputs on `inputs`, XLA-compiled if `jit_compile`, floats in float32."""
+        """The model's outputs on `inputs` (packed, trimmed to their bucket), XLA-compiled if
+        `jit_compile`, floats in float32; in two groups of rows by length if `length_groups`
+        (outputs with a value per position then hold their `POSITION_OUTPUTS` value past a
+        shorter group's columns, where the whole batch computed padding)."""
 
         def run(model_inputs):
             return _as_float32(self.model(model_inputs, training=False))
 
         if self.jit_compile:
             run = tf.function(run, jit_compile=True, autograph=False)
-        return run(inputs)
+        if not self.length_groups:
+            return run(inputs)
+        order, first_rows = split_by_length(inputs["input_mask"], self.buckets, CALL_COST_TOKENS)
+        width = tf.shape(inputs["input_mask"])[1]
+
+        def in_two_groups():
+            ordered = {name: tf.gather(tensor, order) for name, tensor in inputs.items()}
+            first = _rows(ordered, 0, first_rows)
+            first_width = bucket_length(first["input_mask"], self.buckets)
+            # The encoder's inputs are cut, not the masked LM's positions (within each row).
+            first = {
+                name: tensor[:, :first_width] if name in INPUT_NAMES else tensor
+                for name, tensor in first.items()
+            }
+            first = run(first)
+            second = run(_rows(ordered, first_rows, None))
+            joined = _concat_rows(first, second, width, self.POSITION_OUTPUTS)
+            inverse = tf.math.invert_permutation(order)
+            return tf.nest.map_structure(lambda tensor: tf.gather(tensor, inverse), joined)
+
+        return tf.cond(first_rows < tf.shape(order)[0], in_two_groups, lambda: run(inputs))
 
     def _trim(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         return trim_to_bucket(inputs, self.buckets)
@@ -202,9 +251,39 @@ class _Serving(tf.Module):
             outputs = {"logits": outputs}
         return dict(outputs)
 
+    def _checked_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        """`serving_ids`' inputs (cut to their bucket), failing the request with a one-line
+        message where its real tokens run past the model's positions (where they are columns:
+        `BertConfig.positions_are_columns`), or where it holds token types for a family that
+        refuses them (`Family.refuses_token_types`)."""
+        config = self.bert_config
+        checks = []
+        if config.positions_are_columns:
+            checks.append(
+                tf.debugging.assert_less_equal(
+                    tf.shape(inputs["input_word_ids"])[1],
+                    config.longest_input,
+                    message=f"input_word_ids holds more real ids per row than the "
+                    f"{config.longest_input} this {config.model_type} model reads: cut the rows.",
+                )
+            )
+        if family(config.model_type).refuses_token_types:
+            checks.append(
+                tf.debugging.assert_equal(
+                    tf.reduce_any(inputs["input_type_ids"] != 0),
+                    False,
+                    message=f"This {config.model_type} model has no token types: send "
+                    "input_type_ids of zeros.",
+                )
+            )
+        with tf.control_dependencies(checks):
+            return {name: tf.identity(tensor) for name, tensor in inputs.items()}
+
     @tf.function(input_signature=[_IDS_SPEC])
     def serve_ids(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
-        outputs = self._outputs_from_ids(self._trim(mask_batching_padding(inputs)))
+        outputs = self._outputs_from_ids(
+            self._checked_ids(self._trim(mask_batching_padding(inputs)))
+        )
         width = tf.shape(inputs["input_mask"])[1]
         return {
             name: pad_columns(value, width, self.POSITION_OUTPUTS[name])

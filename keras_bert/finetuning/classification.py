@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 
 from keras_bert.data.classification import (
@@ -11,13 +12,13 @@ from keras_bert.data.classification import (
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
     find_run_checkpoint,
     fit_task_model,
     save_run,
 )
 from keras_bert.metrics import classification_scores, regression_scores
 from keras_bert.models import BertClassifier
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 
 def predict_classifier(
@@ -57,10 +58,10 @@ def finetune_classifier(
     Returns:
         The trained classifier and a summary (speed, training history, evaluation scores).
     """
+    checkpoint = find_run_checkpoint(config)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     if config.max_train_examples:
         train = train.sample(config.max_train_examples, seed=config.run.seed)
-    checkpoint = find_run_checkpoint(config)
-    preprocessor = checkpoint_preprocessor(config, checkpoint)
     if regression:
         label_names, targets = None, np.asarray(train.labels, np.float32)
     else:
@@ -68,13 +69,16 @@ def finetune_classifier(
         targets = encode_labels(train.labels, label_names)
     if evaluation is not None and not regression:
         encode_labels(evaluation.labels, label_names)  # fail before training, not after
+    # Shuffled under Keras' global seed, as `BertClassifier.fit` shuffles texts: with Keras
+    # seeded as this run is, `from_checkpoint` and `fit` train step for step as this job does.
+    keras.utils.set_random_seed(config.run.seed)
     train_dataset = classification_dataset(
         train,
         preprocessor,
         targets,
         config.batch_size,
         shuffle=True,
-        seed=config.run.seed,
+        seed=None,
         length_bucketing=config.length_bucketing,
     )
 

@@ -8,20 +8,18 @@ import numpy as np
 
 from keras_bert.data.squad import QuestionExample, build_question_windows
 from keras_bert.decoding.answers import Answer, decode_answers
-from keras_bert.deprecation import SEQ_LENGTH_RENAMES, accepts_deprecated_keywords
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
     find_run_checkpoint,
     fit_task_model,
     save_run,
 )
 from keras_bert.metrics import squad_scores
 from keras_bert.models import BertQuestionAnswerer
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 from keras_bert.training.recipes import QA_WINDOWS
 
 
-@accepts_deprecated_keywords(SEQ_LENGTH_RENAMES)
 def predict_answers(
     model: BertQuestionAnswerer,
     tokenizer,
@@ -83,7 +81,7 @@ def finetune_question_answerer(
         chosen = np.random.default_rng(config.run.seed).permutation(len(train))
         train = [train[index] for index in chosen[: config.max_train_examples]]
     checkpoint = find_run_checkpoint(config)
-    preprocessor = checkpoint_preprocessor(config, checkpoint)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     windows = build_question_windows(
         train,
         preprocessor.tokenizer,

@@ -12,19 +12,17 @@ import keras
 import tensorflow as tf
 
 from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
-from keras_bert.deprecation import nested_fields
 from keras_bert.errors import ConfigError
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
-from keras_bert.text import checkpoint_preprocessors
 from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.recipes import FINETUNING_RUN
-from keras_bert.training.run import RUN_FIELDS, RunSettings, fit_resumable
+from keras_bert.training.run import fit_resumable
+from keras_bert.training.settings import RunSettings
 
 logger = logging.getLogger(__name__)
 
 
-@nested_fields(RUN_FIELDS, into="run")
 @dataclasses.dataclass
 class FinetuningConfig:
     """Settings of a fine-tuning run, with the BERT paper's defaults.
@@ -86,27 +84,16 @@ class FinetuningConfig:
 
 def find_run_checkpoint(config: FinetuningConfig, weights: bool = True) -> CheckpointFiles:
     """The files of the run's checkpoint, found (a Hub id: downloaded) once for the whole job:
-    its preprocessor and its encoder read them."""
+    its preprocessor (`keras_bert.text.checkpoint_preprocessors`) and its encoder
+    (`checkpoint_encoder`) read them."""
     return find_checkpoint(config.checkpoint, config.revision, weights)
-
-
-def checkpoint_preprocessor(
-    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None, **kwargs
-) -> keras.layers.Layer:
-    """The preprocessor of the run's checkpoint (`checkpoint`, or found now without its
-    weights) at the run's `seq_length`: its family's tokenizer and packing."""
-    if checkpoint is None:
-        checkpoint = find_run_checkpoint(config, weights=False)
-    return checkpoint_preprocessors.checkpoint_preprocessor(
-        checkpoint, seq_length=config.seq_length, **kwargs
-    )
 
 
 def checkpoint_encoder(
     config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
 ) -> BertEncoder:
     """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
-    a `seq_length` beyond its learned positions is a `ConfigError`."""
+    a `seq_length` beyond its learned (or rotary: ModernBERT's) positions is a `ConfigError`."""
     if checkpoint is None:
         checkpoint = find_run_checkpoint(config)
     encoder = BertEncoder.from_checkpoint(
@@ -116,13 +103,7 @@ def checkpoint_encoder(
     )
     if config.embedding_rms is not None:
         encoder.embeddings.rescale(config.embedding_rms)
-    bert_config = encoder.bert_config
-    positions = bert_config.longest_input
-    if bert_config.position_biased_input and config.seq_length > positions:
-        raise ConfigError(
-            f"seq_length {config.seq_length} is longer than the {positions} positions "
-            f"{config.checkpoint} learned."
-        )
+    encoder.bert_config.check_seq_length(config.seq_length)
     return encoder
 
 

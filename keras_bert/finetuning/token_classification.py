@@ -19,7 +19,6 @@ from keras_bert.data.token_classification import (
 )
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
-    checkpoint_preprocessor,
     find_run_checkpoint,
     fit_task_model,
     save_run,
@@ -27,6 +26,7 @@ from keras_bert.finetuning.recipe import (
 from keras_bert.metrics import entity_scores
 from keras_bert.models import BertTokenClassifier
 from keras_bert.models.token_classifier import IGNORED_LABEL
+from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 logger = logging.getLogger(__name__)
 
@@ -142,7 +142,7 @@ def finetune_token_classifier(
             ", ".join(f"{tag} ({count} words)" for tag, count in sorted(unseen.items())),
         )
     checkpoint = find_run_checkpoint(config)
-    preprocessor = checkpoint_preprocessor(config, checkpoint)
+    preprocessor = checkpoint_preprocessor(checkpoint, config.seq_length)
     train_tag_ids = encode_tags(train, tag_names)
     if in_context:
         windows = tagging_windows(train, preprocessor, train_tag_ids, scored)

@@ -3,8 +3,6 @@
 import keras
 from keras import ops
 
-from keras_bert.config import DEPRECATED_FIELDS
-from keras_bert.deprecation import accepts_deprecated_keywords
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 
@@ -28,6 +26,7 @@ class BertEmbeddings(keras.layers.Layer):
             in its attention).
         zero_padding: whether to zero the normalized embeddings at padding (DeBERTa). Needs
             `input_mask` in `call`.
+        layer_norm_bias: whether the LayerNorm has a bias (ModernBERT's has none).
 
     Example:
     >>> import numpy as np
@@ -38,7 +37,6 @@ class BertEmbeddings(keras.layers.Layer):
     (1, 4, 8)
     """
 
-    @accepts_deprecated_keywords(DEPRECATED_FIELDS)
     def __init__(
         self,
         vocab_size: int,
@@ -51,6 +49,7 @@ class BertEmbeddings(keras.layers.Layer):
         position_offset: int = 0,
         absolute_positions: bool = True,
         zero_padding: bool = False,
+        layer_norm_bias: bool = True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -64,6 +63,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.position_offset = position_offset
         self.absolute_positions = absolute_positions
         self.zero_padding = zero_padding
+        self.layer_norm_bias = layer_norm_bias
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
@@ -101,7 +101,10 @@ class BertEmbeddings(keras.layers.Layer):
             else None
         )
         self.layer_norm = FastLayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="layer_norm"
+            epsilon=layer_norm_epsilon,
+            center=layer_norm_bias,
+            dtype=self.dtype_policy,
+            name="layer_norm",
         )
         self.dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
 
@@ -191,4 +194,5 @@ class BertEmbeddings(keras.layers.Layer):
             "position_offset": self.position_offset,
             "absolute_positions": self.absolute_positions,
             "zero_padding": self.zero_padding,
+            "layer_norm_bias": self.layer_norm_bias,
         }

@@ -7,10 +7,12 @@ from keras import ops
 from keras_bert.layers.activations import activation_from_name
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.gated_linear_unit import GatedLinearUnit
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
 from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
+from keras_bert.layers.windowed_attention import WindowedSelfAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -24,6 +26,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
     `x = x + Dropout(Attention(LayerNorm(x)))`, then
     `x = x + Dropout(Dense(Activation(Dense(LayerNorm(x)))))`; the encoder then normalizes the
     last block's output once more.
+
+    ModernBERT's blocks are pre-LN with rotary positions (`rotary_base`), global or windowed
+    attention (`attention_window`), a GeGLU feed-forward (`gated_feed_forward`), no biases
+    (`use_bias`, `layer_norm_bias`), and a first block that reads the embeddings' LayerNorm
+    (`attention_layer_norm=False`).
 
     Args:
         hidden_size: width of inputs and outputs.
@@ -45,6 +52,18 @@ class TransformerEncoderBlock(keras.layers.Layer):
             (`ColumnShardedDense` into `RowShardedDense`: the same values, computed as
             independent matmul chains that a CPU runs in parallel); 1 (one `SequenceDense`
             each) for training and checkpoints, 2 for serving on small CPUs.
+        rotary_base: rotary positions of this base on queries and keys (`RotaryEmbedding`); 0
+            for none.
+        attention_window: attend to the tokens at most this many positions away
+            (`WindowedSelfAttention`); 0 attends to every token.
+        gated_feed_forward: the first feed-forward projection is twice as wide and gated
+            (`GatedLinearUnit` with `hidden_activation`: GeGLU).
+        use_bias: whether the dense layers have biases.
+        layer_norm_bias: whether the LayerNorms have a bias (beta).
+        attention_layer_norm: with `pre_layer_norm`, whether the attention's input is
+            normalized (False: the block's input is normalized already).
+        query_block_size: global attention over more tokens than this runs, at inference, in
+            blocks of this many queries (see `MultiHeadSelfAttention`); 0 for none.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -80,9 +99,23 @@ class TransformerEncoderBlock(keras.layers.Layer):
         local_attention_bias: float = 0.0,
         disentangled_attention: dict | None = None,
         feed_forward_shards: int = 1,
+        rotary_base: float = 0.0,
+        attention_window: int = 0,
+        gated_feed_forward: bool = False,
+        use_bias: bool = True,
+        layer_norm_bias: bool = True,
+        attention_layer_norm: bool = True,
+        query_block_size: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if (gated_feed_forward or not use_bias) and feed_forward_shards != 1:
+            raise ValueError(
+                "A gated feed-forward, or one without biases, keeps its weights in one block "
+                "(feed_forward_shards=1)."
+            )
+        if not (attention_layer_norm or pre_layer_norm):
+            raise ValueError("Post-LN blocks always normalize the attention's output.")
         self.hidden_size = hidden_size
         self.num_heads = num_heads
         self.intermediate_size = intermediate_size
@@ -96,20 +129,34 @@ class TransformerEncoderBlock(keras.layers.Layer):
         self.local_attention_bias = local_attention_bias
         self.disentangled_attention = disentangled_attention
         self.feed_forward_shards = feed_forward_shards
+        self.rotary_base = rotary_base
+        self.attention_window = attention_window
+        self.gated_feed_forward = gated_feed_forward
+        self.use_bias = use_bias
+        self.layer_norm_bias = layer_norm_bias
+        self.normalizes_attention_input = attention_layer_norm
+        self.query_block_size = query_block_size
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
         attention_options = {
             "attention_dropout_rate": attention_dropout_rate,
             "initializer_range": initializer_range,
+            "rotary_base": rotary_base,
+            "use_bias": use_bias,
             "dtype": self.dtype_policy,
             "name": "attention",
         }
-        if disentangled_attention is None:
+        if attention_window:
+            self.attention = WindowedSelfAttention(
+                hidden_size, num_heads, attention_window, **attention_options
+            )
+        elif disentangled_attention is None:
             self.attention = MultiHeadSelfAttention(
                 hidden_size,
                 num_heads,
                 relative_attention_buckets=relative_attention_buckets,
                 local_attention_bias=local_attention_bias,
+                query_block_size=query_block_size,
                 **attention_options,
             )
         else:
@@ -121,11 +168,19 @@ class TransformerEncoderBlock(keras.layers.Layer):
                 **attention_options,
             )
         self.attention_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
-        self.attention_layer_norm = FastLayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="attention_layer_norm"
+        self.attention_layer_norm = (
+            self._layer_norm("attention_layer_norm") if attention_layer_norm else None
+        )
+        # GeGLU: the activation is the gate's, after a projection to twice the width.
+        self.gate = (
+            GatedLinearUnit(hidden_activation, dtype=self.dtype_policy, name="gate")
+            if gated_feed_forward
+            else None
         )
         intermediate_options = {
-            "activation": activation_from_name(hidden_activation, self.dtype_policy),
+            "activation": None
+            if gated_feed_forward
+            else activation_from_name(hidden_activation, self.dtype_policy),
             "kernel_initializer": initializer,
             "dtype": self.dtype_policy,
             "name": "intermediate_dense",
@@ -136,21 +191,31 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "name": "output_dense",
         }
         if feed_forward_shards == 1:
-            self.intermediate_dense = SequenceDense(intermediate_size, **intermediate_options)
-            self.output_dense = SequenceDense(hidden_size, **output_options)
+            projected_size = 2 * intermediate_size if gated_feed_forward else intermediate_size
+            self.intermediate_dense = SequenceDense(
+                projected_size, use_bias=use_bias, **intermediate_options
+            )
+            self.output_dense = SequenceDense(hidden_size, use_bias=use_bias, **output_options)
         else:
             self.intermediate_dense = ColumnShardedDense(
                 intermediate_size, feed_forward_shards, **intermediate_options
             )
             self.output_dense = RowShardedDense(hidden_size, feed_forward_shards, **output_options)
         self.output_dropout = FastDropout(dropout_rate, dtype=self.dtype_policy)
-        self.output_layer_norm = FastLayerNormalization(
-            epsilon=layer_norm_epsilon, dtype=self.dtype_policy, name="output_layer_norm"
+        self.output_layer_norm = self._layer_norm("output_layer_norm")
+
+    def _layer_norm(self, name: str) -> FastLayerNormalization:
+        return FastLayerNormalization(
+            epsilon=self.layer_norm_epsilon,
+            center=self.layer_norm_bias,
+            dtype=self.dtype_policy,
+            name=name,
         )
 
     def build(self, hidden_states_shape, padding_mask_shape=None, relative_embeddings_shape=None):
         self.attention.build(hidden_states_shape)
-        self.attention_layer_norm.build(hidden_states_shape)
+        if self.attention_layer_norm is not None:
+            self.attention_layer_norm.build(hidden_states_shape)
         self.intermediate_dense.build(hidden_states_shape)
         intermediate_shape = tuple(hidden_states_shape[:-1]) + (self.intermediate_size,)
         if self.feed_forward_shards == 1:
@@ -173,7 +238,7 @@ class TransformerEncoderBlock(keras.layers.Layer):
         first_token_only=False,
     ):
         attention_input = hidden_states
-        if self.pre_layer_norm:
+        if self.pre_layer_norm and self.attention_layer_norm is not None:
             attention_input = self.attention_layer_norm(hidden_states)
         relative_inputs = () if relative_embeddings is None else (relative_embeddings,)
         attention_output = self.attention(
@@ -209,8 +274,10 @@ class TransformerEncoderBlock(keras.layers.Layer):
         """The intermediate and output projections of every token, as one `[batch * sequence,
         hidden]` matrix: the same products, without shape ops around each projection."""
         tokens = ops.reshape(hidden_states, (-1, self.hidden_size))
-        projected = self.output_dense(self.intermediate_dense(tokens))
-        return ops.reshape(projected, tf.shape(hidden_states))
+        intermediate = self.intermediate_dense(tokens)
+        if self.gate is not None:
+            intermediate = self.gate(intermediate)
+        return ops.reshape(self.output_dense(intermediate), tf.shape(hidden_states))
 
     def compute_output_spec(
         self,
@@ -244,4 +311,11 @@ class TransformerEncoderBlock(keras.layers.Layer):
             "local_attention_bias": self.local_attention_bias,
             "disentangled_attention": self.disentangled_attention,
             "feed_forward_shards": self.feed_forward_shards,
+            "rotary_base": self.rotary_base,
+            "attention_window": self.attention_window,
+            "gated_feed_forward": self.gated_feed_forward,
+            "use_bias": self.use_bias,
+            "layer_norm_bias": self.layer_norm_bias,
+            "attention_layer_norm": self.normalizes_attention_input,
+            "query_block_size": self.query_block_size,
         }

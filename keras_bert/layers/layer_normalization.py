@@ -53,8 +53,9 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
     """`keras.layers.LayerNormalization` over the last axis, using `layer_normalization`.
 
     Same weights, config and float32 statistics as Keras' layer; in a bfloat16 training step its
-    hand-written gradient costs about half of Keras' differentiated moments. Other axes, or
-    `scale=False` / `center=False`, fall back to Keras' implementation.
+    hand-written gradient costs about half of Keras' differentiated moments. `center=False` (no
+    beta: ModernBERT's LayerNorms) adds zeros. Other axes, or `scale=False`, fall back to Keras'
+    implementation.
 
     Example:
     >>> layer = FastLayerNormalization(epsilon=1e-12)
@@ -64,9 +65,10 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
 
     def call(self, inputs):
         last_axis_only = list(self.axis) in ([-1], [len(inputs.shape) - 1])
-        if not (last_axis_only and self.scale and self.center and not self.rms_scaling):
+        if not (last_axis_only and self.scale and not self.rms_scaling):
             return super().call(inputs)
         # Read the variables here: gradients reach them through the reads.
-        gamma, beta = tf.convert_to_tensor(self.gamma), tf.convert_to_tensor(self.beta)
+        gamma = tf.convert_to_tensor(self.gamma)
+        beta = tf.convert_to_tensor(self.beta) if self.center else tf.zeros_like(gamma)
         outputs = layer_normalization(inputs, gamma, beta, self.epsilon)
         return tf.cast(outputs, self.compute_dtype)

@@ -20,6 +20,8 @@ class TiedDecoderHead(keras.layers.Layer):
         hidden_activation: activation of the transforms ("gelu", "gelu_approximate", "relu").
         layer_norm_epsilon: LayerNorm epsilon.
         initializer_range: standard deviation of the truncated-normal initializer.
+        use_bias: whether the transforms' dense layers have biases (ModernBERT's have none).
+        layer_norm_bias: whether their LayerNorms have a bias.
     """
 
     def __init__(
@@ -28,6 +30,8 @@ class TiedDecoderHead(keras.layers.Layer):
         hidden_activation: str = "gelu",
         layer_norm_epsilon: float = 1e-12,
         initializer_range: float = 0.02,
+        use_bias: bool = True,
+        layer_norm_bias: bool = True,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -35,6 +39,8 @@ class TiedDecoderHead(keras.layers.Layer):
         self.hidden_activation = hidden_activation
         self.layer_norm_epsilon = layer_norm_epsilon
         self.initializer_range = initializer_range
+        self.use_bias = use_bias
+        self.layer_norm_bias = layer_norm_bias
 
     @property
     def vocabulary_size(self) -> int:
@@ -51,12 +57,16 @@ class TiedDecoderHead(keras.layers.Layer):
         dense = SequenceDense(
             self.token_embedding.output_dim,
             activation=activation_from_name(self.hidden_activation, self.dtype_policy),
+            use_bias=self.use_bias,
             kernel_initializer=self.initializer(),
             dtype=self.dtype_policy,
             name=name,
         )
         layer_norm = FastLayerNormalization(
-            epsilon=self.layer_norm_epsilon, dtype=self.dtype_policy, name=layer_norm_name
+            epsilon=self.layer_norm_epsilon,
+            center=self.layer_norm_bias,
+            dtype=self.dtype_policy,
+            name=layer_norm_name,
         )
         return dense, layer_norm
 
@@ -96,6 +106,8 @@ class TiedDecoderHead(keras.layers.Layer):
             "hidden_activation": self.hidden_activation,
             "layer_norm_epsilon": self.layer_norm_epsilon,
             "initializer_range": self.initializer_range,
+            "use_bias": self.use_bias,
+            "layer_norm_bias": self.layer_norm_bias,
         }
 
     @classmethod

@@ -11,6 +11,7 @@ from keras_bert.layers.relative_positions import (
     local_attention_bias,
     t5_relative_position_buckets,
 )
+from keras_bert.layers.rotary_embedding import RotaryEmbedding
 from keras_bert.layers.sequence_dense import SequenceDense
 
 # Added to the scores of padded keys. The original BERT code used -10000: far enough below any
@@ -74,6 +75,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         relative_attention_max_distance: offsets beyond it share the last bucket.
         local_attention_bias: the initial bias of each head's neighbour (see
             `local_attention_bias`); 0 starts the biases at zero, as T5.
+        rotary_base: if positive, queries and keys are rotated by their position
+            (`RotaryEmbedding` of this base: ModernBERT's positions).
+        use_bias: whether the projections have biases (ModernBERT's have none).
+        query_block_size: a sequence longer than this attends in blocks of this many queries,
+            one block after another: a `[block, sequence]` score matrix per head in memory
+            instead of `[sequence, sequence]` (3.2 GB at ModernBERT-base's 8,192 tokens), in
+            training too (each block's scores recomputed by the backward pass; not with
+            attention dropout); the same outputs. 0 attends with every query at once.
 
     Call args:
         hidden_states: float tensor [batch, sequence, hidden_size].
@@ -101,6 +110,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         relative_attention_buckets: int = 0,
         relative_attention_max_distance: int = 128,
         local_attention_bias: float = 0.0,
+        rotary_base: float = 0.0,
+        use_bias: bool = True,
+        query_block_size: int = 0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -116,6 +128,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         self.relative_attention_buckets = relative_attention_buckets
         self.relative_attention_max_distance = relative_attention_max_distance
         self.local_attention_bias = local_attention_bias
+        self.rotary_base = rotary_base
+        self.use_bias = use_bias
+        self.query_block_size = query_block_size
+        self.rotary = (
+            RotaryEmbedding(self.head_size, rotary_base, dtype=self.dtype_policy, name="rotary")
+            if rotary_base
+            else None
+        )
         self.query = self._projection("query")
         self.key = self._projection("key")
         self.value = self._projection("value")
@@ -125,6 +145,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     def _projection(self, name: str) -> SequenceDense:
         return SequenceDense(
             self.hidden_size,
+            use_bias=self.use_bias,
             kernel_initializer=keras.initializers.TruncatedNormal(stddev=self.initializer_range),
             dtype=self.dtype_policy,
             name=name,
@@ -170,7 +191,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         heads with one shape tensor: the same products as projecting `[batch, sequence,
         hidden]`, with fewer shape ops to trace and optimize before the first training step
         (with `TransformerEncoderBlock`'s feed-forward, MiniLM-L6's training step builds
-        3,661 ops instead of 4,651).
+        3,661 ops instead of 4,651). With `rotary_base`, queries and keys come rotated by their
+        positions (a first token alone is position 0).
         """
         tokens = ops.reshape(hidden_states, (-1, hidden_states.shape[-1]))
         heads_shape = tf.concat([tf.shape(hidden_states)[:2], [self.num_heads, self.head_size]], 0)
@@ -178,12 +200,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
         query = self.query(hidden_states[:, 0] if first_token_only else tokens)
         query = query * ops.cast(query_scale, query.dtype)
-        query_shape = query_positions_shape(heads_shape, first_token_only)
-        return (
-            ops.reshape(query, query_shape),
-            ops.reshape(self.key(tokens), heads_shape),
-            ops.reshape(self.value(tokens), heads_shape),
-        )
+        query = ops.reshape(query, query_positions_shape(heads_shape, first_token_only))
+        key = ops.reshape(self.key(tokens), heads_shape)
+        if self.rotary is not None:
+            query, key = self.rotary(query), self.rotary(key)
+        return query, key, ops.reshape(self.value(tokens), heads_shape)
 
     def call(
         self,
@@ -194,6 +215,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         first_token_only=False,
     ):
         query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
+        output_shape = query_positions_shape(tf.shape(hidden_states), first_token_only)
+        in_blocks = self.query_block_size and not (
+            return_attention_scores or first_token_only or self.relative_attention_buckets
+        )
+        # A block recomputed for the gradient would draw another dropout mask.
+        if in_blocks and not (training and self.attention_dropout_rate):
+            context = self._context_in_query_blocks(query, key, value, padding_mask, training)
+            return self.project_context(context, output_shape)
         unmasked_scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if self.relative_attention_buckets:
             bias = self._relative_attention_bias(ops.shape(hidden_states)[1])
@@ -204,10 +233,46 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             unmasked_scores,
             value,
             padding_mask,
-            query_positions_shape(tf.shape(hidden_states), first_token_only),
+            output_shape,
             training,
             return_attention_scores,
         )
+
+    def _context(self, query, key, value, padding_mask, training):
+        """The context `[batch, query, heads, head_size]` of every query at once (without
+        attention dropout)."""
+        scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
+        probabilities = ops.softmax(masked_scores(scores, padding_mask, training), axis=-1)
+        return head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
+
+    def _context_in_query_blocks(self, query, key, value, padding_mask, training):
+        """`_context` of `query_block_size` queries at a time, one block after another; in
+        training the backward pass recomputes a block's scores instead of keeping them, so
+        that memory stays a block's whatever the length (8,192 tokens train)."""
+
+        def attend(block_queries, key, value):
+            return self._context(block_queries, key, value, padding_mask, training)
+
+        if training:
+            attend = tf.recompute_grad(attend)
+        batch, length = tf.shape(query)[0], tf.shape(query)[1]
+        block = tf.minimum(self.query_block_size, length)  # a shorter sequence is one block
+        count = (length + block - 1) // block
+        padded = tf.pad(query, [[0, 0], [0, count * block - length], [0, 0], [0, 0]])
+        blocks = tf.reshape(padded, [batch, count, block, self.num_heads, self.head_size])
+        contexts = tf.map_fn(
+            lambda block_queries: attend(block_queries, key, value),
+            tf.transpose(blocks, [1, 0, 2, 3, 4]),
+            parallel_iterations=1,  # one block's scores in memory at a time
+            fn_output_signature=tf.TensorSpec(
+                [None, None, self.num_heads, self.head_size], query.dtype
+            ),
+        )
+        contexts = tf.reshape(
+            tf.transpose(contexts, [1, 0, 2, 3, 4]),
+            [batch, count * block, self.num_heads, self.head_size],
+        )
+        return contexts[:, :length]
 
     def _attend(
         self, unmasked_scores, value, padding_mask, output_shape, training, return_attention_scores
@@ -219,11 +284,16 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probabilities = self.dropout(probabilities, training=training)
 
         context = head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
-        context = ops.reshape(context, (-1, self.hidden_size))
-        output = ops.reshape(self.output_dense(context), output_shape)
+        output = self.project_context(context, output_shape)
         if return_attention_scores:
             return output, unmasked_scores
         return output
+
+    def project_context(self, context, output_shape):
+        """The output projection of the heads' context `[batch, query, heads, head_size]`, as
+        one matrix of tokens, into `output_shape`."""
+        context = ops.reshape(context, (-1, self.hidden_size))
+        return ops.reshape(self.output_dense(context), output_shape)
 
     def compute_output_spec(
         self,
@@ -251,6 +321,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             "relative_attention_buckets": self.relative_attention_buckets,
             "relative_attention_max_distance": self.relative_attention_max_distance,
             "local_attention_bias": self.local_attention_bias,
+            "rotary_base": self.rotary_base,
+            "use_bias": self.use_bias,
+            "query_block_size": self.query_block_size,
         }
 
 

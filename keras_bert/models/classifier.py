@@ -15,7 +15,13 @@ from keras_bert.data.classification import ClassificationExamples, classificatio
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask, head_dense, require_pooler
+from keras_bert.models.task import (
+    BertTask,
+    head_dense,
+    prediction_head,
+    prediction_head_variables,
+    require_pooler,
+)
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE
 
 POOLINGS = ("first_token", "mean")
@@ -58,6 +64,11 @@ class BertClassifier(BertTask):
     With `pooling="mean"` every family reads the mean of the sequence output over the tokens
     of the input mask instead (dropout → dense), as Sentence-BERT and MiniLM's sentence models
     pool: the head then sees every token, whatever the first token learned to attend to.
+
+    ModernBERT's head reads either (its `classifier_pooling`, "cls" or "mean", which
+    `from_checkpoint` follows): the first token or the mean through dense → GELU → LayerNorm
+    (no biases), then dropout → dense, as transformers' `ModernBertForSequenceClassification`.
+    In its local layers the first token sees a window only; the mean sees every token.
 
     `fit` on texts held in memory (a list, or a pair of lists, with a label each) trains on
     the batches `pipelines.finetune_classifier` trains on (`classification_dataset` with
@@ -110,34 +121,32 @@ class BertClassifier(BertTask):
         dropout = keras.layers.Dropout(dropout_rate, name="classifier_dropout")
         head = head_dense(encoder, num_classes, name="logits")
 
-        # The family's own head on the first token, or none (BERT's pooler, or mean pooling).
+        # The family's own head on the first token, or none (BERT's pooler, or mean pooling);
+        # a head that every task shares (ModernBERT's) is on the mean too.
         family_head = family(encoder.bert_config.model_type).classifier_head
-        first_token_head = family_head if pooling == "first_token" else ClassifierHead()
+        uses_family_head = pooling == "first_token" or family_head.shared_by_tasks
+        pooled_head = family_head if uses_family_head else ClassifierHead()
         pre_classifier = None
-        if first_token_head.activation is not None:
-            hidden_size = encoder.bert_config.hidden_size
-            pre_classifier = head_dense(
-                encoder, hidden_size, "pre_classifier", first_token_head.activation
-            )
+        if pooled_head.activation is not None:
+            pre_classifier = prediction_head(encoder, pooled_head, "pre_classifier")
 
         # Functional model
         encoder_outputs = encoder(encoder.input)
         if pooling == "mean":
-            features = dropout(
-                # In float32: a bfloat16 sum over hundreds of tokens would keep ~3 digits.
-                MaskedMeanPooling(name="mean_pooling", dtype="float32")(
-                    encoder_outputs["sequence_output"], encoder.input["input_mask"]
-                )
+            # In float32: a bfloat16 sum over hundreds of tokens would keep ~3 digits.
+            pooled = MaskedMeanPooling(name="mean_pooling", dtype="float32")(
+                encoder_outputs["sequence_output"], encoder.input["input_mask"]
             )
         elif pre_classifier is None:
             require_pooler(encoder, "BertClassifier")
-            features = dropout(encoder_outputs["pooled_output"])
+            pooled = encoder_outputs["pooled_output"]
         else:
-            first_token = encoder_outputs["first_token_output"]
-            if first_token_head.dropout_before_dense:
-                first_token = dropout(first_token)
-            features = dropout(pre_classifier(first_token))
-        logits = head(features)
+            pooled = encoder_outputs["first_token_output"]
+            if pooled_head.dropout_before_dense:
+                pooled = dropout(pooled)
+        if pre_classifier is not None:
+            pooled = pre_classifier(pooled)
+        logits = head(dropout(pooled))
         super().__init__(encoder, logits, **kwargs)
         self.uses_pooled_output = pooling == "first_token" and pre_classifier is None
 
@@ -177,24 +186,36 @@ class BertClassifier(BertTask):
         names = label_names(config_values)
         return {} if names is None else {"num_classes": len(names), "label_names": names}
 
+    @classmethod
+    def config_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
+        """`pooling="mean"` where the family's config names mean pooling (ModernBERT's
+        `classifier_pooling: mean`, as ModernBERT-base's config does), head or no head."""
+        field = family(config_values.get("model_type", "bert")).classifier_head.pooling_field
+        if field is not None and config_values.get(field) == "mean":
+            return {"pooling": "mean"}
+        return {}
+
     def head_config(self) -> dict[str, Any]:
         """The `config.json` entries of transformers' classifier of these classes: `id2label`,
-        `label2id` (`LABEL_<i>` without names) and `problem_type`."""
+        `label2id` (`LABEL_<i>` without names) and `problem_type`; and its pooling where the
+        family names it (ModernBERT's `classifier_pooling`)."""
+        field = family(self.encoder.bert_config.model_type).classifier_head.pooling_field
+        pooling = {} if field is None else {field: "mean" if self.pooling == "mean" else "cls"}
         if self.is_regression:
-            return {"problem_type": "regression", **label_config(["LABEL_0"])}
+            return {"problem_type": "regression", **label_config(["LABEL_0"]), **pooling}
         names = self.label_names or [f"LABEL_{index}" for index in range(self.num_classes)]
-        return {"problem_type": "single_label_classification", **label_config(names)}
+        return {"problem_type": "single_label_classification", **label_config(names), **pooling}
 
     def head_variables(self) -> dict[str, keras.Variable]:
-        if self.pooling != "first_token":
+        head = family(self.encoder.bert_config.model_type).classifier_head
+        if self.pooling != "first_token" and head.pooling_field is None:
             raise ConfigError(
                 f"transformers' sequence classifiers read the first token, not the {self.pooling} "
                 "of the sequence output (pooling='first_token' is the head they have)."
             )
-        head = family(self.encoder.bert_config.model_type).classifier_head
         variables = head_dense_variables(head.output_module, self.get_layer("logits"))
         if head.dense_module is not None:
-            variables |= head_dense_variables(head.dense_module, self.get_layer("pre_classifier"))
+            variables |= prediction_head_variables(self, head, "pre_classifier")
         return variables
 
     def default_loss(self):

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 import keras
 
 from keras_bert.config import BertConfig
-from keras_bert.deprecation import warn_deprecated
 from keras_bert.errors import ConfigError
 from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
@@ -20,6 +19,11 @@ if TYPE_CHECKING:
     from keras_bert.checkpoints import Checkpoint, CheckpointFiles
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+# The global attention of models with rotary positions (ModernBERT's, of 8,192 positions) over
+# more tokens than this attends in blocks of this many queries: memory for a [block, sequence]
+# score matrix per head, not [sequence, sequence] (at 8,192 tokens and 12 heads: 200 MB, not
+# 3.2 GB, for each of the scores and their softmax).
+QUERY_BLOCK_SIZE = 512
 
 
 def encoder_inputs(seq_length: int | None = None) -> dict[str, keras.KerasTensor]:
@@ -79,6 +83,7 @@ class BertEncoder(keras.Model):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         dtype = kwargs.pop("dtype", None)
+        record = family(config.model_type)
         embedding_width = config.embedding_size or config.hidden_size
         if shared_embeddings is not None and (
             shared_embeddings.hidden_size,
@@ -103,7 +108,8 @@ class BertEncoder(keras.Model):
                 initializer_range=config.initializer_range,
                 position_offset=config.position_offset,
                 absolute_positions=config.position_biased_input,
-                zero_padding=family(config.model_type).zero_padding_embeddings,
+                zero_padding=record.zero_padding_embeddings,
+                layer_norm_bias=config.layer_norm_bias,
                 dtype=dtype,
                 name="embeddings",
             )
@@ -144,8 +150,11 @@ class BertEncoder(keras.Model):
             if config.embedding_size not in (None, config.hidden_size)
             else None
         )
-        # One group of blocks per layer (BERT), or groups that layers share (ALBERT).
+        # One group of blocks per layer (BERT), or groups that layers share (ALBERT). A layer's
+        # attention may see a window of its tokens only, with rotary positions of its own base
+        # (ModernBERT); layers that share their blocks attend alike.
         shared = config.num_layer_groups is not None
+        windows, rotary_bases = config.attention_windows, config.rotary_bases
         block_groups = [
             [
                 TransformerEncoderBlock(
@@ -162,6 +171,15 @@ class BertEncoder(keras.Model):
                     local_attention_bias=config.local_attention_bias,
                     disentangled_attention=disentangled_attention,
                     feed_forward_shards=feed_forward_shards,
+                    rotary_base=rotary_bases[group],
+                    attention_window=windows[group],
+                    gated_feed_forward=config.gated_feed_forward,
+                    use_bias=config.dense_bias,
+                    layer_norm_bias=config.layer_norm_bias,
+                    attention_layer_norm=(
+                        group > 0 or record.first_block_attention_norm or not config.pre_layer_norm
+                    ),
+                    query_block_size=QUERY_BLOCK_SIZE if config.rotary_base else 0,
                     dtype=dtype,
                     name=f"group_{group}_block_{inner}" if shared else f"block_{group}",
                 )
@@ -172,7 +190,10 @@ class BertEncoder(keras.Model):
         # Pre-LN blocks leave their sum unnormalized: one LayerNorm after the last.
         final_layer_norm = (
             FastLayerNormalization(
-                epsilon=config.layer_norm_epsilon, dtype=dtype, name="final_layer_norm"
+                epsilon=config.layer_norm_epsilon,
+                center=config.layer_norm_bias,
+                dtype=dtype,
+                name="final_layer_norm",
             )
             if config.pre_layer_norm
             else None
@@ -254,13 +275,6 @@ class BertEncoder(keras.Model):
         return cls(**config)
 
     @classmethod
-    def from_preset(cls, name: str, **config_changes: Any) -> BertEncoder:
-        """Deprecated: a random model of a standard size is `BertEncoder(BertConfig.preset(name))`
-        (in Keras, `from_preset` means pretrained weights: use `from_checkpoint` for those)."""
-        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
-        return cls(BertConfig.preset(name, **config_changes))
-
-    @classmethod
     def from_checkpoint(
         cls,
         path: str | Path | CheckpointFiles | Checkpoint,
@@ -281,12 +295,16 @@ class BertEncoder(keras.Model):
         override config fields that do not change weight shapes, e.g. `dropout_rate=0.2` or
         `hidden_activation="gelu_approximate"`.
         """
-        from keras_bert.checkpoints import Checkpoint, find_checkpoint, restore_encoder_weights
+        from keras_bert.checkpoints import Checkpoint, find_checkpoint
+        from keras_bert.checkpoints.variables import initialize_encoder_weights
 
         checkpoint = path
         if not isinstance(checkpoint, Checkpoint):
             checkpoint = find_checkpoint(checkpoint, revision).read()
         config = checkpoint.config.replace(**config_changes)
-        encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
-        restore_encoder_weights(encoder, checkpoint)
+        # Each variable is created from its tensor when the scope ends: none is drawn at
+        # random first, so the weights are held once (the file's are memory-mapped).
+        with keras.StatelessScope():
+            encoder = cls(config, output_all_layers=output_all_layers, dtype=dtype)
+            initialize_encoder_weights(encoder, checkpoint)
         return encoder

@@ -10,6 +10,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert.checkpoints.task_heads import MASKED_LM
+from keras_bert.checkpoints.variables import head_dense_variables, layer_norm_variables
 from keras_bert.data.masking import MaskingConfig, TokenMasker
 from keras_bert.data.prefetching import prefetched
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
@@ -48,18 +49,19 @@ def tied_masked_lm_head(
         hidden_activation=hidden_activation,
         layer_norm_epsilon=layer_norm_epsilon,
         initializer_range=config.initializer_range,
+        use_bias=config.dense_bias,
+        layer_norm_bias=config.layer_norm_bias,
         dtype=dtype,
         name="masked_lm_head",
     )
 
 
 def masked_lm_head_variables(head: MaskedLMHead) -> dict[str, keras.Variable]:
-    """Canonical (Google TF1) names of a masked-LM head's own variables."""
+    """Canonical (Google TF1) names of a masked-LM head's own variables (ModernBERT's transform
+    has no biases)."""
     return {
-        "cls/predictions/transform/dense/kernel": head.dense.kernel,
-        "cls/predictions/transform/dense/bias": head.dense.bias,
-        "cls/predictions/transform/LayerNorm/gamma": head.layer_norm.gamma,
-        "cls/predictions/transform/LayerNorm/beta": head.layer_norm.beta,
+        **head_dense_variables("cls.predictions.transform.dense", head.dense),
+        **layer_norm_variables("cls/predictions/transform/LayerNorm", head.layer_norm),
         "cls/predictions/output_bias": head.output_bias,
     }
 

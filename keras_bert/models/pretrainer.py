@@ -10,7 +10,6 @@ import keras
 
 from keras_bert.checkpoints.task_heads import PRETRAINING
 from keras_bert.config import BertConfig
-from keras_bert.deprecation import warn_deprecated
 from keras_bert.errors import ConfigError
 from keras_bert.families import family
 from keras_bert.layers.next_sentence_head import NextSentenceHead
@@ -170,14 +169,6 @@ class BertPretrainer(PretrainingTask):
 
     def get_config(self) -> dict[str, Any]:
         return {**super().get_config(), "span_boundary_objective": self.span_boundary_objective}
-
-    @classmethod
-    def from_preset(cls, name: str, **config_changes: Any) -> BertPretrainer:
-        """Deprecated: a random model of a standard size is
-        `BertPretrainer(BertConfig.preset(name))` (in Keras, `from_preset` means pretrained
-        weights: use `from_checkpoint` for those)."""
-        warn_deprecated(f"{cls.__name__}.from_preset", f"{cls.__name__}(BertConfig.preset(name))")
-        return cls(BertConfig.preset(name, **config_changes))
 
     @classmethod
     def from_checkpoint(

@@ -7,11 +7,17 @@ from typing import Any
 
 import keras
 
-from keras_bert.checkpoints.task_heads import QUESTION_ANSWERING, QUESTION_ANSWERING_MODULE
+from keras_bert.checkpoints.task_heads import QUESTION_ANSWERING
 from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.decoding.answers import question_context_packer, text_answers
+from keras_bert.families import family
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask, head_dense
+from keras_bert.models.task import (
+    BertTask,
+    head_dense,
+    token_transform,
+    token_transform_variables,
+)
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 
@@ -22,7 +28,8 @@ class BertQuestionAnswerer(BertTask):
     Outputs `{"start_logits", "end_logits"}`, each `[batch, sequence]`, float32. Training labels
     are `{"start_positions", "end_positions"}` token indices; position 0 (`[CLS]`) means that the
     window holds no answer (SQuAD v2, and windows of long passages that miss the answer).
-    `keras_bert.decoding.answers` turns logits into answer text.
+    `keras_bert.decoding.answers` turns logits into answer text. A family whose prediction
+    head every task shares (ModernBERT's) puts it on every token first, as transformers does.
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
@@ -47,9 +54,12 @@ class BertQuestionAnswerer(BertTask):
     def __init__(self, encoder: BertEncoder, **kwargs):
         # Layers
         head = head_dense(encoder, 2, name="span_logits")
+        transform = token_transform(encoder)
 
         # Functional model
         sequence_output = encoder(encoder.input)["sequence_output"]
+        if transform is not None:
+            sequence_output = transform(sequence_output)
         span_logits = head(sequence_output)
         start_logits, end_logits = keras.ops.unstack(span_logits, num=2, axis=-1)
         outputs = {"start_logits": start_logits, "end_logits": end_logits}
@@ -99,8 +109,11 @@ class BertQuestionAnswerer(BertTask):
         ]
 
     def head_variables(self) -> dict[str, keras.Variable]:
-        # transformers' `qa_outputs` gives the start logits first, as `span_logits` does.
-        return head_dense_variables(QUESTION_ANSWERING_MODULE, self.get_layer("span_logits"))
+        # transformers' `qa_outputs` (ModernBERT's `classifier`) gives the start logits first,
+        # as `span_logits` does.
+        module = family(self.encoder.bert_config.model_type).question_answering_module
+        variables = head_dense_variables(module, self.get_layer("span_logits"))
+        return variables | token_transform_variables(self)
 
     def default_loss(self):
         return {

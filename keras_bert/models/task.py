@@ -5,14 +5,18 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import keras
 import tensorflow as tf
 
+from keras_bert.checkpoints.variables import head_dense_variables, layer_norm_variables
 from keras_bert.errors import ConfigError
+from keras_bert.families import ClassifierHead, family
+from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
+from keras_bert.models.input_checks import check_preprocessor, checked_inputs
 from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
 from keras_bert.training.optimization import build_optimizer
 
@@ -34,7 +38,11 @@ def recipe_optimizer(total_steps: int | None = None) -> keras.optimizers.Optimiz
 
 
 def head_dense(
-    encoder: BertEncoder, units: int, name: str, activation: str | None = None
+    encoder: BertEncoder,
+    units: int,
+    name: str,
+    activation: str | None = None,
+    use_bias: bool = True,
 ) -> keras.layers.Dense:
     """A task head's dense layer, computed in float32 (so that logits stay float32 under mixed
     precision).
@@ -49,12 +57,70 @@ def head_dense(
     return keras.layers.Dense(
         units,
         activation=activation,
+        use_bias=use_bias,
         kernel_initializer=keras.initializers.RandomNormal(
             stddev=encoder.bert_config.initializer_range
         ),
         dtype="float32",
         name=name,
     )
+
+
+class PredictionHead(NamedTuple):
+    """A family's transform before a task's output layer (`ClassifierHead`): a dense layer
+    with its activation (`pre_classifier`), and for ModernBERT a LayerNorm after it."""
+
+    dense: keras.layers.Dense
+    layer_norm: keras.layers.LayerNormalization | None
+
+    def __call__(self, features):
+        features = self.dense(features)
+        return features if self.layer_norm is None else self.layer_norm(features)
+
+
+def prediction_head(encoder: BertEncoder, head: ClassifierHead, name: str) -> PredictionHead:
+    """The layers of `head`'s transform (it has an activation) on `encoder`, in float32 as
+    `head_dense`'s; biases as the encoder's dense layers and LayerNorms have them."""
+    config = encoder.bert_config
+    dense = head_dense(encoder, config.hidden_size, name, head.activation, config.dense_bias)
+    layer_norm = None
+    if head.layer_norm_module is not None:
+        layer_norm = FastLayerNormalization(
+            epsilon=config.layer_norm_epsilon,
+            center=config.layer_norm_bias,
+            dtype="float32",
+            name=f"{name}_layer_norm",
+        )
+    return PredictionHead(dense, layer_norm)
+
+
+def prediction_head_variables(model: keras.Model, head: ClassifierHead, name: str) -> dict:
+    """The canonical names (`head`'s modules) of the variables of the transform that
+    `prediction_head` named `name` in `model`."""
+    variables = head_dense_variables(head.dense_module, model.get_layer(name))
+    if head.layer_norm_module is not None:
+        module = head.layer_norm_module.replace(".", "/")
+        variables |= layer_norm_variables(module, model.get_layer(f"{name}_layer_norm"))
+    return variables
+
+
+# The name of the prediction head that token-level tasks put on every token (ModernBERT's).
+TOKEN_TRANSFORM = "token_transform"
+
+
+def token_transform(encoder: BertEncoder) -> PredictionHead | None:
+    """The prediction head a family's token classifier and question answerer put on every
+    token (`ClassifierHead.shared_by_tasks`: ModernBERT's), or None."""
+    head = family(encoder.bert_config.model_type).classifier_head
+    return prediction_head(encoder, head, TOKEN_TRANSFORM) if head.shared_by_tasks else None
+
+
+def token_transform_variables(model: keras.Model) -> dict[str, keras.Variable]:
+    """The canonical names of the variables of a task's `token_transform` ({} without one)."""
+    head = family(model.encoder.bert_config.model_type).classifier_head
+    if not head.shared_by_tasks:
+        return {}
+    return prediction_head_variables(model, head, TOKEN_TRANSFORM)
 
 
 def require_pooler(encoder: BertEncoder, owner: str) -> None:
@@ -113,7 +179,7 @@ class BertTask(keras.Model):
     def from_checkpoint(
         cls,
         path: str | os.PathLike | CheckpointFiles,
-        seq_length: int = 128,
+        seq_length: int | None = None,
         revision: str | None = None,
         **kwargs: Any,
     ) -> BertTask:
@@ -125,7 +191,8 @@ class BertTask(keras.Model):
         Args:
             path: a checkpoint directory of any family, or a Hub id (`keras_bert.load_encoder`),
                 found once for the encoder and the preprocessor.
-            seq_length: length of the packed inputs.
+            seq_length: length of the packed inputs (default 128, or the most tokens the
+                model reads where that is less).
             revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: the task's own arguments (`num_classes`, `label_names`, ...); those of a
                 checkpoint's head come from its config when left out.
@@ -158,6 +225,7 @@ class BertTask(keras.Model):
         holds_head = cls.architecture_task is not None and (
             architecture_task(files.config_values) == cls.architecture_task
         )
+        kwargs = {**cls.config_arguments(files.config_values), **kwargs}
         if not holds_head:
             return cls(encoder, **kwargs)
         head_arguments = cls.head_arguments(files.config_values)
@@ -170,6 +238,12 @@ class BertTask(keras.Model):
     @classmethod
     def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
         """The head's constructor arguments that a checkpoint's `config.json` gives."""
+        return {}
+
+    @classmethod
+    def config_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:
+        """Constructor arguments that a checkpoint's `config.json` gives whatever head it
+        holds (ModernBERT's `classifier_pooling`); what the caller gives comes first."""
         return {}
 
     def head_config(self) -> dict[str, Any]:
@@ -215,18 +289,27 @@ class BertTask(keras.Model):
         restore_variables(variables, checkpoint, scope=scopes)
 
     def require_preprocessor(self, what: str) -> keras.layers.Layer:
-        """The carried preprocessor; a `ConfigError` saying that `what` needs one if none."""
+        """The carried preprocessor; a `ConfigError` saying that `what` needs one if none, or
+        that its packed rows do not fit the model (`check_preprocessor`)."""
         if self.preprocessor is None:
             raise ConfigError(
                 f"{type(self).__name__} {self.name!r} carries no preprocessor, which {what} "
                 "needs: build it with from_checkpoint or pass preprocessor=."
             )
+        check_preprocessor(self.preprocessor, self.encoder.bert_config)
         return self.preprocessor
 
+    def _warn_of_cut_texts(self, x) -> None:
+        """The preprocessor's warning of texts longer than it packs (texts in memory only: a
+        `tf.data` dataset is read once, by the model)."""
+        if holds_text(x) and not isinstance(x, tf.data.Dataset):
+            self.require_preprocessor("text input").warn_of_cut_texts(x)
+
     def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
-        """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset."""
+        """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset;
+        packed ids are checked against the encoder (`checked_inputs`)."""
         if not holds_text(x):
-            return x, y, sample_weight, batch_size
+            return checked_inputs(x, self.encoder.bert_config), y, sample_weight, batch_size
         preprocessor = self.require_preprocessor("text input")
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
@@ -255,11 +338,21 @@ class BertTask(keras.Model):
                 validation_data = text_dataset(*validation_data, batch_size=batch_size)
             validation_data = self._model_inputs(validation_data)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
-            shuffle = shuffle and not isinstance(x, tf.data.Dataset)
+            self._warn_of_cut_texts(x)
+            in_memory = not isinstance(x, tf.data.Dataset)
             x, y, sample_weight, batch_size = self._fit_inputs(
-                x, y, sample_weight, batch_size, shuffle
+                x, y, sample_weight, batch_size, shuffle and in_memory
             )
             shuffle = False
+            batches = int(x.cardinality())  # < 0: infinite or unknown
+            if in_memory and batches > 0 and kwargs.get("steps_per_epoch") is None:
+                # Epochs as passes of one stream, as the fine-tuning jobs feed `fit`: Keras would
+                # start each epoch on an iterator of its own, one reshuffle further on than the
+                # job's (it makes the next one as an epoch ends).
+                kwargs["steps_per_epoch"] = batches
+                x = x.repeat()
+        else:
+            x = checked_inputs(x, self.encoder.bert_config)
         if not self.compiled:
             self._compile_for_fit(x, batch_size, epochs, kwargs.get("steps_per_epoch"))
         build_optimizer(self)
@@ -293,18 +386,21 @@ class BertTask(keras.Model):
     def evaluate(
         self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
     ):
+        self._warn_of_cut_texts(x)
         x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
         return super().evaluate(
             x=x, y=y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight, **kwargs
         )
 
     def predict(self, x, batch_size=None, **kwargs):
+        self._warn_of_cut_texts(x)
         x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)
         if isinstance(x, tf.data.Dataset):
             self._trace_predict_for_any_shape([x.element_spec])
         return super().predict(x=x, batch_size=batch_size, **kwargs)
 
     def predict_on_batch(self, x):
+        x = checked_inputs(x, self.encoder.bert_config)
         self._trace_predict_for_any_shape([(x,)])
         return super().predict_on_batch(x)
 

@@ -17,7 +17,12 @@ from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.token_classification import IGNORED_LABEL
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.models.encoder import BertEncoder
-from keras_bert.models.task import BertTask, head_dense
+from keras_bert.models.task import (
+    BertTask,
+    head_dense,
+    token_transform,
+    token_transform_variables,
+)
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 
@@ -27,7 +32,8 @@ class BertTokenClassifier(BertTask):
 
     Outputs logits `[batch, sequence, num_labels]`. Words are labelled through their first word
     piece; training labels hold `IGNORED_LABEL` (-100) everywhere else, and the default loss and
-    accuracy skip those positions.
+    accuracy skip those positions. A family whose prediction head every task shares
+    (ModernBERT's dense → GELU → LayerNorm) puts it on every token first, as transformers does.
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
@@ -63,9 +69,12 @@ class BertTokenClassifier(BertTask):
         # Layers
         dropout = keras.layers.Dropout(dropout_rate, name="token_dropout")
         head = head_dense(encoder, len(label_names), name="token_logits")
+        transform = token_transform(encoder)
 
         # Functional model
         sequence_output = encoder(encoder.input)["sequence_output"]
+        if transform is not None:
+            sequence_output = transform(sequence_output)
         logits = head(dropout(sequence_output))
         super().__init__(encoder, logits, **kwargs)
 
@@ -113,7 +122,8 @@ class BertTokenClassifier(BertTask):
         return label_config(self.label_names)
 
     def head_variables(self) -> dict[str, keras.Variable]:
-        return head_dense_variables(TOKEN_CLASSIFIER_MODULE, self.get_layer("token_logits"))
+        variables = head_dense_variables(TOKEN_CLASSIFIER_MODULE, self.get_layer("token_logits"))
+        return variables | token_transform_variables(self)
 
     def default_loss(self):
         return keras.losses.SparseCategoricalCrossentropy(

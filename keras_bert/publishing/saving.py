@@ -150,7 +150,7 @@ def save_checkpoint(
             f"The {type(model).__name__} carries no preprocessor, and its tokenizer files are "
             "part of the checkpoint: pass preprocessor= (e.g. load_preprocessor(checkpoint))."
         )
-    twin = transformers_twin(model, task, pad_token_id=preprocessor.packer.pad_id)
+    twin = transformers_twin(model, task, preprocessor.packer)
     directory = Path(directory)
     card = model_card(twin, repo_id or directory.name, base_model, dataset, metrics)
     directory.parent.mkdir(parents=True, exist_ok=True)

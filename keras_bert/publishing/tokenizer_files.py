@@ -1,7 +1,9 @@
 """The tokenizer files of a published model, read by transformers, `tokenizers` and keras_bert.
 
 - the family's own files (its record in `keras_bert.families`): `vocab.txt` (WordPiece),
-  `vocab.json` + `merges.txt` (byte-level BPE), `spiece.model` / `spm.model` (SentencePiece);
+  `vocab.json` + `merges.txt` (byte-level BPE), `spiece.model` / `spm.model` (SentencePiece),
+  `sentencepiece.bpe.model` (XLM-RoBERTa's unigram model); ModernBERT's is `tokenizer.json`
+  itself;
 - `tokenizer.json`: the preprocessor in `tokenizers`' format (`keras_bert.export.onnx.
   tokenizer_json`), without truncation;
 - `tokenizer_config.json` and `special_tokens_map.json`: the special tokens, casing, the longest
@@ -23,19 +25,20 @@ from keras_bert.decoding.mask_fillers import mask_token_of
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.tokenizer_json import hf_tokenizer, read_sentencepiece_proto
 from keras_bert.families import Family
-from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.byte_pair_tokenizer import TOKENIZER_JSON, BytePairTokenizer
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.special_tokens import UNK_TOKEN
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 from keras_bert.text.vocabulary import save_vocabulary
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
-TOKENIZER_JSON = "tokenizer.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP = "special_tokens_map.json"
 _TOKENIZER_KINDS = {
     WordPieceTokenizer: "wordpiece",
     BytePairTokenizer: "byte_pair",
     SentencePieceTokenizer: "sentencepiece",
+    UnigramTokenizer: "unigram",
 }
 _BYTE_PAIR_UNKNOWN = "<unk>"
 
@@ -55,6 +58,8 @@ def _special_tokens(preprocessor) -> dict[str, str]:
         if isinstance(tokenizer, SentencePieceTokenizer):
             unknown_id = read_sentencepiece_proto(tokenizer.proto).unk_id
             tokens["unk_token"] = tokenizer.vocabulary[unknown_id]
+        elif isinstance(tokenizer, UnigramTokenizer):
+            tokens["unk_token"] = tokenizer.vocabulary[tokenizer.unk_id]
         elif _BYTE_PAIR_UNKNOWN in tokenizer.vocabulary:
             tokens["unk_token"] = _BYTE_PAIR_UNKNOWN
     try:
@@ -65,7 +70,11 @@ def _special_tokens(preprocessor) -> dict[str, str]:
 
 
 def _write_family_files(tokenizer, record: Family, directory: Path) -> None:
-    files = [directory / name for name in record.tokenizer.files]
+    """The family's own tokenizer files (ModernBERT's one is the `tokenizer.json` written
+    beside them)."""
+    files = [directory / name for name in record.tokenizer.files if name != TOKENIZER_JSON]
+    if not files:
+        return
     if isinstance(tokenizer, WordPieceTokenizer):
         save_vocabulary(tokenizer.vocabulary, files[0])
     elif isinstance(tokenizer, BytePairTokenizer):
@@ -125,8 +134,12 @@ def write_tokenizer_files(
         ],
         **special_tokens,
     }
-    if not isinstance(tokenizer, BytePairTokenizer):
+    if isinstance(tokenizer, (WordPieceTokenizer, SentencePieceTokenizer)):
         settings["do_lower_case"] = bool(tokenizer.lowercase)
     for name, values in ((TOKENIZER_CONFIG, settings), (SPECIAL_TOKENS_MAP, special_tokens)):
         (directory / name).write_text(json.dumps(values, indent=2, ensure_ascii=False) + "\n")
-    return [*record.tokenizer.files, TOKENIZER_JSON, TOKENIZER_CONFIG, SPECIAL_TOKENS_MAP]
+    return list(
+        dict.fromkeys(
+            [*record.tokenizer.files, TOKENIZER_JSON, TOKENIZER_CONFIG, SPECIAL_TOKENS_MAP]
+        )
+    )

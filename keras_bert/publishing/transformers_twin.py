@@ -2,7 +2,8 @@
 model's `config.json`, and the keras_bert weights under transformers' tensor names.
 
 The encoder's tensors take the names of the family's rules read backwards
-(`keras_bert.checkpoints.huggingface.huggingface_name`), the heads' those of transformers' heads
+(`keras_bert.checkpoints.huggingface.huggingface_name`; ModernBERT's query, key and value joined
+into its `Wqkv`), the heads' those of transformers' heads
 (`keras_bert.checkpoints.task_heads`); each model says whether transformers has its head
 (`BertTask.head_variables`). As transformers saves them, a bare model's names carry no prefix,
 the masked-LM decoder is not written (it is the token embeddings), and a head that does not read
@@ -27,7 +28,7 @@ import keras
 import numpy as np
 
 from keras_bert.checkpoints import encoder_variables
-from keras_bert.checkpoints.huggingface import huggingface_name
+from keras_bert.checkpoints.huggingface import huggingface_name, join_fused_tensors
 from keras_bert.checkpoints.task_heads import (
     MASKED_LM,
     PRETRAINING,
@@ -39,6 +40,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.families import family
 from keras_bert.models import BertEncoder, BertPretrainer, BertTask
 from keras_bert.models.masked_lm import masked_lm_head_variables
+from keras_bert.text.packing import BertPacker
 
 # What a model is published as, besides its own head: its encoder alone, or a pretrainer's
 # masked LM alone.
@@ -118,7 +120,7 @@ def _published(model: keras.Model, task: str | None) -> _Published:
 
 
 def transformers_twin(
-    model: keras.Model, task: str | None = None, pad_token_id: int | None = None
+    model: keras.Model, task: str | None = None, packer: BertPacker | None = None
 ) -> TransformersTwin:
     """The transformers twin of a keras_bert model (its own head, or as `task` says).
 
@@ -126,7 +128,8 @@ def transformers_twin(
         model: a `BertEncoder` or a task model (`BertClassifier`, `BertMaskedLM`, ...).
         task: None for the model with its own head; "encoder" for its encoder alone;
             "masked_lm" for a `BertPretrainer`'s masked LM alone.
-        pad_token_id: the tokenizer's padding id, for the config.
+        packer: the preprocessor's packer, whose padding id (and the ids of its start and end
+            tokens, where the family's config has them: ModernBERT's) go into the config.
 
     Raises:
         ConfigError: transformers has no such model: a head it lacks (mean pooling, SpanBERT's
@@ -148,8 +151,12 @@ def transformers_twin(
     bert_config = published.encoder.bert_config
     record = family(bert_config.model_type)
     config = bert_config.to_huggingface_dict()
+    pad_token_id = None if packer is None else packer.pad_id
     if pad_token_id is not None and not record.positions_after_padding:
         config["pad_token_id"] = pad_token_id
+    if packer is not None:
+        config |= {field: packer.cls_id for field in record.cls_id_fields}
+        config |= {field: packer.sep_id for field in record.sep_id_fields}
     if pad_token_id is not None and config.get("pad_token_id") != pad_token_id:
         raise ConfigError(
             f"transformers' {record.model_type} counts positions from the padding id + 1: the "
@@ -163,11 +170,14 @@ def transformers_twin(
         for name, variable in encoder_variables(published.encoder).items()
         if published.reads_pooler or not name.startswith(_POOLER_SCOPE)
     }
+    values = {
+        canonical: keras.ops.convert_to_numpy(variable).astype(np.float32)
+        for canonical, variable in (variables | published.head_variables).items()
+    }
     tensors = {}
-    for canonical, variable in (variables | published.head_variables).items():
+    for canonical, value in join_fused_tensors(values, bert_config.model_type).items():
         name, transpose = huggingface_name(canonical, bert_config.model_type)
         if published.architecture_task is None:  # a bare model's names have no prefix
             name = name.partition(".")[2]
-        value = keras.ops.convert_to_numpy(variable).astype(np.float32)
         tensors[name] = np.ascontiguousarray(value.T if transpose else value)
     return TransformersTwin(architecture, published.architecture_task, config, tensors)

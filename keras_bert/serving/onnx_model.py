@@ -7,7 +7,9 @@ task, labels, packing and the meaning of each output). `OnnxModel` tokenizes wit
 `tokenizers` (Rust), packs the ids as keras_bert's preprocessor does, pads each batch to its
 longest sequence, runs ONNX Runtime (rows of a batch in groups of similar length,
 `keras_bert.serving.length_groups`) and decodes as the SavedModel's `serving_default` does
-(`keras_bert.serving.onnx_decoding`): the same output names and values.
+(`keras_bert.serving.onnx_decoding`): the same output names and values. The graph runs in ONNX
+Runtime, or in OpenVINO (`keras_bert.serving.graph_runtimes`), as the export chose
+(`keras_bert.json`'s `runtime`) or as asked.
 
 Text comes as `str` or UTF-8 `bytes` (invalid sequences become U+FFFD, as in the SavedModel);
 character offsets count code points of that text. What is not text is refused before it reaches
@@ -19,6 +21,7 @@ the vocabulary or longer rows than the model's positions (`ValueError`).
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from keras_bert.serving.graph_runtimes import graph_session
 from keras_bert.serving.length_groups import CALL_COST_TOKENS, length_groups
 from keras_bert.serving.onnx_decoding import (
     best_answer_span,
@@ -33,6 +37,8 @@ from keras_bert.serving.onnx_decoding import (
     softmax,
     truncated_lengths,
 )
+
+logger = logging.getLogger(__name__)
 
 ONNX_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -57,20 +63,6 @@ def as_text(text: Text) -> str:
     return text.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
 
 
-def session_options(intra_op_threads: int = 0, inter_op_threads: int = 0, spinning: bool = True):
-    """ONNX Runtime session options: all graph optimizations, the given thread counts (0:
-    ONNX Runtime's choice, one per physical core) and whether idle intra-op threads spin
-    (fastest on a machine of its own; `False` suffers less on shared cores)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = intra_op_threads
-    options.inter_op_num_threads = inter_op_threads
-    options.add_session_config_entry("session.intra_op.allow_spinning", str(int(spinning)))
-    return options
-
-
 class OnnxModel:
     """A keras_bert ONNX export, strings in, the SavedModel's answers out.
 
@@ -78,7 +70,13 @@ class OnnxModel:
         path: the export's version directory (`saved_models/<name>/<version>`).
         intra_op_threads: ONNX Runtime's threads inside one operator (0: one per core).
         inter_op_threads: threads running independent operators (0: ONNX Runtime's choice).
-        spinning: whether idle threads spin-wait for work (see `session_options`).
+        spinning: whether idle threads spin-wait for work (ONNX Runtime's; see
+            `session_options`).
+        runtime: "onnxruntime" or "openvino" (`keras_bert.serving.graph_runtimes`); None: the
+            export's choice (`keras_bert.json`'s `runtime`, which `--precision auto` measured),
+            else ONNX Runtime.
+        inference_precision: OpenVINO's: "float32" or "bfloat16"; None: the export's choice,
+            else float32.
         call_cost_tokens: what one more ONNX Runtime call costs in tokens: `run` splits a
             batch into groups of similar length where that saves more padding
             (`keras_bert.serving.length_groups`); None runs each batch whole.
@@ -102,9 +100,10 @@ class OnnxModel:
         intra_op_threads: int = 0,
         inter_op_threads: int = 0,
         spinning: bool = True,
+        runtime: str | None = None,
+        inference_precision: str | None = None,
         call_cost_tokens: int | None = CALL_COST_TOKENS,
     ):
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.path = Path(path)
@@ -115,10 +114,18 @@ class OnnxModel:
         self.tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
-        self.session = onnxruntime.InferenceSession(
-            str(self.path / ONNX_FILE),
-            session_options(intra_op_threads, inter_op_threads, spinning),
-            providers=["CPUExecutionProvider"],
+        chosen = self.metadata.get("runtime", {})
+        self.runtime: str = runtime or chosen.get("name", "onnxruntime")
+        if inference_precision is None and self.runtime == chosen.get("name"):
+            inference_precision = chosen.get("inference_precision")
+        self.session = graph_session(
+            self.path / ONNX_FILE,
+            self.runtime,
+            intra_op_threads,
+            inter_op_threads,
+            spinning,
+            inference_precision or "float32",
+            self.metadata.get("output_axes"),
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
         self.call_cost_tokens = call_cost_tokens
@@ -181,6 +188,19 @@ class OnnxModel:
         packing = self.packing
         truncation = truncation or packing["truncation"]
         budget = self.seq_length - 2 - (packing["pair_separators"] if second is not None else 0)
+        lengths = [
+            len(ids_a) + (0 if second is None else len(second[index]))
+            for index, ids_a in enumerate(first)
+        ]
+        cut = sum(length > budget for length in lengths)
+        if cut:
+            logger.warning(
+                "%d of %d texts have more tokens than seq_length %d holds and are cut to it: "
+                "split longer texts to read all of them.",
+                cut,
+                len(lengths),
+                self.seq_length,
+            )
         rows, types = [], []
         for index, ids_a in enumerate(first):
             if second is None:
@@ -214,8 +234,15 @@ class OnnxModel:
 
         Raises:
             ValueError: inputs that are not `[batch, sequence]` integers, rows longer than
-                `longest_input`, or ids outside their table (`id_limits`).
+                `longest_input`, ids outside their table (`id_limits`), or token types for a
+                family that refuses them (ModernBERT's).
         """
+        type_ids = np.asarray(inputs.get("input_type_ids", 0))
+        if self.metadata.get("refuses_token_types") and np.any(type_ids != 0):
+            raise ValueError(
+                f"This {self.metadata['family']} export has no token types: send "
+                "input_type_ids of zeros or leave them out."
+            )
         feeds = {name: np.asarray(inputs[name]) for name in self.input_names}
         for name, ids in feeds.items():
             if ids.ndim != 2 or not np.issubdtype(ids.dtype, np.integer):

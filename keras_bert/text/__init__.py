@@ -1,10 +1,11 @@
-"""In-graph text processing: WordPiece, byte-level BPE and SentencePiece tokenization, packing
-into BERT inputs, vocabularies."""
+"""In-graph text processing: WordPiece, byte-level BPE, SentencePiece and unigram tokenization,
+packing into BERT inputs, vocabularies."""
 
 from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.packing import BertPacker, truncated_lengths
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 from keras_bert.text.vocabulary import (
     build_vocabulary,
     infer_lowercase,
@@ -19,6 +20,7 @@ __all__ = [
     "BytePairTokenizer",
     "SentencePieceTokenizer",
     "TextPreprocessor",
+    "UnigramTokenizer",
     "WordPieceTokenizer",
     "build_vocabulary",
     "infer_lowercase",

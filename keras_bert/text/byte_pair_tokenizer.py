@@ -2,10 +2,12 @@
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import keras
 import tensorflow as tf
+import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
@@ -40,6 +42,20 @@ def bytes_to_unicode() -> dict[int, str]:
     return mapping
 
 
+def _require_file(path: str | os.PathLike) -> None:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"Byte-level BPE file not found: {os.fspath(path)!r}")
+
+
+def _read_json(path: str | os.PathLike, kind: str) -> Any:
+    """The JSON value of a tokenizer file; a `ConfigError` naming `kind` if it is none."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            return json.load(file)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{os.fspath(path)!r} is not a {kind}: {error}") from None
+
+
 def load_byte_pair_files(
     vocabulary: str | os.PathLike, merges: str | os.PathLike
 ) -> tuple[dict[str, int], list[str]]:
@@ -50,17 +66,77 @@ def load_byte_pair_files(
         ConfigError: a file is not what it should be.
     """
     for path in (vocabulary, merges):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"Byte-level BPE file not found: {os.fspath(path)!r}")
-    try:
-        with open(vocabulary, encoding="utf-8") as file:
-            tokens = json.load(file)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ConfigError(f"{os.fspath(vocabulary)!r} is not a BPE vocab.json: {error}") from None
+        _require_file(path)
+    tokens = _read_json(vocabulary, "BPE vocab.json")
     with open(merges, encoding="utf-8", errors="strict") as file:
         lines = file.read().split("\n")
     merge_lines = [line for line in lines if line and not line.startswith("#version")]
     return tokens, merge_lines
+
+
+TOKENIZER_JSON = "tokenizer.json"
+# The normalizers of a `tokenizer.json` that `BytePairTokenizer` runs: ours → tensorflow-text's.
+NORMALIZERS = {None: None, "nfc": "NFC"}
+# The added-token flags of `tokenizer.json` that `SpecialTokens` follows, with their defaults.
+ADDED_TOKEN_FLAGS = {"lstrip": False, "rstrip": False, "normalized": False, "special": True}
+
+
+def load_tokenizer_json(
+    path: str | os.PathLike,
+) -> tuple[dict[str, int], list[str], list[dict], str | None]:
+    """Reads the byte-level BPE of a `tokenizers` `tokenizer.json` (ModernBERT's): its
+    vocabulary (token → id), its merges ("a b", by rank), its added tokens (`content`, `id`
+    and `ADDED_TOKEN_FLAGS`) and its normalizer ("nfc" or None).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ConfigError: it is not JSON, or holds a tokenizer other than the byte-level BPE that
+            `BytePairTokenizer` runs (GPT-2's pre-tokenizer, no normalizer, whole merges).
+
+    Example:
+    >>> vocabulary, merges, added, normalizer = load_tokenizer_json(
+    ...     "../shared/reference/variants/modernbert/tokenizer.json")
+    >>> len(vocabulary), merges[0], added[4]["content"], added[4]["lstrip"], normalizer
+    (3000, 'Ġ t', '[MASK]', False, None)
+    """
+    _require_file(path)
+    values = _read_json(path, TOKENIZER_JSON)
+    model = values.get("model") or {}
+    pre_tokenizer = values.get("pre_tokenizer") or {}
+    differences = {
+        "model": (model.get("type"), "BPE"),
+        "pre_tokenizer": (pre_tokenizer.get("type"), "ByteLevel"),
+        "add_prefix_space": (pre_tokenizer.get("add_prefix_space"), False),
+        "use_regex": (pre_tokenizer.get("use_regex", True), True),
+        "normalizer": (values.get("normalizer") in (None, {"type": "NFC"}), True),
+        "byte_fallback": (model.get("byte_fallback", False), False),
+        "ignore_merges": (model.get("ignore_merges", False), False),
+        "continuing_subword_prefix": (model.get("continuing_subword_prefix"), None),
+        "end_of_word_suffix": (model.get("end_of_word_suffix"), None),
+    }
+    unsupported = [f"{name} {found!r}" for name, (found, expected) in differences.items()
+                   if found != expected]  # fmt: skip
+    if unsupported:
+        raise ConfigError(
+            f"{os.fspath(path)!r}: BytePairTokenizer runs GPT-2's byte-level BPE, after NFC or no "
+            f"normalizer; this tokenizer.json has {', '.join(unsupported)}."
+        )
+    merges = [merge if isinstance(merge, str) else " ".join(merge) for merge in model["merges"]]
+    if any(len(merge.split(" ")) != 2 for merge in merges):
+        raise ConfigError(f"{os.fspath(path)!r}: a merge of tokens with spaces is not supported.")
+    added = []
+    for token in values.get("added_tokens") or []:
+        if token.get("single_word"):
+            raise ConfigError(
+                f"{os.fspath(path)!r}: the single_word added token {token['content']!r} is not "
+                "supported."
+            )
+        flags = {
+            name: bool(token.get(name, default)) for name, default in ADDED_TOKEN_FLAGS.items()
+        }
+        added.append({"content": token["content"], "id": int(token["id"]), **flags})
+    normalizer = "nfc" if values.get("normalizer") else None
+    return dict(model["vocab"]), merges, added, normalizer
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -85,7 +161,15 @@ class BytePairTokenizer(keras.layers.Layer):
         vocabulary: path of a `vocab.json`, or its dict token → id.
         merges: path of a `merges.txt`, or its lines ("a b", by rank).
         special_tokens: the tokens matched as written in the text (those in the vocabulary).
+        added_tokens: instead of `special_tokens`, the added tokens of a `tokenizer.json`
+            (`load_tokenizer_json`), each matched as `tokenizers` matches it: with its
+            `lstrip`, `rstrip` and `normalized` flags (`SpecialTokens`), special or not.
+        normalizer: "nfc" to normalize the text between the added tokens that are not
+            `normalized` to Unicode's NFC first (GPT-NeoX's and its descendants'
+            `tokenizer.json`), offsets still into the text as given; None for none.
         **kwargs: `keras.layers.Layer` arguments.
+
+    `BytePairTokenizer.from_tokenizer_json` reads the three from a `tokenizer.json`.
 
     Example:
     >>> from keras_bert.text import BytePairTokenizer
@@ -108,14 +192,33 @@ class BytePairTokenizer(keras.layers.Layer):
         vocabulary: str | os.PathLike | dict[str, int],
         merges: str | os.PathLike | Sequence[str],
         special_tokens: Sequence[str] = ROBERTA_SPECIAL_TOKENS,
+        added_tokens: Sequence[Mapping[str, Any]] | None = None,
+        normalizer: str | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if normalizer not in NORMALIZERS:
+            raise ConfigError(
+                f"Unknown BPE normalizer {normalizer!r}; expected one of {list(NORMALIZERS)}."
+            )
+        self.normalizer = normalizer
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary, merges = load_byte_pair_files(vocabulary, merges)
         self.vocabulary = dict(vocabulary)
         self.merges = list(merges)
-        self.special_tokens = [token for token in special_tokens if token in self.vocabulary]
+        self.added_tokens = None if added_tokens is None else [dict(t) for t in added_tokens]
+        matched = self.added_tokens or [
+            {"content": token, "id": self.vocabulary[token], **ADDED_TOKEN_FLAGS}
+            for token in special_tokens
+            if token in self.vocabulary
+        ]
+        # Added tokens outside the vocabulary are tokens too (their ids, their surfaces).
+        self.vocabulary |= {
+            token["content"]: token["id"]
+            for token in matched
+            if token["content"] not in self.vocabulary
+        }
+        self.special_tokens = [token["content"] for token in matched if token["special"]]
         size = max(self.vocabulary.values()) + 1
         self._size = size
         byte_tokens = bytes_to_unicode()
@@ -143,20 +246,37 @@ class BytePairTokenizer(keras.layers.Layer):
         for token, index in self.vocabulary.items():
             tokens[index] = token
         self._tokens = tf.constant(tokens)
-        # Per id: the bytes a token stands for, and its leading spaces (not in its span).
+        # Per id: the bytes a token stands for, and its leading spaces (not in its span); an
+        # added token's span is its part of the text (with the whitespace it strips).
         byte_lengths = [len(token) for token in tokens]
         leading_spaces = [len(token) - len(token.lstrip(_SPACE_SYMBOL)) for token in tokens]
-        for token in self.special_tokens:
-            byte_lengths[self.vocabulary[token]] = len(token.encode("utf-8"))
-            leading_spaces[self.vocabulary[token]] = 0
+        for token in matched:
+            leading_spaces[token["id"]] = 0
         self._byte_lengths = tf.constant(byte_lengths, tf.int64)
         self._leading_spaces = tf.constant(leading_spaces, tf.int64)
         self._special = SpecialTokens(
-            {token: self.vocabulary[token] for token in self.special_tokens}
+            {token["content"]: token["id"] for token in matched},
+            **{
+                flag: {token["content"] for token in matched if token[flag]}
+                for flag in ("lstrip", "rstrip", "normalized")
+            },
         )
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
+
+    @classmethod
+    def from_tokenizer_json(cls, path: str | os.PathLike, **kwargs) -> "BytePairTokenizer":
+        """The tokenizer of a `tokenizer.json` (`load_tokenizer_json`: ModernBERT's files).
+
+        Example:
+        >>> tokenizer = BytePairTokenizer.from_tokenizer_json(
+        ...     "../shared/reference/variants/modernbert/tokenizer.json")
+        >>> tokenizer(["The cat sat on the [MASK]."]).to_list()
+        [[356, 279, 273, 1020, 336, 268, 225, 4, 18]]
+        """
+        vocabulary, merges, added_tokens, normalizer = load_tokenizer_json(path)
+        return cls(vocabulary, merges, added_tokens=added_tokens, normalizer=normalizer, **kwargs)
 
     def token_to_id(self, token: str) -> int:
         """The id of `token` (`ValueError` if absent)."""
@@ -169,17 +289,35 @@ class BytePairTokenizer(keras.layers.Layer):
         return self._size
 
     def pre_tokenize(self, texts: tf.Tensor) -> tf.RaggedTensor:
-        """The words `[batch, (words)]` of sanitised texts: special tokens, then GPT-2's split."""
-        parts = self._special.split(texts)
-        is_special = self._special_ids(parts.flat_values) >= 0
-        cut = tf.strings.regex_replace(parts.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
-        segments = tf.strings.split(tf.where(is_special, parts.flat_values, cut), _MARKER)
+        """The words `[batch, (words)]` of sanitised texts: special tokens (the text between
+        the added tokens that are not `normalized` normalized first), then GPT-2's split."""
+        _, words = self._parts_and_words(texts)
+        return words.merge_dims(1, 2)
+
+    def _parts_and_words(self, texts: tf.Tensor) -> tuple[tf.RaggedTensor, tf.RaggedTensor]:
+        """The parts of the text that the added tokens matched as written cut it into,
+        `[batch, (parts)]`, as written; and each part's words, `[batch, (parts), (words)]`,
+        normalized: its own added tokens, or the `normalized` ones and GPT-2's split."""
+        parts = self._special.split_pass(tf.RaggedTensor.from_tensor(texts[:, tf.newaxis]), 0)
+        flat = parts.flat_values
+        is_token = self._special_ids(flat) >= 0
+        if self.normalizer is not None:
+            flat = tf.where(is_token, flat, self._normalize(flat))
+        pieces = self._special.split_pass(tf.RaggedTensor.from_tensor(flat[:, tf.newaxis]), 1)
+        is_special = self._special_ids(pieces.flat_values) >= 0
+        cut = tf.strings.regex_replace(pieces.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
+        segments = tf.strings.split(tf.where(is_special, pieces.flat_values, cut), _MARKER)
         segment_is_special = tf.gather(is_special, segments.value_rowids())
         marked = tf.strings.regex_replace(segments.flat_values, _WORD_PATTERN, _MARKER + b"\\0")
         marked = tf.where(segment_is_special, segments.flat_values, marked)
-        words = parts.with_flat_values(segments.with_flat_values(tf.strings.split(marked, _MARKER)))
-        words = words.merge_dims(1, 3)
-        return tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        words = pieces.with_flat_values(
+            segments.with_flat_values(tf.strings.split(marked, _MARKER))
+        )
+        words = parts.with_flat_values(words.merge_dims(1, 3))
+        return parts, tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+
+    def _normalize(self, texts: tf.Tensor) -> tf.Tensor:
+        return tf_text.normalize_utf8(texts, NORMALIZERS[self.normalizer])
 
     def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
         """The id of each word that is a special token, -1 for the others."""
@@ -226,30 +364,84 @@ class BytePairTokenizer(keras.layers.Layer):
         )
         return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words)
 
-    def _word_pieces(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """`(sanitised texts, words [batch, (words)], int64 ids [words, (pieces)])`."""
+    def _word_pieces(
+        self, texts: tf.Tensor
+    ) -> tuple[tf.Tensor, tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+        """`(sanitised texts, their parts [batch, (parts)] (`_parts_and_words`), their words
+        [batch, (parts), (words)], int64 ids [words, (pieces)])`."""
         texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
-        words = self.pre_tokenize(texts)
+        parts, words = self._parts_and_words(texts)
         distinct_words, word_index = tf.unique(words.flat_values)
         ids = self._merge(self._initial_symbols(distinct_words))
-        return texts, words, tf.gather(ids, word_index)
+        return texts, parts, words, tf.gather(ids, word_index)
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
-        _, words, ids = self._word_pieces(texts)
-        return words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+        _, _, words, ids = self._word_pieces(texts)
+        return words.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 3)
 
-    def _words_with_offsets(self, texts: tf.Tensor) -> tuple[tf.Tensor, tf.RaggedTensor, ...]:
+    def _words_with_offsets(self, texts: tf.Tensor) -> tuple:
         """`(sanitised texts, int32 ids [batch, (words), (pieces)], piece starts and ends
-        [batch, (words), (pieces)], word starts and ends [batch, (words)])`, untrimmed."""
-        texts, words, ids = self._word_pieces(texts)
-        zeros = tf.zeros([words.nrows()], tf.int64)
-        word_starts, word_ends = lay_end_to_end(zeros, tf.strings.length(words))
-        piece_lengths = ids.with_flat_values(tf.gather(self._byte_lengths, ids.flat_values))
+        like the ids, word starts and ends [batch, (words)], the words [batch, (words)], the
+        part of each word [words])`, untrimmed; offsets into each part as its words spell it
+        (`_in_text` makes them offsets into the text)."""
+        texts, parts, words, ids = self._word_pieces(texts)
+        word_lengths = tf.strings.length(words.values)  # [parts, (words)]
+        word_starts, word_ends = lay_end_to_end(
+            tf.zeros([word_lengths.nrows()], tf.int64), word_lengths
+        )
+        # An added token spans its word (which holds the whitespace it strips).
+        piece_words = ids.value_rowids()
+        is_added = tf.gather(self._special_ids(words.flat_values) >= 0, piece_words)
+        piece_lengths = ids.with_flat_values(
+            tf.where(
+                is_added,
+                tf.gather(tf.cast(word_lengths.flat_values, tf.int64), piece_words),
+                tf.gather(self._byte_lengths, ids.flat_values),
+            )
+        )
         piece_starts, piece_ends = lay_end_to_end(word_starts.flat_values, piece_lengths)
-        as_words = lambda pieces: words.with_flat_values(pieces)  # noqa: E731
-        pieces = as_words(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
-        return texts, pieces, as_words(piece_starts), as_words(piece_ends), word_starts, word_ends
+        in_rows = lambda values: words.with_flat_values(values).merge_dims(1, 2)  # noqa: E731
+        pieces = in_rows(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
+        word_parts = words.values.value_rowids()
+        return (
+            texts,
+            parts,
+            pieces,
+            in_rows(piece_starts),
+            in_rows(piece_ends),
+            in_rows(word_starts.flat_values),
+            in_rows(word_ends.flat_values),
+            in_rows(words.flat_values),
+            word_parts,
+        )
+
+    def _in_text(
+        self, parts: tf.RaggedTensor, item_parts: tf.Tensor, *offsets: tf.RaggedTensor
+    ) -> tuple[tf.RaggedTensor, ...]:
+        """Byte offsets `[batch, (items)]` into the (normalized) parts of a text, each item's
+        part in `item_parts` (in order), as offsets into the sanitised text: mapped back through
+        the normalizer part by part, as `tokenizers` normalizes, then moved to the part."""
+        part_starts, _ = lay_end_to_end(
+            tf.zeros([parts.nrows()], tf.int64), tf.strings.length(parts)
+        )
+        item_starts = tf.gather(part_starts.flat_values, item_parts)
+        results = []
+        for value in offsets:
+            values = value.flat_values
+            if self.normalizer is not None:
+                _, maps = tf_text.normalize_utf8_with_offsets_map(
+                    parts.flat_values, NORMALIZERS[self.normalizer]
+                )
+                by_part = tf.RaggedTensor.from_value_rowids(
+                    values, item_parts, nrows=tf.size(parts.flat_values, out_type=tf.int64)
+                )
+                # Each part led by a 0, cut off after: tensorflow-text's op fails on an empty row.
+                first = tf.RaggedTensor.from_tensor(tf.zeros([by_part.nrows(), 1], tf.int64))
+                by_part = tf.concat([first, by_part], axis=1)
+                values = tf_text.find_source_offsets(maps, by_part)[:, 1:].flat_values
+            results.append(value.with_flat_values(values + item_starts))
+        return tuple(results)
 
     def tokenize_with_offsets(
         self, texts: tf.Tensor
@@ -261,10 +453,12 @@ class BytePairTokenizer(keras.layers.Layer):
             `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`. A
             token that is only spaces has an empty span at its end.
         """
-        texts, pieces, starts, ends, _, _ = self._words_with_offsets(texts)
+        texts, parts, pieces, starts, ends, _, _, _, word_parts = self._words_with_offsets(texts)
+        piece_parts = tf.gather(word_parts, pieces.values.value_rowids())
         pieces, starts, ends = (values.merge_dims(1, 2) for values in (pieces, starts, ends))
         leading = tf.gather(self._leading_spaces, pieces.flat_values)
         starts = starts.with_flat_values(tf.minimum(starts.flat_values + leading, ends.flat_values))
+        starts, ends = self._in_text(parts, piece_parts, starts, ends)
         return (pieces, *round_to_characters(texts, starts, ends))
 
     def tokenize_words_with_offsets(
@@ -282,16 +476,13 @@ class BytePairTokenizer(keras.layers.Layer):
             each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
             `[batch, (words)]`.
         """
-        texts, pieces, _, _, word_starts, word_ends = self._words_with_offsets(texts)
-        words = tf.strings.substr(
-            tf.gather(texts, word_starts.value_rowids()),
-            word_starts.flat_values,
-            word_ends.flat_values - word_starts.flat_values,
+        _, parts, pieces, _, _, word_starts, word_ends, words, word_parts = (
+            self._words_with_offsets(texts)
         )
-        unspaced = tf.strings.regex_replace(words, _LEADING_SPACE_PATTERN, "")
+        unspaced = tf.strings.regex_replace(words.flat_values, _LEADING_SPACE_PATTERN, "")
         unspaced = tf.cast(tf.strings.length(unspaced), tf.int64)
         word_starts = word_starts.with_flat_values(word_ends.flat_values - unspaced)
-        return pieces, word_starts, word_ends
+        return (pieces, *self._in_text(parts, word_parts, word_starts, word_ends))
 
     def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
         """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`.
@@ -302,8 +493,8 @@ class BytePairTokenizer(keras.layers.Layer):
         """
         not_first = tf.ragged.range(words.row_lengths()).flat_values > 0
         flat = tf.where(not_first, tf.strings.join([" ", words.flat_values]), words.flat_values)
-        _, pre_tokens, ids = self._word_pieces(flat)
-        ids = pre_tokens.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 2)
+        _, _, pre_tokens, ids = self._word_pieces(flat)
+        ids = pre_tokens.with_flat_values(tf.cast(ids, tf.int32)).merge_dims(1, 3)
         return words.with_flat_values(ids)
 
     def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
@@ -317,6 +508,8 @@ class BytePairTokenizer(keras.layers.Layer):
                 "vocabulary": self.vocabulary,
                 "merges": self.merges,
                 "special_tokens": self.special_tokens,
+                "added_tokens": self.added_tokens,
+                "normalizer": self.normalizer,
             }
         )
         return config

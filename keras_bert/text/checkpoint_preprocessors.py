@@ -6,9 +6,13 @@ packs pairs:
 - `bert`, `distilbert`: `vocab.txt` → `BertPreprocessor` (WordPiece), `[CLS] A [SEP] B [SEP]`.
 - `roberta`: `vocab.json` + `merges.txt` → `BytePairTokenizer`, `<s> A </s></s> B </s>`, one
   token type, padding `<pad>`.
+- `modernbert`: `tokenizer.json` → `BytePairTokenizer.from_tokenizer_json` (its added tokens
+  with their flags), `[CLS] A [SEP] B [SEP]`, one token type.
 - `albert`: `spiece.model` → `SentencePieceTokenizer` with ALBERT's preprocessing,
   `[CLS] A [SEP] B [SEP]`, padding `<pad>`.
 - `deberta-v2` (DeBERTa-v3): `spm.model` → `SentencePieceTokenizer`, `[CLS] A [SEP] B [SEP]`.
+- `xlm-roberta`: `sentencepiece.bpe.model` → `UnigramTokenizer` (fairseq's ids, Hugging Face's
+  steps), packed as RoBERTa.
 
 Special tokens come from `tokenizer_config.json` when it names them, else the family's defaults.
 """
@@ -20,9 +24,12 @@ import keras
 
 from keras_bert.checkpoints.location import CheckpointFiles
 from keras_bert.errors import CheckpointError, ConfigError
-from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
+from keras_bert.text.byte_pair_tokenizer import TOKENIZER_JSON, BytePairTokenizer
 from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer
+
+DEFAULT_SEQ_LENGTH = 128
 
 
 def _token_name(value: str | dict) -> str:
@@ -31,11 +38,17 @@ def _token_name(value: str | dict) -> str:
 
 
 def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
-    """The byte-pair or SentencePiece tokenizer layer of a family's checkpoint."""
+    """The byte-pair, SentencePiece or unigram tokenizer layer of a family's checkpoint."""
     record = checkpoint.family
     files = checkpoint.tokenizer_files
+    if record.tokenizer.kind == "byte_pair" and files[0].name == TOKENIZER_JSON:
+        return BytePairTokenizer.from_tokenizer_json(files[0], name="tokenizer")
     if record.tokenizer.kind == "byte_pair":
         return BytePairTokenizer(*files, name="tokenizer")
+    if record.tokenizer.kind == "unigram":
+        return UnigramTokenizer(
+            *files, special_tokens=record.tokenizer.special_tokens, name="tokenizer"
+        )
     albert_preprocessing = record.tokenizer.albert_preprocessing
     return SentencePieceTokenizer(
         *files,
@@ -46,13 +59,34 @@ def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
     )
 
 
+def _check_vocabulary_size(
+    checkpoint: CheckpointFiles, preprocessor: BertPreprocessor | TextPreprocessor
+) -> BertPreprocessor | TextPreprocessor:
+    """`preprocessor`, unless its tokenizer has ids past the checkpoint's embedding table or
+    it packs more tokens than the model reads."""
+    if not checkpoint.config_file.is_file():
+        return preprocessor
+    tokens = preprocessor.tokenizer.vocabulary_size
+    if tokens > checkpoint.config.vocab_size:
+        raise CheckpointError(
+            f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
+            f"{checkpoint.config.vocab_size} ids."
+        )
+    checkpoint.config.check_seq_length(preprocessor.seq_length)
+    return preprocessor
+
+
 def _preprocessor(
-    checkpoint: CheckpointFiles, seq_length: int, **options: Any
+    checkpoint: CheckpointFiles, seq_length: int | None, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
     try:
         record = checkpoint.family
     except ConfigError as error:
         raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
+    if seq_length is None:
+        seq_length = DEFAULT_SEQ_LENGTH
+        if checkpoint.config_file.is_file() and checkpoint.config.positions_bound_inputs:
+            seq_length = min(seq_length, checkpoint.config.longest_input)
     packing = dataclasses.asdict(record.packing)
     for name in ("cls_token", "sep_token", "pad_token"):
         if name in checkpoint.tokenizer_config:
@@ -66,23 +100,26 @@ def _preprocessor(
             raise CheckpointError(
                 f"{checkpoint.directory}: cannot read the tokenizer: {error}"
             ) from None
-        return TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+        preprocessor = TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
+        return _check_vocabulary_size(checkpoint, preprocessor)
     (vocabulary_file,) = checkpoint.tokenizer_files
     lowercase = checkpoint.tokenizer_config.get("do_lower_case")
-    return BertPreprocessor(
+    preprocessor = BertPreprocessor(
         vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
     )
+    return _check_vocabulary_size(checkpoint, preprocessor)
 
 
 def checkpoint_preprocessor(
-    checkpoint: CheckpointFiles, seq_length: int = 128, **options: Any
+    checkpoint: CheckpointFiles, seq_length: int | None = None, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
     """The preprocessor of a checkpoint of any supported family (`keras_bert.load_preprocessor`
     takes its path or Hub id).
 
     Args:
         checkpoint: the checkpoint's files (`keras_bert.checkpoints.find_checkpoint`).
-        seq_length: length of the packed inputs.
+        seq_length: length of the packed inputs (default 128, or the most tokens the model
+            reads where that is less); longer texts are cut to it.
         **options: further preprocessor arguments (`truncation`, `name`).
 
     Raises:

@@ -1,6 +1,7 @@
 """Raw strings (or pairs of them) to packed inputs of BERT's family, in the graph:
 `TextPreprocessor` (any in-graph tokenizer) and `BertPreprocessor` (its WordPiece form)."""
 
+import logging
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -13,6 +14,22 @@ from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 if TYPE_CHECKING:
     from keras_bert.checkpoints.location import CheckpointFiles
+
+logger = logging.getLogger(__name__)
+
+
+def _segments(inputs: tf.Tensor | Sequence) -> tuple[list[tf.Tensor], bool]:
+    """The string tensors `[batch]` of one or two segments (see `tokenize_and_pack`), and
+    whether the input was one text (a scalar)."""
+    # A list of Python strings is one batch of texts; a list of anything else is segments.
+    if isinstance(inputs, (tuple, list)) and not isinstance(inputs[0], (str, bytes)):
+        texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in inputs]
+    else:
+        texts = [tf.convert_to_tensor(inputs, dtype=tf.string)]
+    is_scalar = texts[0].shape.rank == 0
+    if is_scalar:
+        texts = [segment[tf.newaxis] for segment in texts]
+    return texts, is_scalar
 
 
 def tokenize_and_pack(
@@ -29,14 +46,7 @@ def tokenize_and_pack(
     Returns:
         `packer`'s dict of int32 tensors `[batch, seq_length]` (`[seq_length]` for a scalar).
     """
-    # A list of Python strings is one batch of texts; a list of anything else is segments.
-    if isinstance(inputs, (tuple, list)) and not isinstance(inputs[0], (str, bytes)):
-        texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in inputs]
-    else:
-        texts = [tf.convert_to_tensor(inputs, dtype=tf.string)]
-    is_scalar = texts[0].shape.rank == 0
-    if is_scalar:
-        texts = [segment[tf.newaxis] for segment in texts]
+    texts, is_scalar = _segments(inputs)
     packed = packer([tokenizer(segment) for segment in texts])
     if is_scalar:
         packed = {name: tensor[0] for name, tensor in packed.items()}
@@ -111,6 +121,30 @@ class TextPreprocessor(keras.layers.Layer):
 
     def call(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
         return tokenize_and_pack(inputs, self.tokenizer, self.packer)
+
+    def warn_of_cut_texts(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> int:
+        """Logs one warning if some of `inputs` (texts or pairs, as `call` takes them) have more
+        tokens than `seq_length` holds, which `call` cuts to it; returns how many.
+
+        Example:
+        >>> from keras_bert.text import BertPreprocessor
+        >>> preprocessor = BertPreprocessor(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "a"], seq_length=4)
+        >>> preprocessor.warn_of_cut_texts(["a", "a a a"])
+        1
+        """
+        segments, _ = _segments(inputs)
+        lengths = sum(self.tokenizer(segment).row_lengths() for segment in segments)
+        budget = self.seq_length - 2 - (self.packer.pair_separators if len(segments) > 1 else 0)
+        cut = int(tf.reduce_sum(tf.cast(lengths > budget, tf.int32)))
+        if cut:
+            logger.warning(
+                "%d of %d texts have more tokens than seq_length %d holds and are cut to it: "
+                "split longer texts to read all of them.",
+                cut,
+                int(tf.size(lengths)),
+                self.seq_length,
+            )
+        return cut
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -1,6 +1,5 @@
 """`SentencePieceTokenizer`: raw strings to SentencePiece ids (ALBERT, DeBERTa-v3) in the graph."""
 
-import base64
 import os
 from collections.abc import Sequence
 
@@ -13,33 +12,10 @@ from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.sentencepiece_model import SentencePieceModelLayer
 from keras_bert.text.special_token_split import SpecialTokens
 
 WORD_BOUNDARY = "\u2581"  # "▁", SentencePiece's marker of a preceding space
-
-
-def read_sentencepiece_model(proto: str | os.PathLike | bytes) -> bytes:
-    """The serialized `ModelProto` of a `.model` file path (or the bytes themselves), checked.
-
-    Raises:
-        FileNotFoundError: there is no such file.
-        ConfigError: the bytes are not a SentencePiece model.
-    """
-    if isinstance(proto, (str, os.PathLike)):
-        path = os.fspath(proto)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"SentencePiece model file not found: {path!r}")
-        with open(path, "rb") as file:
-            proto, source = file.read(), repr(path)
-    else:
-        proto, source = bytes(proto), "the given bytes"
-    try:
-        tf_text.SentencepieceTokenizer(proto).vocab_size()
-    except (tf.errors.InternalError, tf.errors.InvalidArgumentError) as error:
-        raise ConfigError(
-            f"{source} is not a SentencePiece model ({error.message.splitlines()[0]})"
-        ) from None
-    return proto
 
 
 def _is_digit_comma(piece: str) -> bool:
@@ -48,7 +24,7 @@ def _is_digit_comma(piece: str) -> bool:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class SentencePieceTokenizer(keras.layers.Layer):
+class SentencePieceTokenizer(SentencePieceModelLayer):
     """Tokenizes raw strings into SentencePiece ids, exactly as the `sentencepiece` library does.
 
     The model's own normalizer (e.g. `nmt_nfkc`) and segmentation run in tensorflow-text's
@@ -106,19 +82,16 @@ class SentencePieceTokenizer(keras.layers.Layer):
         special_tokens: Sequence[str] = (),
         **kwargs,
     ):
-        super().__init__(**kwargs)
         if lowercase and not albert_preprocessing:
             raise ConfigError("lowercase is part of ALBERT's preprocessing: set both or neither.")
-        self.proto = read_sentencepiece_model(proto)
+        super().__init__(proto, **kwargs)
         self.albert_preprocessing = albert_preprocessing
         self.lowercase = lowercase
         self._sentencepiece = tf_text.FastSentencepieceTokenizer(self.proto)
         # The vocabulary and piece lookups, read once here with the (not exported) classic op.
         model = tf_text.SentencepieceTokenizer(self.proto)
         pieces = model.id_to_string(tf.range(self._sentencepiece.vocab_size()))
-        self.vocabulary = [piece.decode("utf-8") for piece in pieces.numpy()]
-        self._token_ids = {token: index for index, token in enumerate(self.vocabulary)}
-        self._pieces = tf.constant(self.vocabulary)
+        self._set_vocabulary([piece.decode("utf-8") for piece in pieces.numpy()])
         self._split_pieces = self._digit_comma_splits(model) if albert_preprocessing else None
         self.special_tokens = [token for token in special_tokens if token in self._token_ids]
         self._special = SpecialTokens(
@@ -128,9 +101,6 @@ class SentencePieceTokenizer(keras.layers.Layer):
         self._surfaces = tf.constant(surfaces)
         self._surface_lengths = tf.constant([len(s.encode("utf-8")) for s in surfaces], tf.int64)
         self._separator_pattern = f"[{char_class(self._word_separators())}]+"
-        self._convert_input_args = False
-        self._allow_non_tensor_positional_args = True
-        self.built = True
 
     def _digit_comma_splits(self, model: tf_text.SentencepieceTokenizer) -> tf.RaggedTensor | None:
         """Each id's pieces after the "9," split (`[id]` for most), or None if none splits.
@@ -172,16 +142,6 @@ class SentencePieceTokenizer(keras.layers.Layer):
                 if ids == spaced
             ]
         return [(code, code) for code in characters]
-
-    def token_to_id(self, token: str) -> int:
-        """The id of piece `token` (`ValueError` if absent)."""
-        if token not in self._token_ids:
-            raise ValueError(f"{token!r} is not a piece of this SentencePiece model")
-        return self._token_ids[token]
-
-    @property
-    def vocabulary_size(self) -> int:
-        return len(self.vocabulary)
 
     def call(self, texts: tf.Tensor) -> tf.RaggedTensor:
         """Ragged int32 ids `[batch, (tokens)]` (int64 row splits) of a `[batch]` string tensor."""
@@ -243,55 +203,13 @@ class SentencePieceTokenizer(keras.layers.Layer):
             as_texts(ends),
         )
 
-    def tokenize_with_offsets(
-        self, texts: tf.Tensor
-    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """Tokenizes a `[batch]` string tensor (word by word, see the class docstring).
-
-        Returns:
-            `(ids, starts, ends)`: int32 ids (those of `call`) and int64 byte offsets
-            `[start, end)` into each (sanitised) input, all ragged `[batch, (tokens)]`.
-        """
-        ids, starts, ends, _, _ = self._words_with_offsets(texts)
-        return tuple(values.merge_dims(1, 2) for values in (ids, starts, ends))
-
-    def tokenize_words_with_offsets(
-        self, texts: tf.Tensor
-    ) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
-        """Tokenizes a `[batch]` string tensor, keeping its whitespace-separated words.
-
-        Words without pieces (only characters the normalizer removes) are left out.
-        `ids.merge_dims(1, 2)` equals `call`.
-
-        Returns:
-            `(ids, word_starts, word_ends)`: int32 ids ragged `[batch, (words), (pieces)]`, and
-            each word's int64 byte span `[start, end)` in the (sanitised) input, ragged
-            `[batch, (words)]`.
-        """
-        ids, _, _, word_starts, word_ends = self._words_with_offsets(texts)
-        return ids, word_starts, word_ends
-
-    def tokenize_split_words(self, words: tf.RaggedTensor) -> tf.RaggedTensor:
-        """Ids of pre-split words `[batch, (words)]` → int32 `[batch, (words), (pieces)]`, each
-        word tokenized alone (as Hugging Face's `is_split_into_words=True`)."""
-        return words.with_flat_values(self.call(words.flat_values))
-
-    def id_to_token(self, ids: tf.Tensor | tf.RaggedTensor) -> tf.Tensor | tf.RaggedTensor:
-        """Maps ids (dense or ragged, any int dtype) to their pieces."""
-        return tf.ragged.map_flat_values(lambda values: tf.gather(self._pieces, values), ids)
-
     def get_config(self) -> dict:
         config = super().get_config()
         config.update(
             {
-                "proto": base64.b64encode(self.proto).decode("ascii"),
                 "albert_preprocessing": self.albert_preprocessing,
                 "lowercase": self.lowercase,
                 "special_tokens": self.special_tokens,
             }
         )
         return config
-
-    @classmethod
-    def from_config(cls, config: dict) -> "SentencePieceTokenizer":
-        return cls(**{**config, "proto": base64.b64decode(config["proto"])})

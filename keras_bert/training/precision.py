@@ -28,7 +28,6 @@ import dataclasses
 import json
 import logging
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -41,11 +40,13 @@ from keras_bert.layers import TransformerEncoderBlock
 from keras_bert.timing import interleaved_median_seconds
 from keras_bert.training.callbacks import write_text_atomically
 from keras_bert.training.optimization import create_optimizer
-from keras_bert.training.strategy import mean_over_workers, on_every_worker
+from keras_bert.training.strategy import RunWorkers, mean_over_workers
 
 logger = logging.getLogger(__name__)
 
 AUTO_PRECISION = "auto"
+# The policy a run chose (`PrecisionChoice`), in each worker's directory: a resumed run keeps it.
+PRECISION_FILE = "precision.json"
 PRECISION_POLICIES = ("float32", "mixed_bfloat16", "mixed_float16")
 
 # bfloat16 is chosen on a CPU when an encoder block's train step is at least this much faster
@@ -242,7 +243,8 @@ def resolve_precision(
             means (`mean_over_workers`), so that all train in one policy.
         step_shape: the run's step, timed by "auto" on a CPU with bfloat16 units (default:
             `TrainStepShape()`).
-        jit_compile: whether the run compiles its steps with XLA (the timed steps do too).
+        jit_compile: whether the run compiles its steps with XLA (the timed steps do too; XLA
+            with mixed_bfloat16 on a CPU is slow, which gets a warning).
 
     Example:
     >>> resolve_precision("float32").policy
@@ -252,85 +254,104 @@ def resolve_precision(
     True
     """
     check_precision(precision)
-    if precision != AUTO_PRECISION:
-        return PrecisionChoice(precision, precision, "as set")
     strategy = strategy or tf.distribute.get_strategy()
-    policy = _accelerator_policy(strategy)
-    if policy is not None:
-        choice = PrecisionChoice(policy, precision, "native to this accelerator")
-    elif not has_bfloat16_units():
-        choice = PrecisionChoice(
-            "float32", precision, "this CPU has no bfloat16 units (neither AVX512_BF16 nor AMX)"
-        )
+    accelerator_policy = _accelerator_policy(strategy)
+    if precision != AUTO_PRECISION:
+        choice = PrecisionChoice(precision, precision, "as set")
     else:
-        step_shape = step_shape or TrainStepShape()
-        timed = train_step_seconds(step_shape, jit_compile=jit_compile)
-        seconds = dict(zip(timed, mean_over_workers(strategy, list(timed.values())), strict=True))
-        choice = PrecisionChoice(
-            faster_cpu_policy(seconds["float32"], seconds["mixed_bfloat16"]),
-            precision,
-            f"timed on this CPU at batch {step_shape.batch_size} x {step_shape.seq_length} "
-            f"tokens, hidden size {step_shape.hidden_size}",
-            round(seconds["float32"] * 1e3, 2),
-            round(seconds["mixed_bfloat16"] * 1e3, 2),
+        choice = _auto_precision(accelerator_policy, strategy, step_shape, jit_compile)
+        logger.info("%s", choice.describe())
+    if jit_compile and accelerator_policy is None and choice.policy == "mixed_bfloat16":
+        logger.warning(
+            "jit_compile=True with mixed_bfloat16 on CPU: XLA does not use oneDNN's bfloat16 "
+            "matmuls; without XLA, training is usually much faster (BENCHMARKS.md, section "
+            "Pretraining speed)."
         )
-    logger.info("%s", choice.describe())
+    return choice
+
+
+def _auto_precision(
+    accelerator_policy: str | None,
+    strategy: tf.distribute.Strategy,
+    step_shape: TrainStepShape | None,
+    jit_compile: bool,
+) -> PrecisionChoice:
+    """What "auto" chooses: the accelerator's policy, float32 on a CPU without bfloat16 units,
+    else the faster of the two by the steps timed here (their means over the workers)."""
+    if accelerator_policy is not None:
+        return PrecisionChoice(accelerator_policy, AUTO_PRECISION, "native to this accelerator")
+    if not has_bfloat16_units():
+        reason = "this CPU has no bfloat16 units (neither AVX512_BF16 nor AMX)"
+        return PrecisionChoice("float32", AUTO_PRECISION, reason)
+    step_shape = step_shape or TrainStepShape()
+    timed = train_step_seconds(step_shape, jit_compile=jit_compile)
+    seconds = dict(zip(timed, mean_over_workers(strategy, list(timed.values())), strict=True))
+    return PrecisionChoice(
+        faster_cpu_policy(seconds["float32"], seconds["mixed_bfloat16"]),
+        AUTO_PRECISION,
+        f"timed on this CPU at batch {step_shape.batch_size} x {step_shape.seq_length} "
+        f"tokens, hidden size {step_shape.hidden_size}",
+        round(seconds["float32"] * 1e3, 2),
+        round(seconds["mixed_bfloat16"] * 1e3, 2),
+    )
+
+
+def resolve_run_precision(
+    precision: str, workers: RunWorkers, step_shape: TrainStepShape | None = None
+) -> PrecisionChoice:
+    """`resolve_precision` once per run: the choice is kept in `PRECISION_FILE`, and a run
+    resumed with the same `precision` setting trains in the policy it started in (its step is
+    not timed again, so a close timing cannot switch a resumed run's policy; under
+    `MultiWorkerMirroredStrategy`, where every worker kept its record: `RunWorkers.kept`).
+
+    Args:
+        precision: the run's setting: a policy of `PRECISION_POLICIES`, or "auto".
+        workers: the run's `RunWorkers` (its strategy, whether it compiles with XLA, the
+            records kept).
+        step_shape: the run's step, timed by "auto" on a CPU with bfloat16 units.
+
+    Example:
+    >>> import tempfile
+    >>> from keras_bert.training.strategy import resolve_workers
+    >>> workers = resolve_workers("default", None, tempfile.mkdtemp())
+    >>> resolve_run_precision("mixed_bfloat16", workers).reason
+    'as set'
+    >>> resumed = resolve_workers("default", None, workers.worker_dir,
+    ...                           records={PRECISION_FILE: {"requested": "mixed_bfloat16"}})
+    >>> resolve_run_precision("mixed_bfloat16", resumed).reason
+    'as this run chose when it started'
+    """
+    started = workers.kept.get(PRECISION_FILE)
+    if started is not None:
+        choice = PrecisionChoice(**{**started, "reason": "as this run chose when it started"})
+        logger.info("%s", choice.describe())
+        return choice
+    choice = resolve_precision(precision, workers.strategy, step_shape, workers.jit_compile)
+    write_text_atomically(workers.worker_dir / PRECISION_FILE, json.dumps(choice.to_dict()) + "\n")
     return choice
 
 
 @contextlib.contextmanager
-def global_dtype_policy(policy: str) -> Iterator[None]:
-    """Keras' global dtype policy set to `policy` within, and set back to the caller's after.
+def run_precision(
+    precision: str, workers: RunWorkers, step_shape: TrainStepShape | None = None
+) -> Iterator[PrecisionChoice]:
+    """The run's `PrecisionChoice` (`resolve_run_precision`), set as Keras' global dtype policy
+    within, and the caller's policy set back after: the models the run builds within train in
+    it, the caller's later ones in its own.
 
     Example:
-    >>> with global_dtype_policy("mixed_bfloat16"):
+    >>> import tempfile
+    >>> from keras_bert.training.strategy import resolve_workers
+    >>> with run_precision("mixed_bfloat16", resolve_workers("default", None, tempfile.mkdtemp())):
     ...     keras.layers.Dense(2).compute_dtype
     'bfloat16'
     >>> keras.mixed_precision.global_policy().name
     'float32'
     """
+    choice = resolve_run_precision(precision, workers, step_shape)
     previous = keras.mixed_precision.global_policy()
-    keras.mixed_precision.set_global_policy(policy)
+    keras.mixed_precision.set_global_policy(choice.policy)
     try:
-        yield
+        yield choice
     finally:
         keras.mixed_precision.set_global_policy(previous)
-
-
-def resolve_run_precision(
-    precision: str,
-    record: Path,
-    strategy: tf.distribute.Strategy | None = None,
-    step_shape: TrainStepShape | None = None,
-    jit_compile: bool = False,
-) -> PrecisionChoice:
-    """`resolve_precision` once per run: the choice is written to `record`, and a run resumed
-    with the same `precision` setting trains in the policy it started in (its step is not
-    timed again, so a close timing cannot switch a resumed run's policy; under
-    `MultiWorkerMirroredStrategy`, where every worker kept its record).
-
-    Example:
-    >>> import tempfile
-    >>> record = Path(tempfile.mkdtemp()) / "precision.json"
-    >>> resolve_run_precision("mixed_bfloat16", record).reason
-    'as set'
-    >>> resolve_run_precision("mixed_bfloat16", record).reason
-    'as this run chose when it started'
-    """
-    started = None
-    if record.is_file():
-        started = PrecisionChoice(**json.loads(record.read_text("utf-8")))
-        started = started if started.requested == precision else None
-    # The workers of a `MultiWorkerMirroredStrategy` keep a record each: a run stopped while
-    # they wrote theirs resumes with some records only, and then every worker chooses anew
-    # (the choice's all-reduce waits for all of them).
-    strategy = strategy or tf.distribute.get_strategy()
-    every_worker_kept = on_every_worker(strategy, started is not None)
-    if started is not None and every_worker_kept:
-        choice = dataclasses.replace(started, reason="as this run chose when it started")
-        logger.info("%s", choice.describe())
-        return choice
-    choice = resolve_precision(precision, strategy, step_shape, jit_compile)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomically(record, json.dumps(choice.to_dict()) + "\n")
-    return choice

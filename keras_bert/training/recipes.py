@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 
-from keras_bert.training.run import RunSettings
+from keras_bert.training.settings import RunSettings
 
 # The BERT paper's fine-tuning: a peak rate of 2e-5 ... 5e-5, warmed up over the first 10% of
 # the steps. A run of a few epochs is short: the head starts random, and a longer warm-up keeps

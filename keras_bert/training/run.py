@@ -1,5 +1,6 @@
-"""One training run, whatever the model: strategy → precision → seed → model and optimizer in
-its scope → XLA check → resumable callbacks → `fit` → `config.json`.
+"""One training run, whatever the model: its workers (strategy, chief, XLA, what a resumed run
+kept) → precision → seed → `config.json` → model and optimizer in the strategy's scope → the
+time budget's steps → resumable callbacks → `fit`. Each is decided once, here, and read after.
 
 Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.pretraining.trainer`) and
 distillation all train through `fit_resumable`.
@@ -10,129 +11,30 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import keras
 import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import TrainingTime, completed_epochs, training_callbacks
-from keras_bert.training.optimization import build_optimizer, create_optimizer
+from keras_bert.training.optimization import build_optimizer
 from keras_bert.training.precision import (
+    PRECISION_FILE,
     PrecisionChoice,
     TrainStepShape,
-    check_precision,
-    global_dtype_policy,
-    resolve_run_precision,
+    run_precision,
 )
-from keras_bert.training.strategy import jit_compile_supported, resolve_strategy
-from keras_bert.training.time_budget import planned_total_steps
+from keras_bert.training.settings import RunSettings
+from keras_bert.training.strategy import resolve_workers
+from keras_bert.training.time_budget import PLAN_FILE, planned_total_steps
 from keras_bert.training.workarounds import enable_multi_worker_fit
 
 logger = logging.getLogger(__name__)
-
-# The policy a run chose (`PrecisionChoice`), in its output directory: a resumed run keeps it.
-PRECISION_FILE = "precision.json"
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
-    """How a job trains, whatever it trains: optimizer and schedule, precision, distribution.
-
-    Every job's config holds one as its `run` field, with the job's own learning rate and
-    warm-up (`PretrainingConfig.run`, `FinetuningConfig.run`); flags and JSON configs reach
-    its fields under their own names (`--learning-rate`, `{"run": {"learning_rate": ...}}`).
-
-    Args:
-        learning_rate: peak learning rate.
-        warmup_fraction: share of the steps spent warming up; then linear decay to 0.
-        weight_decay, optimizer, clip_global_norm, gradient_accumulation_steps: see
-            `create_optimizer`.
-        precision: "float32", "mixed_bfloat16", "mixed_float16" (with loss scaling), or
-            "auto": the fastest on this machine (`resolve_precision`, at the start of `fit`;
-            on a CPU without bfloat16 units, float32 without timing).
-        jit_compile: compile train steps with XLA (falls back where unsupported).
-        strategy, tpu: see `resolve_strategy`.
-        steps_per_execution: train steps per `tf.function` call (large on TPUs).
-        seed: seeds initialisation (and what the job's data derives from it).
-        verbose: `fit` verbosity; "auto" is a progress bar on a terminal, a line per epoch in
-            a log. On a job's command line, `--verbose` also shows TensorFlow's own log lines.
-        backup_interval_seconds: back up (weights, optimizer state, epoch) at the first epoch
-            end this long after the last backup, and when training ends; 0 backs up every
-            epoch. Multi-worker runs back up every epoch (workers must resume at one epoch).
-
-    Example:
-    >>> settings = RunSettings(learning_rate=1e-4, warmup_fraction=0.01, optimizer="lamb")
-    >>> type(settings.create_optimizer(total_steps=1000)).__name__
-    'Lamb'
-    """
-
-    learning_rate: float
-    warmup_fraction: float
-    weight_decay: float = 0.01
-    optimizer: str = "adamw"
-    clip_global_norm: float | None = 1.0
-    gradient_accumulation_steps: int | None = None
-    precision: str = "float32"
-    jit_compile: bool = False
-    strategy: str = "default"
-    tpu: str | None = None
-    steps_per_execution: int = 1
-    seed: int = 0
-    verbose: int | str = "auto"
-    backup_interval_seconds: float = 0.0
-
-    # The fields that change how a run reports and backs up, not what it trains: a job
-    # resumes a run under other values of them.
-    NOT_TRAINING: ClassVar[tuple[str, ...]] = ("verbose", "backup_interval_seconds")
-
-    def __post_init__(self):
-        check_precision(self.precision)
-
-    @classmethod
-    def of(cls, values: RunSettings | Mapping[str, Any], defaults: RunSettings) -> RunSettings:
-        """`values` as settings: a `RunSettings` as it is, a dict (from flags or JSON) over the
-        job's `defaults`.
-
-        Example:
-        >>> defaults = RunSettings(learning_rate=5e-5, warmup_fraction=0.1)
-        >>> RunSettings.of({"seed": 3}, defaults).seed, RunSettings.of(defaults, defaults).seed
-        (3, 0)
-        >>> RunSettings.of({"learning_rte": 0.1}, defaults)
-        Traceback (most recent call last):
-        ...
-        keras_bert.errors.ConfigError: Unknown run settings: learning_rte.
-        """
-        if isinstance(values, RunSettings):
-            return values
-        unknown = sorted(set(values) - {field.name for field in dataclasses.fields(cls)})
-        if unknown:
-            raise ConfigError(f"Unknown run settings: {', '.join(unknown)}.")
-        return dataclasses.replace(defaults, **values)
-
-    def create_optimizer(self, total_steps: int) -> keras.optimizers.Optimizer:
-        """The optimizer and schedule of these settings for a run of `total_steps` batches
-        (loss-scaled under float16)."""
-        accumulation = self.gradient_accumulation_steps or 1
-        optimizer = create_optimizer(
-            self.learning_rate,
-            total_steps=max(total_steps // accumulation, 1),
-            warmup_fraction=self.warmup_fraction,
-            weight_decay=self.weight_decay,
-            optimizer=self.optimizer,
-            clip_global_norm=self.clip_global_norm,
-            gradient_accumulation_steps=self.gradient_accumulation_steps,
-        )
-        if self.precision == "mixed_float16":
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        return optimizer
-
-
-# The settings' names: a job config's `run` field holds them (top-level keys of older configs).
-RUN_FIELDS = tuple(field.name for field in dataclasses.fields(RunSettings))
 
 
 @dataclasses.dataclass
@@ -152,24 +54,7 @@ class RunResult:
     precision: PrecisionChoice
 
 
-def _worker_output_dir(output_dir: Path, strategy: tf.distribute.Strategy) -> Path:
-    """The chief writes to `output_dir`; other workers to their own sub-folders (Keras writes
-    files from every worker, and two writers of one file would clash)."""
-    resolver = getattr(strategy, "cluster_resolver", None)
-    if resolver is None or resolver.task_type in (None, "chief") or not resolver.cluster_spec():
-        return output_dir
-    if (
-        resolver.task_type == "worker"
-        and resolver.task_id == 0
-        and ("chief" not in resolver.cluster_spec().as_dict())
-    ):
-        return output_dir
-    return output_dir / "workers" / f"{resolver.task_type}_{resolver.task_id}"
-
-
 def _fit_verbosity(verbose: int | str) -> int | str:
-    import sys
-
     if verbose != "auto":
         return verbose
     # A progress bar on a terminal; one line per epoch in a log file.
@@ -224,47 +109,47 @@ def fit_resumable(
         raise ConfigError(
             f"total_steps ({total_steps}) and steps_per_epoch ({steps_per_epoch}) must be positive."
         )
+    verbosity = _fit_verbosity(settings.verbose)
     output_dir = Path(output_dir)
-    strategy = resolve_strategy(settings.strategy, settings.tpu)
-    worker_dir = _worker_output_dir(output_dir, strategy)
-    worker_dir.mkdir(parents=True, exist_ok=True)
-    is_chief = worker_dir == output_dir
-    precision = resolve_run_precision(
-        settings.precision, worker_dir / PRECISION_FILE, strategy, step_shape, settings.jit_compile
+    workers = resolve_workers(
+        settings.strategy,
+        settings.tpu,
+        output_dir,
+        settings.jit_compile,
+        # What a resumed run keeps of its start (where every worker kept it): the policy chosen
+        # under this precision setting, and the time budget's plan.
+        records={PRECISION_FILE: {"requested": settings.precision}, PLAN_FILE: {}},
     )
-    settings = dataclasses.replace(settings, precision=precision.policy)
-    # Seeded after "auto" timed its steps (their models draw random numbers): a run that chose
-    # a policy starts as a run given that policy does.
-    keras.utils.set_random_seed(settings.seed)
     # Models built within train in the run's policy; the caller's later ones in its own.
-    with global_dtype_policy(settings.precision):
-        if is_chief:
+    with run_precision(settings.precision, workers, step_shape) as precision:
+        settings = dataclasses.replace(settings, precision=precision.policy)
+        # Seeded after "auto" timed its steps (their models draw random numbers): a run that
+        # chose a policy starts as a run given that policy does.
+        keras.utils.set_random_seed(settings.seed)
+        if workers.is_chief:
             (output_dir / "config.json").write_text(
                 json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
             )
 
-        multi_worker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
-        initial_epoch = completed_epochs(worker_dir / "backup")
+        initial_epoch = completed_epochs(workers.worker_dir / "backup")
         train, validation = datasets(initial_epoch * steps_per_epoch)
         if callable(train):
             # A dataset function: each input pipeline (worker) makes its own share.
-            train = strategy.distribute_datasets_from_function(train)
+            train = workers.strategy.distribute_datasets_from_function(train)
 
         def compile_model(model: keras.Model) -> None:
             model.compile(
                 optimizer=settings.create_optimizer(total_steps),
-                jit_compile=jit_compile_supported(
-                    strategy, settings.jit_compile, settings.precision
-                ),
+                jit_compile=workers.jit_compile,
                 steps_per_execution=settings.steps_per_execution,
                 **(compile_options or {}),
             )
             build_optimizer(model)
 
-        with strategy.scope():
+        with workers.strategy.scope():
             model = build_model()
             compile_model(model)
-            if multi_worker:
+            if workers.multi_worker:
                 enable_multi_worker_fit(model)
             if time_budget_minutes is not None:
                 total_steps = planned_total_steps(
@@ -273,19 +158,18 @@ def fit_resumable(
                     train,
                     steps_per_epoch,
                     total_steps,
-                    worker_dir,
+                    workers,
                     steps_per_execution=settings.steps_per_execution,
-                    strategy=strategy,
                 )
                 # A fresh optimizer (the timed steps moved the first one) with the planned schedule.
                 compile_model(model)
         epochs = -(-total_steps // steps_per_epoch)
         if initial_epoch:
             logger.info("Resuming after epoch %d of %d.", initial_epoch, epochs)
+        # Workers must resume at one epoch: multi-worker runs back up every epoch.
+        backup_interval = 0.0 if workers.multi_worker else settings.backup_interval_seconds
         run_callbacks = training_callbacks(
-            worker_dir,
-            # Workers must resume at one epoch: multi-worker runs back up every epoch.
-            backup_interval_seconds=0.0 if multi_worker else settings.backup_interval_seconds,
+            workers.worker_dir, backup_interval_seconds=backup_interval
         )
         timer = next(callback for callback in run_callbacks if isinstance(callback, TrainingTime))
         started = time.perf_counter()
@@ -295,7 +179,7 @@ def fit_resumable(
             steps_per_epoch=min(steps_per_epoch, total_steps),
             validation_data=validation,
             callbacks=[*callbacks, *run_callbacks],
-            verbose=_fit_verbosity(settings.verbose),
+            verbose=verbosity,
             shuffle=False,  # `train` is a tf.data pipeline that shuffles itself
         )
         # Training ends with its last epoch: the backup `fit` writes as it returns saves what
@@ -306,6 +190,6 @@ def fit_resumable(
             history,
             trained_until - started,
             initial_epoch,
-            is_chief=is_chief,
+            is_chief=workers.is_chief,
             precision=precision,
         )

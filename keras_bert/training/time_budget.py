@@ -18,15 +18,13 @@ import json
 import logging
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
 import keras
-import tensorflow as tf
 
 from keras_bert.errors import ConfigError
 from keras_bert.training.callbacks import write_text_atomically
-from keras_bert.training.strategy import mean_over_workers, on_every_worker
+from keras_bert.training.strategy import RunWorkers
 
 logger = logging.getLogger(__name__)
 
@@ -91,25 +89,19 @@ def planned_total_steps(
     train: Any,
     steps_per_epoch: int,
     most: int,
-    run_dir: Path,
+    workers: RunWorkers,
     steps_per_execution: int = 1,
-    strategy: tf.distribute.Strategy | None = None,
 ) -> int:
-    """The run's total steps within `minutes` of training: the plan in `run_dir` if the run has
-    one (a resumed run), else a new plan from the compiled `model`'s step timed on `train`,
-    written there. The workers of a `MultiWorkerMirroredStrategy` (`strategy`, default the
-    current one) plan from the mean of their timings, so all train the same steps, and keep
-    their plans only where every worker has one (a run stopped while they were written has
-    not trained: its workers plan anew)."""
-    strategy = strategy or tf.distribute.get_strategy()
-    path = run_dir / PLAN_FILE
-    plan = json.loads(path.read_text("utf-8")) if path.is_file() else None
-    if on_every_worker(strategy, plan is not None):
+    """The run's total steps within `minutes` of training: the plan the run kept if it has one
+    (a resumed run: `RunWorkers.kept`), else a new plan from the compiled `model`'s step timed
+    on `train`, kept in `PLAN_FILE`. The workers of a `MultiWorkerMirroredStrategy` plan from
+    the mean of their timings, so all train the same steps."""
+    plan = workers.kept.get(PLAN_FILE)
+    if plan is not None:
         logger.info("Time budget: keeping this run's plan of %d steps.", plan["total_steps"])
         return int(plan["total_steps"])
-    [step_seconds] = mean_over_workers(
-        strategy, [seconds_per_step(model, train, steps_per_execution)]
-    )
+    local_seconds = seconds_per_step(model, train, steps_per_execution)
+    [step_seconds] = workers.mean([local_seconds])
     total_steps = steps_within(minutes, step_seconds, steps_per_epoch, most)
     plan = {
         "time_budget_minutes": minutes,
@@ -117,7 +109,7 @@ def planned_total_steps(
         "total_steps": total_steps,
         "configured_total_steps": most,
     }
-    write_text_atomically(path, json.dumps(plan, indent=2) + "\n")
+    write_text_atomically(workers.worker_dir / PLAN_FILE, json.dumps(plan, indent=2) + "\n")
     logger.info(
         "Time budget: %.1f minutes at %.3f s a step: %d of the configured %d steps "
         "(about %.1f minutes).",

@@ -123,6 +123,77 @@ _DEBERTA_V3_BASE = {
 }
 
 
+# answerdotai/ModernBERT-base's config.json (transformers 4.47's format: flat rotary bases and
+# the interval of the global layers).
+_MODERNBERT_BASE = {
+    "architectures": ["ModernBertForMaskedLM"],
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "bos_token_id": 50281,
+    "classifier_activation": "gelu",
+    "classifier_bias": False,
+    "classifier_dropout": 0.0,
+    "classifier_pooling": "mean",
+    "cls_token_id": 50281,
+    "decoder_bias": True,
+    "deterministic_flash_attn": False,
+    "embedding_dropout": 0.0,
+    "eos_token_id": 50282,
+    "global_attn_every_n_layers": 3,
+    "global_rope_theta": 160000.0,
+    "gradient_checkpointing": False,
+    "hidden_activation": "gelu",
+    "hidden_size": 768,
+    "initializer_cutoff_factor": 2.0,
+    "initializer_range": 0.02,
+    "intermediate_size": 1152,
+    "layer_norm_eps": 1e-05,
+    "local_attention": 128,
+    "local_rope_theta": 10000.0,
+    "max_position_embeddings": 8192,
+    "mlp_bias": False,
+    "mlp_dropout": 0.0,
+    "model_type": "modernbert",
+    "norm_bias": False,
+    "norm_eps": 1e-05,
+    "num_attention_heads": 12,
+    "num_hidden_layers": 22,
+    "pad_token_id": 50283,
+    "position_embedding_type": "absolute",
+    "reference_compile": True,
+    "sep_token_id": 50282,
+    "sparse_pred_ignore_index": -100,
+    "sparse_prediction": False,
+    "torch_dtype": "float32",
+    "transformers_version": "4.47.0.dev0",
+    "vocab_size": 50368,
+}
+_MODERNBERT_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+_XLM_ROBERTA_BASE = {
+    **_ROBERTA_BASE,
+    "architectures": ["XLMRobertaForMaskedLM"],
+    "model_type": "xlm-roberta",
+    "output_past": True,
+    "vocab_size": 250002,
+}
+_XLM_ROBERTA_LARGE = {
+    **_XLM_ROBERTA_BASE,
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_attention_heads": 16,
+    "num_hidden_layers": 24,
+}
+_XLM_ROBERTA_FILES = ("sentencepiece.bpe.model", "tokenizer.json")
+
+
+def _xlm_roberta(published: dict) -> dict[str, bytes]:
+    """An XLM-R repo: safetensors and, beside them, the same weights in `pytorch_model.bin`."""
+    files = _family_repo("xlm_roberta", published, _XLM_ROBERTA_FILES)
+    return files | {"pytorch_model.bin": (FIXTURES / "xlm_roberta.bin").read_bytes()}
+
+
 # google/electra-small-discriminator's config.json (its generator's names ElectraForMaskedLM).
 _ELECTRA_SMALL = {
     "architectures": ["ElectraForPreTraining"],
@@ -277,9 +348,25 @@ def published_repos() -> dict[str, dict[str, bytes]]:
             },
             ("spiece.model", "tokenizer.json"),
         ),
+        "FacebookAI/xlm-roberta-base": _xlm_roberta(_XLM_ROBERTA_BASE),
+        "FacebookAI/xlm-roberta-large": _xlm_roberta(_XLM_ROBERTA_LARGE),
         "microsoft/deberta-v3-xsmall": _deberta_v3(384, 12, 6),
         "microsoft/deberta-v3-small": _deberta_v3(768, 6, 12),
         "microsoft/deberta-v3-base": _deberta_v3(768, 12, 12),
+        "answerdotai/ModernBERT-base": _family_repo(
+            "modernbert", _MODERNBERT_BASE, _MODERNBERT_FILES
+        ),
+        "answerdotai/ModernBERT-large": _family_repo(
+            "modernbert",
+            {
+                **_MODERNBERT_BASE,
+                "hidden_size": 1024,
+                "intermediate_size": 2624,
+                "num_attention_heads": 16,
+                "num_hidden_layers": 28,
+            },
+            _MODERNBERT_FILES,
+        ),
         # SpanBERT's repos hold no vocabulary: it is bert-base-cased's.
         "SpanBERT/spanbert-base-cased": _bert_repo(
             _ORIGINAL_BERT_BASE, "bert_pretraining_legacy.bin", None, vocabulary=False

@@ -10,7 +10,7 @@ import tensorflow as tf
 import keras_bert
 from keras_bert.export import MaskedLMServing
 from tests.checkpoints.test_family_parity import MASKED_LM_VARIANTS
-from tests.reference_files import variant_reference_file
+from tests.conftest import reference_outputs
 
 SEQ_LENGTH = 64  # the reference files' padding
 
@@ -19,7 +19,7 @@ SEQ_LENGTH = 64  # the reference files' padding
 def family(request, reference_dir):
     """(reference arrays, texts, preprocessor, masked LM) of a family's checkpoint."""
     checkpoint = reference_dir / "variants" / request.param
-    reference = np.load(variant_reference_file(reference_dir, request.param))
+    reference = reference_outputs(reference_dir, request.param)
     texts = json.loads(str(reference["texts_json"]))["singles"]
     preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
     return reference, texts, preprocessor, keras_bert.load_masked_lm(checkpoint)

@@ -6,6 +6,7 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from safetensors.numpy import save
 
 from keras_bert import (
@@ -25,7 +26,8 @@ from keras_bert.finetuning.recipe import FinetuningConfig
 from pipelines import convert
 from pipelines.common import run_job
 from tests.checkpoints.hub_server import LoopbackHub, use_hub
-from tests.checkpoints.published import OTHER_FORMAT_SIZE, OTHER_FORMATS
+from tests.checkpoints.published import FIXTURES, OTHER_FORMAT_SIZE, OTHER_FORMATS
+from tests.conftest import reference_outputs
 
 
 def _cache_size(home) -> int:
@@ -246,11 +248,16 @@ def test_offline_after_one_download_loads_from_the_cache(monkeypatch, tmp_path, 
     use_hub(monkeypatch, server.url, tmp_path / "hf_home")
     online = load_encoder("microsoft/deberta-v3-small")
     vocabulary = checkpoint_vocabulary_file("bert-base-cased")
+    multilingual = load_preprocessor("FacebookAI/xlm-roberta-base")(["Grüß Gott, 世界"])
     server.stop()
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     offline = load_encoder("microsoft/deberta-v3-small")
+    offline_multilingual = load_preprocessor("FacebookAI/xlm-roberta-base")(["Grüß Gott, 世界"])
+    np.testing.assert_array_equal(
+        offline_multilingual["input_word_ids"], multilingual["input_word_ids"]
+    )
 
     for ours, theirs in zip(online.weights, offline.weights, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
@@ -284,3 +291,80 @@ def test_convert_writes_a_directory_every_loader_reads(hub_env, tmp_path, capsys
     original = load_encoder("huawei-noah/TinyBERT_General_4L_312D")
     for ours, theirs in zip(converted.weights, original.weights, strict=True):
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "pytorch_model.bin"])
+def test_xlm_roberta_by_name_gives_transformers_outputs_from_either_format(
+    hub_env, fake_hub, reference_dir, weights
+):
+    """FacebookAI/xlm-roberta-base's repo holds both formats (safetensors are read); a copy with
+    only `pytorch_model.bin` (written by torch, its decoder sharing the embeddings' storage)
+    loads the same encoder."""
+    files = dict(fake_hub.repos["FacebookAI/xlm-roberta-base"]["main"])
+    other = {"model.safetensors": "pytorch_model.bin", "pytorch_model.bin": "model.safetensors"}
+    fake_hub.add("test/xlm-roberta", {k: v for k, v in files.items() if k != other[weights]})
+    try:
+        checkpoint = load_checkpoint("test/xlm-roberta")
+        masked_lm = load_masked_lm("test/xlm-roberta")
+        preprocessor = load_preprocessor("test/xlm-roberta", seq_length=64)
+    finally:
+        del fake_hub.repos["test/xlm-roberta"]
+    assert checkpoint.source.endswith(weights)
+    archive = reference_outputs(reference_dir, "xlm_roberta")
+    texts = json.loads(str(archive["texts_json"]))["multilingual"]
+    inputs = preprocessor(texts)
+    np.testing.assert_array_equal(inputs["input_word_ids"], archive["multilingual_input_ids"])
+    positions = tf.tile(tf.constant([[1, 2, 3]]), [len(texts), 1])
+    logits = masked_lm({**inputs, "masked_lm_positions": positions})["masked_lm"]
+    expected = archive["multilingual_mlm_logits_at_1_2_3"]
+    assert np.abs(np.asarray(logits) - expected).max() <= 1e-4
+
+
+@pytest.fixture
+def modernbert_bin_repo(fake_hub):
+    """ModernBERT-base's repo with its weights as `pytorch_model.bin` (float16, torch's zip
+    format, the decoder's weight the embeddings' storage) instead of safetensors."""
+    files = dict(fake_hub.repos["answerdotai/ModernBERT-base"]["main"])
+    del files["model.safetensors"]
+    files["pytorch_model.bin"] = (FIXTURES / "modernbert_fp16.bin").read_bytes()
+    fake_hub.add("test/modernbert-bin", files)
+    yield "test/modernbert-bin"
+    del fake_hub.repos["test/modernbert-bin"]
+
+
+def test_modernbert_by_name_reads_safetensors_and_pytorch_model_bin_alike(
+    hub_env, modernbert_bin_repo
+):
+    from_safetensors = load_checkpoint("answerdotai/ModernBERT-base")
+    from_bin = load_checkpoint(modernbert_bin_repo)
+
+    assert from_bin.source.endswith("pytorch_model.bin")
+    assert sorted(from_bin.tensors) == sorted(from_safetensors.tensors)
+    for name, value in from_safetensors.tensors.items():
+        expected = value.astype(np.float16).astype(np.float32)
+        np.testing.assert_array_equal(from_bin.tensors[name], expected, err_msg=name)
+    # Its published config: the global layer first, then two of window 128, rotary bases
+    # 160,000 and 10,000, mean pooling for a new classifier.
+    config = from_safetensors.config
+    assert config.attention_windows == [0, 64, 64]
+    assert config.rotary_bases == [160_000.0, 10_000.0, 10_000.0]
+    assert BertClassifier.from_checkpoint("answerdotai/ModernBERT-base", num_classes=2).pooling == (
+        "mean"
+    )
+
+
+def test_modernbert_loads_offline_from_the_cache(monkeypatch, tmp_path, fake_hub):
+    from huggingface_hub import constants
+
+    server = LoopbackHub(fake_hub)
+    use_hub(monkeypatch, server.url, tmp_path / "hf_home")
+    online = load_masked_lm("answerdotai/ModernBERT-base")
+    server.stop()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+
+    offline = load_masked_lm("answerdotai/ModernBERT-base")
+    preprocessor = load_preprocessor("answerdotai/ModernBERT-base", seq_length=16)
+    inputs = {name: np.asarray(value) for name, value in preprocessor(["A [MASK]."]).items()}
+    inputs["masked_lm_positions"] = np.argmax(inputs["input_word_ids"] == 4, axis=1)[:, None]
+    np.testing.assert_array_equal(offline(inputs)["masked_lm"], online(inputs)["masked_lm"])

@@ -23,6 +23,7 @@ LAYOUTS = {
     VARIANTS / "distilbert": "distilbert.",
     VARIANTS / "albert": "albert.",
     VARIANTS / "deberta_v3": "deberta.",
+    VARIANTS / "modernbert": "model.",
     VARIANTS / "electra" / "discriminator": "electra.",  # its bare `embeddings_project.`
     FIXTURES / "tinybert": "bert.",
 }

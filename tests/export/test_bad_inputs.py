@@ -29,7 +29,7 @@ HOSTILE_TEXTS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def loaded(exported_base):
     """Every export, loaded as TF Serving loads it."""
     models = {task: SessionModel(str(exported_base / task / "1")) for task in TASKS}
@@ -95,7 +95,7 @@ def test_wrong_shapes_and_types_are_clear_errors(exported_base, loaded):
         loaded["question_answerer"].run({"question": ["one", "two"], "context": ["only one"]})
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def onnx_models(onnx_exported_base):
     return {task: OnnxModel(onnx_exported_base / task / "1") for task in TASKS}
 

@@ -129,3 +129,49 @@ def test_buckets_must_end_at_seq_length(serving_modules):
     module = serving_modules["encoder"]
     with pytest.raises(ValueError, match=r"end at seq_length 32, got \(16, 64\)"):
         type(module)(module.model, module.preprocessor, buckets=(16, 64))
+
+
+# Eight short rows and a long one: two groups (8 × 16 + 1 × 32 columns and a call) cost less
+# than one (9 × 32).
+MIXED_INPUTS = {
+    name: [*texts[:-1], *texts[:-1], *texts[:2], long_texts[-1]]
+    for (name, texts), long_texts in zip(SHORT_INPUTS.items(), LONG_INPUTS.values(), strict=True)
+}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_short_rows_beside_a_long_one_run_as_a_group_of_their_own(
+    serving_modules, minilm_dir, task
+):
+    """`split_by_length` runs short rows apart from the long one, on fewer columns, and every
+    row gets the answer of the whole batch run at once."""
+    from keras_bert.decoding.buckets import split_by_length
+    from keras_bert.export.signatures import CALL_COST_TOKENS
+
+    module = serving_modules[task]
+    texts = _signature_inputs(module, MIXED_INPUTS)
+    packed = trim_to_bucket(module.pack_texts(*texts), module.buckets)
+    order, first_rows = split_by_length(packed["input_mask"], module.buckets, CALL_COST_TOKENS)
+    rows = len(order)
+    assert 0 < int(first_rows) < rows and int(order[-1]) == rows - 1  # the long row apart
+    whole = builders.serving_modules(str(minilm_dir / "vocab.txt"), length_groups=False)[task]
+    grouped, expected = module.serve_text(*texts), whole.serve_text(*texts)
+    for name, value in grouped.items():
+        if value.dtype.is_floating:
+            np.testing.assert_allclose(value, expected[name], atol=ATOL, err_msg=name)
+        else:
+            assert value.numpy().tolist() == expected[name].numpy().tolist(), name
+
+
+def test_a_short_group_computes_on_its_own_columns(serving_modules, minilm_dir):
+    """What shows the short rows ran on fewer columns: the encoder's `sequence_output` past
+    their group's bucket is the signature's padding value (0), not the model's output at
+    padded tokens, which the whole batch computes."""
+    module = serving_modules["encoder"]
+    ids = module.pack_texts(tf.constant(MIXED_INPUTS["text"]))
+    grouped = module.serve_ids(ids)["sequence_output"].numpy()
+    whole = builders.serving_modules(str(minilm_dir / "vocab.txt"), length_groups=False)
+    padded = whole["encoder"].serve_ids(ids)["sequence_output"].numpy()
+    short_width = 16
+    assert not grouped[0, short_width:].any() and padded[0, short_width:].any()
+    assert grouped[-1, short_width:].any()  # the long row

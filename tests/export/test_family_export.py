@@ -14,7 +14,15 @@ from tests.export.fresh_process import run_signatures
 
 # Adding a family (DeBERTa-v3: "deberta_v3") is one entry: its directory in
 # shared/reference/variants.
-FAMILIES = ("distilbert", "roberta", "albert", "deberta_v3", "electra/discriminator")
+FAMILIES = (
+    "distilbert",
+    "roberta",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 SEQ_LENGTH = 32
 
 

@@ -172,10 +172,10 @@ def _question_answerer(checkpoint, preprocessor, data_dir, export_dir):
     return _call(version, inputs), _expected_answers(model, preprocessor, examples)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def served_by_family(reference_dir, data_dir, tmp_path_factory):
-    """A family's two tasks fine-tuned, exported and served, once per family and session
-    (whatever order the tests of two families run in)."""
+    """A family's two tasks fine-tuned, exported and served, once per family (whatever order
+    the tests of two families run in)."""
 
     @functools.cache
     def served(family: str) -> dict:

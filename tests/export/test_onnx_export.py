@@ -28,7 +28,16 @@ from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
 
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "electra/discriminator")
+FAMILIES = (
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 # DeBERTa's attention is a `MultiHeadAttention` node with a bias, which OpenVINO does not read.
 OPENVINO_FAMILIES = tuple(family for family in FAMILIES if family != "deberta_v3")
 TEXTS = [
@@ -125,7 +134,9 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     _close_at_real_tokens(outputs["sequence_output"], expected["sequence_output"], mask)
     counts = Counter(node.op_type for node in graph.graph.node)
     layers = encoder.bert_config.num_layers
-    assert counts["Attention"] + counts["MultiHeadAttention"] == layers  # one per layer
+    # One attention node per layer; ModernBERT's rotary attention is standard operators.
+    fused = counts["Attention"] + counts["MultiHeadAttention"]
+    assert (counts["Softmax"] if family == "modernbert" else fused) == layers
     assert counts["Einsum"] == 0
     for model in models["heads"].values():
         outputs, _ = _run(model, feeds)
@@ -283,6 +294,79 @@ def test_runtime_runs_rows_by_length_as_one_batch(onnx_exported_base, data_dir, 
 
 
 @pytest.mark.slow
+def test_runtime_cuts_long_texts_as_the_savedmodel_with_a_warning(
+    onnx_exported_base, serving_modules, caplog
+):
+    model = OnnxModel(onnx_exported_base / "classifier" / "1")
+    texts = ["word " * (3 * model.seq_length), "short"]
+    with caplog.at_level("WARNING"):
+        ours = model.predict(texts)
+    assert any("1 of 2 texts have more tokens" in record.getMessage() for record in caplog.records)
+    expected = serving_modules["classifier"].serve_text(tf.constant(texts))
+    np.testing.assert_allclose(ours["probabilities"], expected["probabilities"], atol=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_openvino_runtime_answers_as_onnx_runtime(onnx_exported_base, task):
+    """`OnnxModel(runtime="openvino")` in float32 gives ONNX Runtime's answers (positions found
+    by the export's `output_axes`, which OpenVINO does not name)."""
+    path = onnx_exported_base / task / "1"
+    texts = ["Barack Obama visited Paris in June.", "The [MASK] sat on the [MASK] mat.", ""]
+    models = [OnnxModel(path), OnnxModel(path, runtime="openvino")]
+    assert [model.runtime for model in models] == ["onnxruntime", "openvino"]
+    assert models[1].sequence_axes == models[0].sequence_axes
+    expected, ours = (
+        model.predict(texts, texts) if task == "question_answerer" else model.predict(texts)
+        for model in models
+    )
+    for name, value in expected.items():
+        if value.dtype == object:
+            np.testing.assert_array_equal(ours[name], value, err_msg=name)
+        else:
+            np.testing.assert_allclose(ours[name], value, atol=1e-5, err_msg=name)
+
+
+def test_runtime_choices_are_checked(onnx_exported_base, tmp_path):
+    from keras_bert.serving.graph_runtimes import graph_session
+
+    path = onnx_exported_base / "classifier" / "1"
+    with pytest.raises(ValueError, match="runtime must be one of .*'onnxruntime', 'openvino'"):
+        OnnxModel(path, runtime="tensorrt")
+    with pytest.raises(ValueError, match="inference_precision 'bfloat16' is OpenVINO's"):
+        OnnxModel(path, inference_precision="bfloat16")
+    with pytest.raises(ValueError, match="inference_precision must be one of"):
+        OnnxModel(path, runtime="openvino", inference_precision="float16")
+    with pytest.raises(ValueError, match="no axes given for outputs .*; export the model again"):
+        graph_session(path / "model.onnx", "openvino", output_axes={})
+
+
+@pytest.mark.slow
+def test_bfloat16_export_runs_in_openvino_and_keeps_labels(serving_modules, data_dir, tmp_path):
+    """`--precision bfloat16`: the float32 graph, which OpenVINO computes in bfloat16, checked
+    on the held-out half of real sentences; `OnnxModel` opens it so."""
+    from keras_bert.export.onnx import prepare_onnx
+    from keras_bert.export.onnx.quantization import MAX_RELATIVE_ERROR, MIN_LABEL_AGREEMENT
+
+    texts = _dev_texts(data_dir, 400)
+    export = prepare_onnx(serving_modules["classifier"], "bfloat16", [{"text": texts}])
+    float32 = prepare_onnx(serving_modules["classifier"], "float32", [{"text": texts}])
+    assert export.model.SerializeToString() == float32.model.SerializeToString()
+    assert export.metadata["precision"] == "bfloat16"
+    assert export.metadata["runtime"] == {"name": "openvino", "inference_precision": "bfloat16"}
+    bfloat16 = export.metadata["checks"]["bfloat16"]
+    assert bfloat16["labels"] == 200 and bfloat16["label_agreement"] >= MIN_LABEL_AGREEMENT
+    assert 0 < bfloat16["relative_error"] <= MAX_RELATIVE_ERROR
+    export.write(tmp_path)
+    model = OnnxModel(tmp_path)
+    assert (model.runtime, model.session.inference_precision) == ("openvino", "bfloat16")
+    ours = model.predict(texts[:64])
+    theirs = OnnxModel(tmp_path, runtime="onnxruntime").predict(texts[:64])
+    assert np.mean(ours["label"] == theirs["label"]) >= 0.95
+    np.testing.assert_allclose(ours["probabilities"], theirs["probabilities"], atol=0.05)
+
+
+@pytest.mark.slow
 def test_export_layout_and_metadata(onnx_exported_base):
     version = onnx_exported_base / "classifier" / "1"
     assert sorted(path.name for path in version.iterdir()) == [
@@ -295,6 +379,7 @@ def test_export_layout_and_metadata(onnx_exported_base):
     assert metadata["label_names"] == ["negative", "positive", "neutral"]
     assert metadata["inputs"] == ["input_word_ids", "input_mask", "input_type_ids"]
     assert set(metadata["outputs"]) == {"logits"}
+    assert metadata["output_axes"] == {"logits": ["batch", 3]}
     assert metadata["checks"]["parity_max_difference"] <= 1e-4
 
 
@@ -357,7 +442,7 @@ def test_int8_classifier_keeps_labels_on_held_out_texts(serving_modules, data_di
 def test_int8_and_auto_refuse_without_enough_agreement_data(serving_modules, data_dir):
     from keras_bert.errors import ConfigError, DataError
     from keras_bert.export.onnx import choose_onnx_precision, prepare_onnx
-    from keras_bert.export.onnx.exporter import MIN_AGREEMENT_TEXTS, check_int8_inputs
+    from keras_bert.export.onnx.exporter import MIN_AGREEMENT_TEXTS, check_agreement_inputs
 
     classifier = serving_modules["classifier"]
     with pytest.raises(DataError, match="pass --agreement-data.*; got 0"):
@@ -369,7 +454,7 @@ def test_int8_and_auto_refuse_without_enough_agreement_data(serving_modules, dat
         choose_onnx_precision(classifier, too_few)
     # An encoder's int8 is refused whatever the data (auto then keeps float32).
     with pytest.raises(ConfigError, match="hold none"):
-        check_int8_inputs(serving_modules["encoder"], too_few)
+        check_agreement_inputs(serving_modules["encoder"], too_few)
 
 
 def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
@@ -383,13 +468,15 @@ def test_a_sequence_longer_than_the_positions_is_refused(minilm_dir):
         "tiny", vocab_size=len(preprocessor.tokenizer.vocabulary), max_position_embeddings=16
     )
     classifier = keras_bert.BertClassifier(keras_bert.BertEncoder(config), 2)
-    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 ids"):
+    # Refused by the serving module already, before the ONNX export is asked for.
+    with pytest.raises(ConfigError, match="seq_length 32 is longer than the 16 tokens"):
         prepare_onnx(ClassifierServing(classifier, preprocessor))
 
 
 @pytest.mark.slow
-def test_auto_precision_times_float32_and_each_int8_mode(serving_modules, data_dir):
+def test_auto_precision_times_float32_bfloat16_and_each_int8_mode(serving_modules, data_dir):
     from keras_bert.export.onnx import choose_onnx_precision
+    from keras_bert.export.onnx.openvino_bfloat16 import bfloat16_offered
     from keras_bert.export.onnx.precision_choice import candidate_name
 
     export, timings = choose_onnx_precision(
@@ -398,7 +485,9 @@ def test_auto_precision_times_float32_and_each_int8_mode(serving_modules, data_d
         rounds=1,
         batch1_requests=4,
     )
-    assert [timing.precision for timing in timings] == ["float32", "int8 dynamic", "int8 static"]
+    offered = ["bfloat16"] if bfloat16_offered() else []
+    expected = ["float32", *offered, "int8 dynamic", "int8 static"]
+    assert [timing.precision for timing in timings] == expected
     passed = [timing for timing in timings if timing.refused is None]
     fastest = min(passed, key=lambda timing: timing.ms_per_sentence)
     assert candidate_name(export) == fastest.precision

@@ -36,6 +36,7 @@ def test_exports_hold_no_xla_compiled_function(exported_base, task):
         ("roberta", {"StaticRegexReplace", "UnicodeDecode", "LookupTableFindV2", "While"}),
         ("albert", {"TFText>FastSentencepieceTokenize", "NormalizeUTF8", "StringLower"}),
         ("deberta_v3", {"TFText>FastSentencepieceTokenize"}),
+        ("xlm_roberta", {"UnicodeDecodeWithOffsets", "LookupTableFindV2", "StatelessWhile"}),
     ],
 )
 def test_family_preprocessors_use_only_tf_serving_ops(

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_bert import load_preprocessor
-from keras_bert.data.classification import read_classification_file
+from keras_bert.data.classification import encode_labels, read_classification_file
 from keras_bert.data.squad import read_squad
 from keras_bert.data.token_classification import (
     TaggedSentences,
@@ -60,6 +60,44 @@ def test_sentiment_classifier(minilm_dir, data_dir, tmp_path):
     assert isinstance(restored, BertClassifier) and restored.label_names == ["neg", "pos"]
     assert restored.compiled
     assert_accuracy_is_the_models(restored, minilm_dir, dev, summary["evaluation"]["accuracy"])
+
+
+def test_fit_on_strings_trains_step_for_step_as_the_classifier_job(
+    tiny_checkpoint_dir, data_dir, tmp_path
+):
+    train = read_classification_file(data_dir / "sentiment" / "movie_snippets.train.jsonl")
+    train = train.sample(40, seed=3)
+    dev = read_classification_file(data_dir / "sentiment" / "movie_snippets.dev.jsonl").sample(32)
+    job_config = FinetuningConfig(
+        str(tiny_checkpoint_dir),
+        str(tmp_path),
+        seq_length=32,
+        batch_size=8,
+        run={"seed": 5, "verbose": 0},
+    )
+    job, summary = finetune_classifier(job_config, train)
+
+    def fit_on_strings(seed: int) -> BertClassifier:
+        """The README's path: seeded, from the checkpoint, `fit` uncompiled on the texts."""
+        keras.utils.set_random_seed(seed)
+        classifier = BertClassifier.from_checkpoint(
+            tiny_checkpoint_dir, num_classes=2, label_names=job.label_names, seq_length=32
+        )
+        labels = encode_labels(train.labels, job.label_names)
+        classifier.fit(train.texts, labels, batch_size=8, epochs=2, verbose=0)
+        return classifier
+
+    fitted = fit_on_strings(5)
+    # The job's steps (2 epochs of every bucket's batches) on the same batches, with the same
+    # head, dropout and schedule: the same weights.
+    assert int(fitted.optimizer.iterations) == summary["train_steps"] == 2 * 7
+    pairs = zip(fitted.trainable_weights, job.trainable_weights, strict=True)
+    for fitted_weight, job_weight in pairs:
+        np.testing.assert_array_equal(fitted_weight.numpy(), job_weight.numpy())
+    fitted_logits = fitted.predict(dev.texts, verbose=0)
+    np.testing.assert_array_equal(fitted_logits, job.predict(dev.texts, verbose=0))
+    # Seeded otherwise, the batches and draws differ: another model.
+    assert np.abs(fit_on_strings(6).predict(dev.texts, verbose=0) - fitted_logits).max() > 1e-3
 
 
 def test_unseen_evaluation_labels_fail_before_training(tiny_checkpoint_dir, data_dir, tmp_path):
@@ -187,5 +225,14 @@ def test_family_checkpoints_fine_tune_through_the_recipes(
     assert summary["evaluation"]["count"] == 5
     # RoBERTa's 66 positions hold 64 tokens (its positions start after the padding id).
     if family == "roberta":
-        with pytest.raises(ConfigError, match="64 positions"):
+        with pytest.raises(ConfigError, match="longer than the 64 tokens"):
             finetune_classifier(config(checkpoint, tmp_path / "long", seq_length=96), train)
+
+
+@pytest.mark.parametrize("family, positions", [("roberta", 64), ("modernbert", 1024)])
+def test_a_seq_length_past_the_positions_is_refused(family, positions, reference_dir, tmp_path):
+    checkpoint = str(reference_dir / "variants" / family)
+    with pytest.raises(ConfigError, match=f"longer than the {positions} tokens"):
+        checkpoint_encoder(FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions + 1))
+    config = FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions)
+    assert checkpoint_encoder(config).bert_config.model_type == family

@@ -12,10 +12,13 @@ from keras_bert.layers import (
     TransformerEncoderBlock,
 )
 from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.gated_linear_unit import GatedLinearUnit
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.rotary_embedding import RotaryEmbedding
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead
+from keras_bert.layers.windowed_attention import WindowedSelfAttention
 from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
 from keras_bert.models.pretrainer import BertPretrainer
 from tests.precision_checks import check_precision
@@ -68,6 +71,36 @@ LAYERS = {
         ),
         (HIDDEN, MASK),
     ),  # fmt: skip
+    # ModernBERT's: rotary positions, attention within a window, GeGLU, no biases.
+    "modernbert_block": (
+        lambda dtype: TransformerEncoderBlock(
+            16,
+            4,
+            24,
+            dropout_rate=0.0,
+            attention_dropout_rate=0.0,
+            pre_layer_norm=True,
+            rotary_base=10_000.0,
+            attention_window=2,
+            gated_feed_forward=True,
+            use_bias=False,
+            layer_norm_bias=False,
+            attention_layer_norm=False,
+            dtype=dtype,
+        ),
+        (HIDDEN, MASK),
+    ),  # fmt: skip
+    "windowed_attention": (
+        lambda dtype: WindowedSelfAttention(
+            16, 4, attention_window=1, attention_dropout_rate=0.0, dtype=dtype
+        ),
+        (HIDDEN, MASK),
+    ),
+    "rotary_embedding": (
+        lambda dtype: RotaryEmbedding(4, 160_000.0, dtype=dtype),
+        (HIDDEN.reshape(2, 5, 4, 4),),
+    ),
+    "gated_linear_unit": (lambda dtype: GatedLinearUnit(dtype=dtype), (HIDDEN,)),
     "pooler": (lambda dtype: BertPooler(16, dtype=dtype), (HIDDEN,)),
     "layer_normalization": (lambda dtype: FastLayerNormalization(dtype=dtype), (HIDDEN,)),
     "dropout": (lambda dtype: FastDropout(0.1, dtype=dtype), (HIDDEN,)),
@@ -103,7 +136,28 @@ DEBERTA_CONFIG = CONFIG.replace(
 )
 
 
-@pytest.mark.parametrize("config", [CONFIG, DEBERTA_CONFIG], ids=["bert", "deberta"])
+# ModernBERT's settings: a global layer, then one within a window of 4 tokens each side.
+MODERNBERT_CONFIG = CONFIG.replace(
+    model_type="modernbert",
+    type_vocab_size=0,
+    pooler=False,
+    position_biased_input=False,
+    pre_layer_norm=True,
+    gated_feed_forward=True,
+    dense_bias=False,
+    layer_norm_bias=False,
+    rotary_base=160_000.0,
+    local_rotary_base=10_000.0,
+    local_attention_window=8,
+    global_attention_interval=2,
+)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [CONFIG, DEBERTA_CONFIG, MODERNBERT_CONFIG],
+    ids=["bert", "deberta", "modernbert"],
+)
 @pytest.mark.parametrize("seq_length", [4, 17, 32])
 def test_encoder_precision_at_several_lengths(config, seq_length, tmp_path):
     check_precision(

@@ -32,7 +32,7 @@ TEXTS = ["A wonderful, moving film.", "Dull and far too long.", "Great fun.", "A
 LABELS = np.array([1, 0, 1, 0] * 2)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def trained_classifier() -> tuple[BertClassifier, dict]:
     """A classifier from the checkpoint, fitted on strings without compiling first."""
     keras.utils.set_random_seed(0)

@@ -92,19 +92,6 @@ def test_fine_tuning_takes_every_run_setting_over_its_own_defaults():
     )
 
 
-def test_a_json_config_of_before_run_settings_still_reads(tmp_path):
-    config_file = tmp_path / "old.json"
-    config_file.write_text(
-        '{"output_dir": "o", "input_files": ["a.txt"], "vocabulary_file": "v.txt",'
-        ' "learning_rate": 0.002, "precision": "auto", "run": {"seed": 3}}'
-    )
-    with pytest.warns(DeprecationWarning, match="use `run.learning_rate`"):
-        config = pretrain.pretraining_config(["--config", str(config_file), "--seed", "4"])
-    assert (config.run.learning_rate, config.run.precision) == (0.002, "auto")
-    # The rest is the default recipe's (pipelines/recipes/budget_tiny.json).
-    assert (config.run.seed, config.run.warmup_fraction) == (4, 0.05)
-
-
 @pytest.mark.parametrize(
     "task, learning_rate, epochs, hidden_mse, attention_scores",
     [

@@ -23,7 +23,9 @@ def test_config_is_validated(tmp_path):
     with pytest.raises(ValueError, match="exactly one of"):
         PretrainingConfig(str(tmp_path), vocabulary_file="v")
     # Text input streams in graph, so TPU workers take it too.
-    PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", strategy="tpu")
+    PretrainingConfig(
+        str(tmp_path), input_files=["a"], vocabulary_file="v", run={"strategy": "tpu"}
+    )
     with pytest.raises(ValueError, match="instance_shuffle_buffer"):
         pretraining_config(
             [
@@ -38,7 +40,9 @@ def test_config_is_validated(tmp_path):
             ]
         )
     with pytest.raises(ValueError, match="precision"):
-        PretrainingConfig(str(tmp_path), input_files=["a"], vocabulary_file="v", precision="fp8")
+        PretrainingConfig(
+            str(tmp_path), input_files=["a"], vocabulary_file="v", run={"precision": "fp8"}
+        )
 
 
 def test_flags_and_json_config_file(tmp_path):

@@ -24,13 +24,15 @@ from keras_bert import (
     save_checkpoint,
 )
 from keras_bert.errors import ConfigError, PublishError
-from tests.reference_files import variant_reference_file
+from tests.conftest import reference_outputs
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 
 SEQ_LENGTH = 24
 # The reference checkpoint directory of each family (BERT's: the session's BERT-Tiny).
 VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"}
 VARIANTS["deberta-v2"] = "deberta_v3"
+VARIANTS["modernbert"] = "modernbert"
+VARIANTS["xlm-roberta"] = "xlm_roberta"
 VARIANTS["electra"] = "electra/discriminator"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
@@ -117,8 +119,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
     preprocessor = load_preprocessor(checkpoints[model_type], seq_length=64)
     save_checkpoint(BertEncoder.from_checkpoint(checkpoints[model_type]), tmp_path, preprocessor)
     tokenizer = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    references = variant_reference_file(reference_dir, VARIANTS[model_type])
-    texts = json.loads(str(np.load(references)["texts_json"]))["singles"]
+    texts = json.loads(str(reference_outputs(reference_dir, VARIANTS[model_type])["texts_json"]))
+    texts = texts["singles"]
 
     ours = {name: np.asarray(value) for name, value in preprocessor(texts).items()}
     for row, encoding in enumerate(tokenizer.encode_batch(texts)):
@@ -132,7 +134,9 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("roberta", "roberta", "masked_lm"),
         ("distilbert", "distilbert", "masked_lm"),
         ("deberta-v2", "deberta_v3", "masked_lm"),
+        ("xlm-roberta", "xlm_roberta", "masked_lm"),
         ("albert", "albert", "pretrainer"),
+        ("modernbert", "modernbert", "masked_lm"),
         ("electra", "electra/generator", "masked_lm"),
         ("electra", "electra/discriminator", "replaced_token_detector"),
     ],

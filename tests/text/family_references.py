@@ -1,6 +1,6 @@
-"""The reference tokenizers of BERT's family, in plain Python: `tokenizers` for RoBERTa's
-byte-level BPE, `sentencepiece` with each model's original preprocessing for ALBERT and
-DeBERTa-v3."""
+"""The reference tokenizers of BERT's family, in plain Python: `tokenizers` for the byte-level
+BPE of RoBERTa and ModernBERT and XLM-RoBERTa's unigram model (their `tokenizer.json`),
+`sentencepiece` with each model's original preprocessing for ALBERT and DeBERTa-v3."""
 
 from __future__ import annotations
 
@@ -41,6 +41,10 @@ def albert_encode_ids(model: sentencepiece.SentencePieceProcessor, text: str) ->
 
 # The special tokens that Hugging Face's ALBERT and DeBERTa-v2 tokenizers match in the text.
 SENTENCEPIECE_SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "<pad>", "<unk>", "[PAD]", "[UNK]")
+# The byte-level BPE families.
+BYTE_PAIR_FAMILIES = ("roberta", "modernbert")
+# The families whose reference is `tokenizers` with the checkpoint's `tokenizer.json`.
+TOKENIZER_JSON_FAMILIES = (*BYTE_PAIR_FAMILIES, "xlm_roberta")
 
 
 class FamilyReference:
@@ -52,7 +56,7 @@ class FamilyReference:
 
     def __init__(self, family: str, checkpoint: Path):
         self.family = family
-        if family == "roberta":
+        if family in TOKENIZER_JSON_FAMILIES:
             self.tokenizer = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
             self.tokenizer.no_truncation()
             self.tokenizer.no_padding()
@@ -68,7 +72,7 @@ class FamilyReference:
             }
 
     def encode(self, texts: list[str]) -> list[list[int]]:
-        if self.family == "roberta":
+        if self.family in TOKENIZER_JSON_FAMILIES:
             encodings = self.tokenizer.encode_batch(texts, add_special_tokens=False)
             return [encoding.ids for encoding in encodings]
         return [self._encode_sentencepiece(text) for text in texts]

@@ -1,6 +1,8 @@
-"""Token offsets of the family's tokenizers: RoBERTa's equal `tokenizers`' offsets, the
-SentencePiece ones equal `sentencepiece`'s spans (without the space before a word) wherever a
-word's pieces spell it and hold them elsewhere; the ids are always those of `call`."""
+"""Token offsets of the family's tokenizers: byte-level BPE's (RoBERTa's, ModernBERT's) equal
+`tokenizers`' offsets trimmed of the space before a word, XLM-RoBERTa's equal `tokenizers`'
+offsets but widened to the clusters it composes, the SentencePiece ones equal `sentencepiece`'s
+spans (without that space too) wherever a word's pieces spell it and hold them elsewhere; the
+ids are always those of `call`."""
 
 import random
 
@@ -9,18 +11,19 @@ import sentencepiece
 import tensorflow as tf
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokenizers import Tokenizer
+from tokenizers import Tokenizer, models, processors
 
 import keras_bert
 from tests.text.adversarial import ADVERSARIAL_TEXTS
 from tests.text.family_references import (
+    BYTE_PAIR_FAMILIES,
     SENTENCEPIECE_SPECIAL_TOKENS,
     albert_encode_ids,
     albert_preprocess_text,
 )
 
 SAMPLE_SIZE = 1500
-FAMILIES = ("roberta", "albert", "deberta_v3")
+FAMILIES = ("roberta", "albert", "deberta_v3", "modernbert", "xlm_roberta")
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +59,16 @@ def _byte_offset(text: str, char_offset: int) -> int:
     return len(text[:char_offset].encode("utf-8"))
 
 
-def _roberta_offsets(checkpoint, texts):
+def _tokenizer_json_offsets(checkpoint, texts):
     reference = Tokenizer.from_file(str(checkpoint / "tokenizer.json"))
     reference.no_truncation()
     reference.no_padding()
+    if isinstance(reference.model, models.BPE):
+        # Byte-level BPE's offsets trimmed of a word's leading space, as RoBERTa's
+        # post-processor trims them (ModernBERT's template post-processor keeps the space:
+        # keras_bert's spans never do). XLM-RoBERTa's stay as they are: "Ġ" is a plain
+        # character there.
+        reference.post_processor = processors.ByteLevel(trim_offsets=True)
     return [
         [
             (token_id, _byte_offset(text, start), _byte_offset(text, end))
@@ -80,12 +89,34 @@ def _sentencepiece_spans(model, text: str) -> list[tuple[int, int, int]]:
     ]
 
 
-def test_roberta_offsets_equal_tokenizers_offsets(reference_dir, sample):
-    checkpoint = reference_dir / "variants" / "roberta"
+@pytest.mark.parametrize("family", BYTE_PAIR_FAMILIES)
+def test_byte_pair_offsets_equal_tokenizers_offsets(family, reference_dir, sample):
+    checkpoint = reference_dir / "variants" / family
     tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
-    ours, expected = _offsets(tokenizer, sample), _roberta_offsets(checkpoint, sample)
+    ours, expected = _offsets(tokenizer, sample), _tokenizer_json_offsets(checkpoint, sample)
     wrong = [index for index in range(len(sample)) if ours[index] != expected[index]]
     assert not wrong, [(sample[i], ours[i], expected[i]) for i in wrong[:3]]
+
+
+def test_xlm_roberta_offsets_equal_tokenizers_offsets_but_around_composed_clusters(
+    reference_dir, sample
+):
+    """A cluster that normalization composes ("e" + U+0301 → "é") is the span of its piece,
+    where `tokenizers` gives its first character alone."""
+    checkpoint = reference_dir / "variants" / "xlm_roberta"
+    tokenizer = keras_bert.load_preprocessor(checkpoint).tokenizer
+    ours, expected = _offsets(tokenizer, sample), _tokenizer_json_offsets(checkpoint, sample)
+    composed = 0
+    for text, our_tokens, tokens in zip(sample, ours, expected, strict=True):
+        assert [token[0] for token in our_tokens] == [token[0] for token in tokens], text
+        for (_, start, end), (_, expected_start, expected_end) in zip(
+            our_tokens, tokens, strict=True
+        ):
+            if (start, end) != (expected_start, expected_end):
+                composed += 1
+                assert start == expected_start and end > expected_end, text
+                assert "\u0301" in text.encode()[start:end].decode(), text
+    assert 0 < composed < len(sample)
 
 
 @pytest.mark.parametrize("family", ["albert", "deberta_v3"])
@@ -143,7 +174,7 @@ def test_fuzzed_offsets_are_spans_of_the_text(tokenizer, texts):
 
 
 def test_split_words_follow_the_text_they_were_split_from(reference_dir):
-    """RoBERTa's words after the first get the space they had in the text; SentencePiece
+    """Byte-level BPE's words after the first get the space they had in the text; SentencePiece
     tokenizes each word alone."""
     words = tf.ragged.constant([["Barack", "Obama", "visited", "Paris", "."]])
     for family in FAMILIES:

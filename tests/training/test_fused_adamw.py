@@ -107,3 +107,29 @@ def test_epsilon_after_bias_correction_survives_serialization():
     assert restored.epsilon_after_bias_correction
     with pytest.raises(ValueError, match="amsgrad"):
         FusedAdamW(epsilon_after_bias_correction=True, amsgrad=True)
+
+
+def test_sparse_updates_move_the_batch_s_rows_as_adamw_and_leave_the_others():
+    """`sparse_updates=True`: the rows a sparse gradient has get AdamW on their own (a row
+    given twice sums its gradients, as the dense gradient would: clipped, as the recipe does,
+    FusedAdamW's dense update sums them too), the others keep their weights; dense variables
+    are updated as ever."""
+    arguments = dict(learning_rate=0.01, weight_decay=0.1, epsilon=1e-6, global_clipnorm=1.0)
+    dense = train(FusedAdamW(**arguments), steps=1)
+    sparse = train(FusedAdamW(**arguments, sparse_updates=True), steps=1)
+    initial = train(FusedAdamW(**arguments), steps=0)
+    for a, e in zip(sparse[:2], dense[:2], strict=True):
+        np.testing.assert_allclose(a, e, rtol=1e-6, atol=1e-6)
+    # Step 1 reads rows 0 and 3 (twice): those equal dense AdamW's first step (moments start
+    # at zero, so a missed row moves only by its decay there); the rest are untouched.
+    read = [0, 3]
+    np.testing.assert_allclose(sparse[2][read], dense[2][read], rtol=1e-6, atol=1e-6)
+    untouched = [row for row in range(10) if row not in read]
+    np.testing.assert_array_equal(sparse[2][untouched], initial[2][untouched])
+    assert not np.allclose(dense[2][untouched], initial[2][untouched])  # decayed
+
+
+def test_sparse_updates_survive_serialization():
+    optimizer = FusedAdamW(learning_rate=0.002, weight_decay=0.01, sparse_updates=True)
+    restored = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
+    assert restored.sparse_updates

@@ -15,12 +15,14 @@ from keras_bert.pretraining import PretrainingConfig, run_pretraining
 from keras_bert.training import precision
 from keras_bert.training.precision import (
     BFLOAT16_MIN_SPEEDUP,
+    PRECISION_FILE,
     PrecisionChoice,
     TrainStepShape,
     faster_cpu_policy,
     resolve_precision,
     resolve_run_precision,
 )
+from keras_bert.training.strategy import resolve_workers
 
 TINY_STEP = TrainStepShape(2, 8, hidden_size=16, num_heads=2, intermediate_size=32)
 
@@ -144,19 +146,24 @@ def test_a_run_with_auto_precision_trains_in_the_resolved_policy(
     assert keras.mixed_precision.global_policy().name == "float32"
 
 
+def _workers(run_dir, precision):
+    """The workers of a run (re)started in `run_dir` with this precision setting."""
+    records = {PRECISION_FILE: {"requested": precision}}
+    return resolve_workers("default", None, run_dir, records=records)
+
+
 def test_a_resumed_run_keeps_the_policy_auto_chose_when_it_started(
     cpu_with_bfloat16_units, tmp_path
 ):
     timed, seconds = cpu_with_bfloat16_units
     seconds |= {"float32": 0.2, "mixed_bfloat16": 0.1}
-    record = tmp_path / "precision.json"
-    started = resolve_run_precision("auto", record, step_shape=TINY_STEP)
+    started = resolve_run_precision("auto", _workers(tmp_path, "auto"), step_shape=TINY_STEP)
     # The resumed process times a close race the other way: it still trains as it started.
     seconds |= {"float32": 0.1, "mixed_bfloat16": 0.1}
-    resumed = resolve_run_precision("auto", record, step_shape=TINY_STEP)
+    resumed = resolve_run_precision("auto", _workers(tmp_path, "auto"), step_shape=TINY_STEP)
     assert len(timed) == 1
     assert (started.policy, resumed.policy) == ("mixed_bfloat16", "mixed_bfloat16")
     assert resumed.reason == "as this run chose when it started"
     # Another setting is another choice.
-    assert resolve_run_precision("float32", record).policy == "float32"
-    assert json.loads(record.read_text())["requested"] == "float32"
+    assert resolve_run_precision("float32", _workers(tmp_path, "float32")).policy == "float32"
+    assert json.loads((tmp_path / PRECISION_FILE).read_text())["requested"] == "float32"

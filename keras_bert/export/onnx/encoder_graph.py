@@ -35,7 +35,10 @@ Families: RoBERTa's positions count real tokens from its offset (`CumSum` of the
 its layers reuse their group's blocks (and so their initializers), DeBERTa-v3 has no absolute
 positions and zeroes padding; its relative table, LayerNorm and the query and key projections
 of the table are nodes on the stored weights, which ONNX Runtime folds into constants when it
-loads the model.
+loads the model. ModernBERT's pre-LN blocks are `LayerNormalization` (without a bias) and `Add`
+nodes, its GeGLU a `Split` into the activation times the gate, its attention rotary positions
+and, in its local layers, attention in blocks of the window (`rotary_attention`: standard
+operators, linear in the length).
 """
 
 from __future__ import annotations
@@ -45,6 +48,13 @@ from onnx import TensorProto
 
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.graph_builder import MICROSOFT_DOMAIN, GraphBuilder
+from keras_bert.export.onnx.rotary_attention import (
+    attention_context,
+    padding_bias,
+    rotary_tables,
+    rotate,
+    windowed_attention,
+)
 from keras_bert.layers.activations import activation_name
 from keras_bert.layers.relative_positions import relative_embedding_rows
 from keras_bert.layers.self_attention import MASKED_SCORE
@@ -80,8 +90,8 @@ def input_names(config) -> list[str]:
 
 def unsupported_reason(config) -> str | None:
     """Why an encoder of `config` cannot be written as ONNX, or None."""
-    if config.pre_layer_norm:
-        return "pre-LayerNorm blocks (pre_layer_norm=True)"
+    if config.gated_feed_forward and not config.pre_layer_norm:
+        return "a gated feed-forward in post-LayerNorm blocks"
     if config.relative_attention_buckets:
         return "T5 relative attention buckets (relative_attention_buckets)"
     return None
@@ -120,6 +130,7 @@ class EncoderGraph:
         `sequence_output` with `first_token_only`). `GraphBuilder.model` keeps only the ones
         the graph's outputs read."""
         self.builder = builder
+        self._rotary_tables = {}  # by base: the rotation's cosines and sines
         for name in input_names(self.config):
             builder.input(name, TensorProto.INT32, [BATCH, SEQUENCE])
         hidden = self._embeddings()
@@ -132,6 +143,8 @@ class EncoderGraph:
         for index, block in enumerate(blocks):
             last = index == len(blocks) - 1
             hidden = self._block(block, hidden, relative_bias, first_token_only and last)
+        if self.encoder.final_layer_norm is not None:
+            hidden = self.layer_norm(hidden, self.encoder.final_layer_norm, "final_layer_norm")
         first = builder.op("Gather", hidden, builder.constant("zero", np.array(0)), axis=1)
         outputs = {"first_token_output": first}
         if not first_token_only:
@@ -163,26 +176,34 @@ class EncoderGraph:
     def activation_of(self, layer) -> str:
         """The name of a dense layer's activation (`activation_name`), one that
         `ONNX_ACTIVATIONS` writes or "linear"; a `ConfigError` for any other."""
+        return self._activation_name(layer.activation, layer.name)
+
+    def _activation_name(self, function, owner: str) -> str:
         try:
-            name = activation_name(layer.activation)
+            name = activation_name(function)
         except ValueError as error:
-            raise ConfigError(
-                f"The ONNX export has no form of {layer.name}'s activation."
-            ) from error
+            raise ConfigError(f"The ONNX export has no form of {owner}'s activation.") from error
         if name != LINEAR and name not in ONNX_ACTIVATIONS:
-            raise ConfigError(f"The ONNX export has no form of {layer.name}'s activation {name!r}.")
+            raise ConfigError(f"The ONNX export has no form of {owner}'s activation {name!r}.")
         return name
 
     def layer_norm(self, value: str, layer, name: str) -> str:
+        """A Keras LayerNormalization (without its bias input where it has none)."""
         builder = self.builder
+        beta = () if layer.beta is None else (builder.weight(f"{name}/beta", layer.beta),)
         return builder.op(
             "LayerNormalization",
             value,
             builder.weight(f"{name}/gamma", layer.gamma),
-            builder.weight(f"{name}/beta", layer.beta),
+            *beta,
             axis=-1,
             epsilon=layer_norm_epsilon(layer),
         )
+
+    def activate(self, value: str, function, name: str) -> str:
+        """`function` (a GELU, `activation_name`'s) of `value`, as `ONNX_ACTIVATIONS` writes it."""
+        op_type, domain, _ = ONNX_ACTIVATIONS[self._activation_name(function, name)]
+        return self.builder.op(op_type, value, domain=domain)
 
     def real_tokens(self) -> str:
         """The mask as float32 `[batch, sequence, 1]`."""
@@ -242,22 +263,11 @@ class EncoderGraph:
     def _block(self, block, hidden: str, relative_bias, first_token_only: bool = False) -> str:
         """A Transformer block; with `first_token_only` its output at the first position alone
         (`[batch, 1, hidden]`), which attends to every token."""
+        if block.pre_layer_norm:
+            return self._pre_layer_norm_block(block, hidden, relative_bias, first_token_only)
         name = block.name
         attention = block.attention
-        if relative_bias is not None:
-            context = self._disentangled_attention(
-                attention, hidden, relative_bias, name, first_token_only
-            )
-        elif first_token_only:
-            context = self._first_query_attention(
-                attention, *self._query_key_value(attention, hidden, name, first_token_only), name
-            )
-        elif self.fused_attention:
-            context = self._fused_attention(attention, hidden, name)
-        else:
-            context = self._multi_head_attention(
-                attention, *self._query_key_value(attention, hidden, name, first_token_only)
-            )
+        context = self._attention_context(block, hidden, relative_bias, first_token_only)
         hidden = self._skip_layer_norm(
             self._projection(context, attention.output_dense, f"{name}/attention_output"),
             self._first_position(hidden) if first_token_only else hidden,
@@ -272,6 +282,118 @@ class EncoderGraph:
             block.output_layer_norm,
             block.output_dense.bias,
             f"{name}/output",
+        )
+
+    def _pre_layer_norm_block(
+        self, block, hidden: str, relative_bias, first_token_only: bool = False
+    ) -> str:
+        """A pre-LN block (ModernBERT's): each branch reads its input normalized (the first
+        block's attention, where it has no LayerNorm, the embeddings' output) and adds to it."""
+        builder, name = self.builder, block.name
+        normalized = hidden
+        if block.attention_layer_norm is not None:
+            normalized = self.layer_norm(
+                hidden, block.attention_layer_norm, f"{name}/attention_layer_norm"
+            )
+        context = self._attention_context(block, normalized, relative_bias, first_token_only)
+        attended = self.dense(context, block.attention.output_dense, f"{name}/attention_output")
+        residual = self._first_position(hidden) if first_token_only else hidden
+        hidden = builder.op("Add", residual, attended)
+        normalized = self.layer_norm(hidden, block.output_layer_norm, f"{name}/output_layer_norm")
+        intermediate = self.dense(normalized, block.intermediate_dense, f"{name}/intermediate")
+        if block.gate is not None:  # GeGLU: the activation of the first half times the second
+            inputs, gate = builder.op("Split", intermediate, axis=-1, outputs=2)
+            activated = self.activate(inputs, block.gate.activation, f"{name}/gate")
+            intermediate = builder.op("Mul", activated, gate)
+        return builder.op(
+            "Add", hidden, self.dense(intermediate, block.output_dense, f"{name}/output")
+        )
+
+    def _attention_context(
+        self, block, hidden: str, relative_bias, first_token_only: bool = False
+    ) -> str:
+        """The context of a block's attention, `[batch, sequence, hidden]` (`[batch, 1,
+        hidden]` with `first_token_only`), before its output projection."""
+        name = block.name
+        attention = block.attention
+        if attention.rotary_base or getattr(attention, "attention_window", 0):
+            return self._rotary_attention(attention, hidden, name, first_token_only)
+        if relative_bias is not None:
+            return self._disentangled_attention(
+                attention, hidden, relative_bias, name, first_token_only
+            )
+        if first_token_only:
+            return self._first_query_attention(
+                attention, *self._query_key_value(attention, hidden, name, first_token_only), name
+            )
+        if self.fused_attention:
+            return self._fused_attention(attention, hidden, name)
+        return self._multi_head_attention(
+            attention, *self._query_key_value(attention, hidden, name, first_token_only)
+        )
+
+    def _rotary_attention(self, attention, hidden: str, name: str, first_token_only: bool) -> str:
+        """ModernBERT's attention: rotated queries and keys, over every key or within the
+        layer's window (`rotary_attention`); with `first_token_only` the first query alone
+        (position 0, which the rotation leaves as it is) over the keys it sees."""
+        builder = self.builder
+        heads, head_size = attention.num_heads, attention.head_size
+        split = builder.constant("heads_shape", np.array([0, 0, heads, head_size]))
+
+        def by_head(projected: str, rotated: bool) -> str:  # → [batch, heads, sequence, size]
+            projected = builder.op("Reshape", projected, split)
+            if rotated and attention.rotary_base:
+                projected = rotate(builder, projected, self._rotations(attention))
+            return builder.op("Transpose", projected, perm=[0, 2, 1, 3])
+
+        query, key, value = self._query_key_value(attention, hidden, name)
+        query, key, value = by_head(query, True), by_head(key, True), by_head(value, False)
+        window = getattr(attention, "attention_window", 0)
+        if first_token_only:
+            query = self._first_position(query, axis=2)
+            mask = MASK
+            if window:  # the keys the first query sees
+                key, value = (self._first_positions(heads, window + 1, 2) for heads in (key, value))
+                mask = self._first_positions(MASK, window + 1, 1)
+            context = self._context_over_keys(attention, query, key, value, mask, name)
+        elif window:
+            scale = attention.score_scale
+            context = windowed_attention(builder, query, key, value, MASK, window, scale, name)
+        else:
+            context = self._context_over_keys(attention, query, key, value, MASK, name)
+        return builder.op(
+            "Reshape",
+            builder.op("Transpose", context, perm=[0, 2, 1, 3]),
+            builder.constant("hidden_shape", np.array([0, 0, attention.hidden_size])),
+        )
+
+    def _rotations(self, attention) -> tuple[str, str]:
+        """The rotation tables of the attention's base, written once per graph."""
+        base = attention.rotary_base
+        if base not in self._rotary_tables:
+            self._rotary_tables[base] = rotary_tables(
+                self.builder, self._sequence_length(), attention.head_size, base
+            )
+        return self._rotary_tables[base]
+
+    def _context_over_keys(self, attention, query, key, value, mask: str, name: str) -> str:
+        """Every query over every key of `mask` `[batch, keys]`: `[batch, heads, query, size]`."""
+        builder = self.builder
+        real = builder.op("Cast", mask, to=TensorProto.FLOAT)
+        bias = builder.op(
+            "Unsqueeze", padding_bias(builder, real), builder.constant("key_axes", np.array([1, 2]))
+        )
+        return attention_context(builder, query, key, value, bias, attention.score_scale, 4, name)
+
+    def _first_positions(self, value: str, count: int, axis: int) -> str:
+        """`value`'s first `count` positions of `axis` (all of them where it has fewer)."""
+        builder = self.builder
+        return builder.op(
+            "Slice",
+            value,
+            builder.constant("zero_axis", np.array([0])),
+            builder.constant(f"first_{count}", np.array([count])),
+            builder.constant(f"slice_axis_{axis}", np.array([axis])),
         )
 
     def _projection(self, value: str, layer, name: str) -> str:
@@ -294,17 +416,18 @@ class EncoderGraph:
             epsilon=layer_norm_epsilon(layer),
         )
 
-    def _qkv_weights(self, attention, name: str) -> tuple[str, str]:
-        """The query, key and value kernels `[hidden, 3 * hidden]` and biases as one each."""
+    def _qkv_weights(self, attention, name: str) -> tuple[str, str | None]:
+        """The query, key and value kernels `[hidden, 3 * hidden]` and biases (None without:
+        ModernBERT's) as one each."""
         projections = (attention.query, attention.key, attention.value)
         for projection in projections:
             if self.activation_of(projection) != LINEAR:
                 raise ConfigError(f"The ONNX export expects {projection.name} to be linear.")
         builder = self.builder
-        return (
-            builder.weight(f"{name}/attention/qkv_kernel", *(p.kernel for p in projections)),
-            builder.weight(f"{name}/attention/qkv_bias", *(p.bias for p in projections)),
-        )
+        kernel = builder.weight(f"{name}/attention/qkv_kernel", *(p.kernel for p in projections))
+        if attention.query.bias is None:
+            return kernel, None
+        return kernel, builder.weight(f"{name}/attention/qkv_bias", *(p.bias for p in projections))
 
     def _query_key_value(
         self, attention, hidden: str, name: str, first_token_only: bool = False
@@ -313,9 +436,9 @@ class EncoderGraph:
         with `first_token_only` the query of the first position alone (`[batch, 1, hidden]`)."""
         builder = self.builder
         kernel, bias = self._qkv_weights(attention, name)
-        qkv = builder.op(
-            "Add", builder.op("MatMul", hidden, kernel, name=f"{name}/attention/qkv"), bias
-        )
+        qkv = builder.op("MatMul", hidden, kernel, name=f"{name}/attention/qkv")
+        if bias is not None:
+            qkv = builder.op("Add", qkv, bias)
         query, key, value = builder.op("Split", qkv, self._qkv_split(attention), axis=-1, outputs=3)
         return [self._first_position(query) if first_token_only else query, key, value]
 

@@ -1,21 +1,22 @@
-"""`export_onnx`: a serving module's model → a checked ONNX export for ONNX Runtime.
+"""`export_onnx`: a serving module's model → a checked ONNX export for ONNX Runtime and OpenVINO.
 
 The version directory (`<base>/<name>/<version>/`, written atomically and never overwritten, as
 for SavedModels: `keras_bert.export.layout`) holds:
 
 - `model.onnx`: the task graph (`task_graph`: ids in, the `serving_ids` outputs), float32, or
-  int8 (`--precision int8`: `quantize_int8`);
+  int8 (`--precision int8`: `quantize_int8`); a bfloat16 export is the float32 graph that
+  OpenVINO computes in bfloat16 (`keras_bert.export.onnx.openvino_bfloat16`);
 - `tokenizer.json`: the preprocessor's tokenizer for `tokenizers` (`hf_tokenizer`);
-- `keras_bert.json`: the task, family, labels, sequence length, packing, options and the meaning
-  of each output, and what the export checked.
+- `keras_bert.json`: the task, family, labels, sequence length, packing, options, the meaning
+  and axes of each output, the runtime a bfloat16 export runs in, and what the export checked.
 
 Before anything is written the export checks, on the module's example request and
 `agreement_requests`: float32 outputs equal the Keras model's (`serving_ids` on the same ids)
 within `PARITY_TOLERANCE` (per-position outputs at real tokens), `tokenizer.json` gives the
-preprocessor's ids on every text, and an int8 model's labels agree with float32's
-(`keras_bert.export.onnx.quantization`): int8 needs `MIN_AGREEMENT_TEXTS` agreement inputs,
-every other one of which is held out from the choice of the float32 nodes, and the figures
-recorded are the held-out ones.
+preprocessor's ids on every text, and a reduced precision's labels agree with float32's
+(`keras_bert.export.onnx.quantization`, `keras_bert.export.onnx.openvino_bfloat16`): int8 and
+bfloat16 need `MIN_AGREEMENT_TEXTS` agreement inputs, every other one of which is held out (int8
+chooses its float32 nodes on the rest), and the figures recorded are the held-out ones.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.layout import write_version
 from keras_bert.export.onnx.encoder_graph import input_names
 from keras_bert.export.onnx.model_files import inference_session, parameter_count, save_model
+from keras_bert.export.onnx.openvino_bfloat16 import BFLOAT16_RUNTIME, check_bfloat16
 from keras_bert.export.onnx.quantization import quantize_int8
 from keras_bert.export.onnx.task_graphs import MaskedLMOptions, task_graph, task_of
 from keras_bert.export.onnx.tokenizer_json import check_tokenizer, hf_tokenizer
+from keras_bert.families import family
 from keras_bert.serving.onnx_model import METADATA_FILE, ONNX_FILE, TOKENIZER_FILE
 
-ONNX_PRECISIONS = ("float32", "int8")
+ONNX_PRECISIONS = ("float32", "bfloat16", "int8")
 # int8 is checked on agreement inputs, half of them held out: with 150 held out, one flipped
 # label is 0.7%, under the 1% bar; two texts of a warm-up request would check nothing.
 MIN_AGREEMENT_TEXTS = 300
@@ -99,23 +102,27 @@ def split_requests(
     return halves[0], halves[1]
 
 
-def check_int8_inputs(module, agreement_requests: Sequence[Mapping[str, list]]) -> None:
-    """Raises where an int8 export of `module` cannot be checked: `ConfigError` for an
-    encoder (its outputs hold no labels), `DataError` for fewer than `MIN_AGREEMENT_TEXTS`
-    agreement inputs."""
+def check_agreement_inputs(
+    module, agreement_requests: Sequence[Mapping[str, list]], precision: str = "int8"
+) -> None:
+    """Raises where a `precision` (int8, bfloat16) export of `module` cannot be checked:
+    `ConfigError` for an encoder (its outputs hold no labels), `DataError` for fewer than
+    `MIN_AGREEMENT_TEXTS` agreement inputs."""
     if task_of(module.model) == "encoder":
-        raise ConfigError("int8 exports are checked on labels; an encoder's outputs hold none.")
-    check_agreement_rows(request_rows(agreement_requests))
+        raise ConfigError(
+            f"{precision} exports are checked on labels; an encoder's outputs hold none."
+        )
+    check_agreement_rows(request_rows(agreement_requests), precision)
 
 
-def check_agreement_rows(rows: int) -> None:
+def check_agreement_rows(rows: int, precision: str = "int8") -> None:
     """A one-line `DataError` that says what to pass if `rows` agreement inputs are too few
-    to check int8 on."""
+    to check `precision` on."""
     if rows < MIN_AGREEMENT_TEXTS:
         raise DataError(
-            f"int8 is checked against float32 on held-out inputs: pass --agreement-data, a JSONL "
-            f"of at least {MIN_AGREEMENT_TEXTS} serving_default inputs (e.g. the dev set); got "
-            f"{rows}."
+            f"{precision} is checked against float32 on held-out inputs: pass --agreement-data, "
+            f"a JSONL of at least {MIN_AGREEMENT_TEXTS} serving_default inputs (e.g. the dev "
+            f"set); got {rows}."
         )
 
 
@@ -189,10 +196,18 @@ def metadata(module, model: onnx.ModelProto, precision: str) -> dict:
         "longest_input": config.longest_input,
         "vocab_size": config.vocab_size,
         "type_vocab_size": config.type_vocab_size,
+        "refuses_token_types": family(config.model_type).refuses_token_types,
         "hidden_size": config.hidden_size,
         "parameters": parameter_count(model),
         "inputs": input_names(config),
         "outputs": {name: OUTPUT_MEANINGS[name] for name in outputs},
+        # For runtimes that name no symbolic axis (OpenVINO): `OnnxModel` finds positions by them.
+        "output_axes": {
+            output.name: [
+                dim.dim_param or dim.dim_value for dim in output.type.tensor_type.shape.dim
+            ]
+            for output in model.graph.output
+        },
         "packing": {
             "cls_id": packer.cls_id,
             "sep_id": packer.sep_id,
@@ -252,28 +267,26 @@ def prepare_onnx(
     Args:
         module: a float32 serving module (`serving_module(model, preprocessor, ...)`): its
             model, preprocessor and options (labels, `max_entities`, `top_k`, ...).
-        precision: "float32" or "int8".
+        precision: "float32", "bfloat16" (computed by OpenVINO) or "int8".
         agreement_requests: `serving_default` requests (dicts of lists of strings) for the
-            checks, e.g. held-out sentences; int8 needs `MIN_AGREEMENT_TEXTS` of them.
+            checks, e.g. held-out sentences; int8 and bfloat16 need `MIN_AGREEMENT_TEXTS` of
+            them.
         int8_mode: "dynamic" or "static" quantization (`quantize_int8`).
 
     Raises:
-        ConfigError: a sequence length beyond the model's positions; int8 of an encoder.
-        DataError: int8 with fewer than `MIN_AGREEMENT_TEXTS` agreement inputs.
+        ConfigError: a sequence length beyond the model's positions; int8 or bfloat16 of an
+            encoder; bfloat16 without OpenVINO.
+        DataError: int8 or bfloat16 with fewer than `MIN_AGREEMENT_TEXTS` agreement inputs.
         OnnxParityError, TokenizerAgreementError, PrecisionAgreementError: a failed check.
     """
     if precision not in ONNX_PRECISIONS:
         raise ConfigError(f"ONNX precision must be one of {ONNX_PRECISIONS}, got {precision!r}.")
     if getattr(module, "precision", "float32") != "float32":
         raise ConfigError("An ONNX export starts from the float32 serving module.")
-    if precision == "int8":
-        check_int8_inputs(module, agreement_requests)
+    if precision != "float32":
+        check_agreement_inputs(module, agreement_requests, precision)
     config = _encoder(module).bert_config
-    if module.preprocessor.seq_length > config.longest_input:
-        raise ConfigError(
-            f"seq_length {module.preprocessor.seq_length} is longer than the "
-            f"{config.longest_input} ids this {config.model_type} model reads."
-        )
+    config.check_seq_length(module.preprocessor.seq_length)
     requests = [module.example_inputs(), *agreement_requests]
     model = task_graph(module.model, masked_lm_options(module))
     session = inference_session(model)
@@ -284,6 +297,8 @@ def prepare_onnx(
     export = OnnxExport(model, tokenizer, metadata(module, model, "float32") | {"checks": checks})
     if precision == "float32":
         return export
+    if precision == "bfloat16":
+        return bfloat16_export(export, module, agreement_requests)
     return int8_export(export, module, agreement_requests, int8_mode)
 
 
@@ -295,8 +310,8 @@ def int8_export(
 ) -> OnnxExport:
     """The int8 form of a float32 `OnnxExport` (`quantize_int8` in `mode`): its float32
     nodes chosen (and static ranges calibrated) on the module's example request and every
-    other agreement input, accepted on the rest (`check_int8_inputs` first)."""
-    check_int8_inputs(module, agreement_requests)
+    other agreement input, accepted on the rest (`check_agreement_inputs` first)."""
+    check_agreement_inputs(module, agreement_requests)
     search, held_out = split_requests(agreement_requests)
     search = [module.example_inputs(), *search]
     model = export.model
@@ -312,6 +327,24 @@ def int8_export(
     checks = export.metadata["checks"] | {"int8": dataclasses.asdict(agreement)}
     return OnnxExport(
         model, export.tokenizer, export.metadata | {"precision": "int8", "checks": checks}
+    )
+
+
+def bfloat16_export(
+    export: OnnxExport, module, agreement_requests: Sequence[Mapping[str, list]]
+) -> OnnxExport:
+    """The bfloat16 form of a float32 `OnnxExport`: the same graph, which OpenVINO computes in
+    bfloat16, checked on the held-out half of the agreement inputs (`check_bfloat16`)."""
+    check_agreement_inputs(module, agreement_requests, "bfloat16")
+    _, held_out = split_requests(agreement_requests)
+    agreement = check_bfloat16(
+        export.model, export.metadata["output_axes"], list(packed_batches(module, held_out))
+    )
+    checks = export.metadata["checks"] | {"bfloat16": dataclasses.asdict(agreement)}
+    return OnnxExport(
+        export.model,
+        export.tokenizer,
+        export.metadata | {"precision": "bfloat16", "runtime": BFLOAT16_RUNTIME, "checks": checks},
     )
 
 

@@ -63,11 +63,12 @@ class GraphBuilder:
             self.nodes.append(helper.make_node("Identity", [value], [name], name=self.unique(name)))
         self.outputs.append(helper.make_tensor_value_info(name, element_type, shape))
 
-    def constant(self, name: str, array: np.ndarray) -> str:
-        """An initializer holding `array` (float64 becomes float32); small constants of equal
-        value are shared."""
+    def constant(self, name: str, array: np.ndarray, keep_float64: bool = False) -> str:
+        """An initializer holding `array` (float64 becomes float32 unless `keep_float64`: a
+        table of float32 values that are no weights, which `parameter_count` leaves out, cast
+        where it is read); small constants of equal value are shared."""
         array = np.asarray(array)
-        if array.dtype == np.float64:
+        if array.dtype == np.float64 and not keep_float64:
             array = array.astype(np.float32)
         key = None
         if array.size <= 16:

@@ -61,7 +61,7 @@ def inference_session(model: onnx.ModelProto, options=None):
     when its weights exceed `MAX_INLINE_WEIGHT_BYTES`)."""
     import onnxruntime
 
-    from keras_bert.serving.onnx_model import session_options
+    from keras_bert.serving.graph_runtimes import session_options
 
     options = options or session_options()
     providers = ["CPUExecutionProvider"]

@@ -1,13 +1,16 @@
-"""`--format onnx --precision auto`: float32 or int8 (each of `INT8_MODES`, dynamic and static
-quantization), whichever serves faster on this machine (int8 only if its labels agree on held-out
-inputs, `quantize_int8`, so auto needs the agreement inputs int8 does): which wins depends on the
-CPU's int8 instructions (VNNI, AMX) and on the model, so it is measured where the export runs,
+"""`--format onnx --precision auto`: float32, bfloat16 (OpenVINO's, where it is installed and the
+CPU has bfloat16 units: `bfloat16_offered`) or int8 (each of `INT8_MODES`, dynamic and static
+quantization), whichever serves faster on this machine (a reduced precision only if its labels
+agree on held-out inputs, `quantize_int8`, `check_bfloat16`, so auto needs the agreement inputs
+they do): which wins depends on the CPU's bfloat16 and int8 instructions (AVX512_BF16, VNNI,
+AMX) and on the model, so it is measured where the export runs,
 timed through `OnnxModel` as a client calls it (strings in, answers out) on
 batch-1 and batch-32 requests, the two taking turns call by call
 (`keras_bert.export.precision_choice`, which does the same for SavedModels)."""
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,10 +18,12 @@ from pathlib import Path
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.exporter import (
     OnnxExport,
-    check_int8_inputs,
+    bfloat16_export,
+    check_agreement_inputs,
     int8_export,
     prepare_onnx,
 )
+from keras_bert.export.onnx.openvino_bfloat16 import Bfloat16Agreement, bfloat16_offered
 from keras_bert.export.onnx.quantization import INT8_MODES, Int8Agreement
 from keras_bert.export.precision import PrecisionAgreementError
 from keras_bert.export.precision_choice import (
@@ -37,15 +42,16 @@ def choose_onnx_precision(
     intra_op_threads: int = 0,
     int8_modes: Sequence[str] = INT8_MODES,
 ) -> tuple[OnnxExport, list[PrecisionTiming]]:
-    """The fastest of the float32 and int8 exports of `module` that passes its checks, and the
-    timing of each (as `choose_precision`'s; int8 named by its mode, `int8_precision`).
+    """The fastest of the float32, bfloat16 and int8 exports of `module` that passes its checks,
+    and the timing of each (as `choose_precision`'s; int8 named by its mode, `int8_precision`;
+    bfloat16 only where `bfloat16_offered`).
 
     Args:
         module: the float32 serving module.
         requests: `serving_default` requests: the checks' inputs and the timed texts.
         rounds: timed passes over the batches.
         batch1_requests: batch-1 requests per pass.
-        intra_op_threads: ONNX Runtime's threads while timing (0: one per core).
+        intra_op_threads: the runtime's threads while timing (0: one per core).
         int8_modes: the ways of quantizing to try (`quantize_int8`), each timed if it passes.
 
     Raises:
@@ -53,20 +59,25 @@ def choose_onnx_precision(
     """
     from keras_bert.serving.onnx_model import OnnxModel
 
-    candidates = ["float32", *map(int8_precision, int8_modes)]
+    reduced = {
+        int8_precision(mode): functools.partial(int8_export, mode=mode) for mode in int8_modes
+    }
+    if bfloat16_offered():
+        reduced = {"bfloat16": bfloat16_export} | reduced
+    candidates = ["float32", *reduced]
     refusals = {}
     try:
-        check_int8_inputs(module, requests)
-    except ConfigError as error:  # an encoder: no labels to check int8 on, float32 it is
-        refusals = {precision: str(error) for precision in candidates[1:]}
+        check_agreement_inputs(module, requests)
+    except ConfigError as error:  # an encoder: no labels to check on, float32 it is
+        refusals = {precision: str(error) for precision in reduced}
     exports = {"float32": prepare_onnx(module, "float32", requests)}
-    for mode in int8_modes:
-        if int8_precision(mode) in refusals:
+    for precision, reduced_export in reduced.items():
+        if precision in refusals:
             continue
         try:
-            exports[int8_precision(mode)] = int8_export(exports["float32"], module, requests, mode)
+            exports[precision] = reduced_export(exports["float32"], module, requests)
         except (ConfigError, PrecisionAgreementError) as error:
-            refusals[int8_precision(mode)] = str(error)
+            refusals[precision] = str(error)
     timed = [module.example_inputs(), *requests]
     with tempfile.TemporaryDirectory() as directory:
         models = {}
@@ -95,7 +106,7 @@ def choose_onnx_precision(
             precision,
             1000 * seconds.get((precision, 1), float("nan")),
             1000 * seconds.get((precision, 32), float("nan")),
-            agreement=_int8_agreement(exports.get(precision)),
+            agreement=_agreement(exports.get(precision)),
             refused=refusals.get(precision),
         )
         for precision in candidates
@@ -124,7 +135,11 @@ def candidate_name(export: OnnxExport) -> str:
     return int8_precision(int8_check["mode"]) if int8_check else export.metadata["precision"]
 
 
-def _int8_agreement(export: OnnxExport | None) -> Int8Agreement | None:
-    if export is None or "int8" not in export.metadata["checks"]:
-        return None
-    return Int8Agreement(**export.metadata["checks"]["int8"])
+def _agreement(export: OnnxExport | None) -> Int8Agreement | Bfloat16Agreement | None:
+    """The agreement check a reduced-precision export passed (None for float32)."""
+    checks = {} if export is None else export.metadata["checks"]
+    if "int8" in checks:
+        return Int8Agreement(**checks["int8"])
+    if "bfloat16" in checks:
+        return Bfloat16Agreement(**checks["bfloat16"])
+    return None

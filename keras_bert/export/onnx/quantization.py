@@ -58,6 +58,7 @@ from keras_bert.export.onnx.model_files import (
     needs_external_data,
     save_model,
 )
+from keras_bert.export.onnx.rotary_attention import ROTARY_ATTENTION_PREFIX
 from keras_bert.export.precision import PrecisionAgreementError, label_logits, predictions
 
 # The issue's bar (and the SavedModel int8 check's, `keras_bert.export.precision`).
@@ -130,15 +131,17 @@ def quantizable_nodes(model: onnx.ModelProto, mode: str = "dynamic") -> list[str
 
 
 def always_float32_nodes(model: onnx.ModelProto) -> list[str]:
-    """The matmuls int8 leaves in float32: DeBERTa's relative-position ones, and a
-    classifier's one-query attention products (of two activations, no weights)."""
-    prefixes = (RELATIVE_TERM_PREFIX, FIRST_QUERY_PREFIX)
+    """The matmuls int8 leaves in float32: DeBERTa's relative-position ones, a classifier's
+    one-query attention products and ModernBERT's attention products (of two activations, no
+    weights)."""
+    prefixes = (RELATIVE_TERM_PREFIX, FIRST_QUERY_PREFIX, ROTARY_ATTENTION_PREFIX)
     return [
         node.name for node in model.graph.node if any(prefix in node.name for prefix in prefixes)
     ]
 
 
-def _outputs(session, batches: Sequence[dict]) -> list[dict]:
+def session_outputs(session, batches: Sequence[dict]) -> list[dict]:
+    """Every output of `session` (ONNX Runtime's or `OpenVinoSession`) on each batch, by name."""
     names = [output.name for output in session.get_outputs()]
     inputs = [graph_input.name for graph_input in session.get_inputs()]
     return [
@@ -162,7 +165,9 @@ def label_agreement(candidate: list[dict], reference: list[dict], batches: Seque
             if our_p.size:
                 difference = max(difference, float(np.abs(our_p - their_p).max()))
     if not labels:
-        raise ConfigError("int8 exports are checked on labels; this model's outputs hold none.")
+        raise ConfigError(
+            "Reduced-precision exports are checked on labels; this model's outputs hold none."
+        )
     return labels, agreeing / labels, difference
 
 
@@ -205,8 +210,9 @@ def relative_error(candidate: list[dict], reference: list[dict], batches: Sequen
 
 
 @dataclasses.dataclass(frozen=True)
-class _Measure:
-    """An int8 model's outputs against float32's on some batches."""
+class AgreementMeasure:
+    """A reduced-precision model's outputs against float32's on some batches: labels, the
+    share that agree, the largest probability difference and the relative error."""
 
     labels: int
     agreement: float
@@ -214,7 +220,9 @@ class _Measure:
     error: float
 
     @classmethod
-    def of(cls, outputs: list[dict], reference: list[dict], batches: Sequence[dict]) -> _Measure:
+    def of(
+        cls, outputs: list[dict], reference: list[dict], batches: Sequence[dict]
+    ) -> AgreementMeasure:
         labels, agreement, difference = label_agreement(outputs, reference, batches)
         return cls(labels, agreement, difference, relative_error(outputs, reference, batches))
 
@@ -322,16 +330,16 @@ def quantize_int8(
     if not nodes:
         raise ConfigError(f"This graph has no {' or '.join(QUANTIZED_OPS[mode])} node to quantize.")
     float32_session = inference_session(model)
-    reference = _outputs(float32_session, search_batches)
-    held_out_reference = _outputs(float32_session, held_out_batches)
+    reference = session_outputs(float32_session, search_batches)
+    held_out_reference = session_outputs(float32_session, held_out_batches)
 
     with tempfile.TemporaryDirectory() as directory:
         quantized_with = _quantizer(model, mode, reduce_range, search_batches, directory)
 
-        def measured(float32_nodes: list[str]) -> tuple[onnx.ModelProto, _Measure]:
+        def measured(float32_nodes: list[str]) -> tuple[onnx.ModelProto, AgreementMeasure]:
             quantized = quantized_with(float32_nodes)
-            outputs = _outputs(inference_session(quantized), search_batches)
-            return quantized, _Measure.of(outputs, reference, search_batches)
+            outputs = session_outputs(inference_session(quantized), search_batches)
+            return quantized, AgreementMeasure.of(outputs, reference, search_batches)
 
         sensitivity, tried = {}, []
         for count in range(len(nodes)):
@@ -352,8 +360,8 @@ def quantize_int8(
                 f"{max(tried)[0]:.4f}, smallest error {min(error for _, error in tried):.4f}). "
                 "Export in float32."
             )
-    held_out_outputs = _outputs(inference_session(quantized), held_out_batches)
-    held_out = _Measure.of(held_out_outputs, held_out_reference, held_out_batches)
+    held_out_outputs = session_outputs(inference_session(quantized), held_out_batches)
+    held_out = AgreementMeasure.of(held_out_outputs, held_out_reference, held_out_batches)
     if held_out.agreement < MIN_LABEL_AGREEMENT:
         raise PrecisionAgreementError(
             f"The {mode} int8 model chosen on the search inputs ({count} of {len(nodes)} nodes "

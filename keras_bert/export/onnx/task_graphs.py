@@ -27,6 +27,7 @@ from onnx import TensorProto
 from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.encoder_graph import BATCH, SEQUENCE, WORD_IDS, EncoderGraph
 from keras_bert.export.onnx.graph_builder import GraphBuilder
+from keras_bert.models.task import TOKEN_TRANSFORM
 
 TASKS = ("classifier", "token_classifier", "question_answerer", "encoder", "masked_lm")
 
@@ -92,9 +93,11 @@ def task_graph(
             [BATCH, model.num_classes],
         )
     elif task == "token_classifier":
+        sequence = _token_transform(graph, model, sequence)
         logits = graph.dense(sequence, model.get_layer("token_logits"), "token_logits")
         float_outputs["logits"] = (logits, [BATCH, SEQUENCE, len(model.label_names)])
     elif task == "question_answerer":
+        sequence = _token_transform(graph, model, sequence)
         span_logits = graph.dense(sequence, model.get_layer("span_logits"), "span_logits")
         start, end = builder.op("Split", span_logits, axis=-1, outputs=2)
         squeeze_axis = builder.constant("minus_one", np.array([-1]))
@@ -136,18 +139,35 @@ def _mean_over_mask(graph: EncoderGraph, sequence: str) -> str:
     return builder.op("Div", total, count)
 
 
+def _prediction_head(graph: EncoderGraph, model, features: str, name: str) -> str:
+    """`features` through the task's `prediction_head` called `name` (its dense layer with its
+    activation, and its LayerNorm where it has one), or as they are if it has none."""
+    layer_names = {layer.name for layer in model.layers}
+    if name not in layer_names:
+        return features
+    features = graph.dense(features, model.get_layer(name), name)
+    if f"{name}_layer_norm" in layer_names:
+        layer_norm = model.get_layer(f"{name}_layer_norm")
+        features = graph.layer_norm(features, layer_norm, f"{name}_layer_norm")
+    return features
+
+
+def _token_transform(graph: EncoderGraph, model, sequence: str) -> str:
+    """Every token through the family's prediction head (`token_transform`: ModernBERT's)."""
+    return _prediction_head(graph, model, sequence, TOKEN_TRANSFORM)
+
+
 def _classifier_logits(graph: EncoderGraph, model, encoded: dict[str, str]) -> str:
-    """The family's head (`BertClassifier`): the pooler, the first token through its own dense
-    layer (with that layer's activation), or the mean over the mask; then the logits layer
-    (dropout is inactive)."""
+    """The family's head (`BertClassifier`): the pooler, the first token, or the mean over the
+    mask, through the family's own dense layer (`pre_classifier`, with its activation and
+    ModernBERT's LayerNorm) where it has one; then the logits layer (dropout is inactive)."""
     if model.pooling == "mean":
         features = _mean_over_mask(graph, encoded["sequence_output"])
     elif model.uses_pooled_output:
         features = encoded["pooled_output"]
     else:
-        features = graph.dense(
-            encoded["first_token_output"], model.get_layer("pre_classifier"), "pre_classifier"
-        )
+        features = encoded["first_token_output"]
+    features = _prediction_head(graph, model, features, "pre_classifier")
     return graph.dense(features, model.get_layer("logits"), "logits")
 
 

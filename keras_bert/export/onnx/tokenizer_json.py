@@ -6,7 +6,11 @@ Each family's tokenizer maps to `tokenizers`' parts:
 
 - WordPiece: `BertNormalizer` + `BertPreTokenizer` + `WordPiece` (100 characters a word at most),
   as keras_bert's `WordPieceTokenizer` follows them.
-- byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges.
+- byte-level BPE: `ByteLevel` pre-tokenizer (GPT-2's regex) + `BPE` with the merges (after
+  `NFC` where the tokenizer normalizes, as GPT-NeoX's `tokenizer.json` does).
+- XLM-RoBERTa's unigram model: transformers' own tokenizer (the model's `Precompiled` rules,
+  `WhitespaceSplit`, `Metaspace`, `Unigram` under fairseq's ids), which `UnigramTokenizer`
+  follows exactly.
 - SentencePiece (unigram): the model's own normalization rules (`Precompiled`, its
   `precompiled_charsmap`, the same table `sentencepiece` applies: transformers 5's
   DeBERTa-v2 tokenizer uses NFC instead, and differs on NFKC text), extra whitespace removed,
@@ -38,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-import numpy as np
 import tensorflow as tf
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 from tokenizers.processors import TemplateProcessing
@@ -47,8 +50,10 @@ from keras_bert.errors import ConfigError
 from keras_bert.text import python_unicode_tables
 from keras_bert.text.byte_pair_tokenizer import BytePairTokenizer
 from keras_bert.text.normalization import char_class
+from keras_bert.text.sentencepiece_model import read_sentencepiece_proto
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.special_tokens import SPECIAL_TOKENS, UNK_TOKEN
+from keras_bert.text.unigram_tokenizer import UnigramTokenizer, fairseq_vocabulary
 from keras_bert.text.wordpiece_tokenizer import MAX_CHARS_PER_WORD, WordPieceTokenizer
 
 WORD_BOUNDARY = "\u2581"
@@ -81,11 +86,23 @@ def hf_tokenizer(preprocessor) -> Tokenizer:
     elif isinstance(layer, SentencePieceTokenizer):
         tokenizer = _sentencepiece(layer)
         special = layer.special_tokens
+    elif isinstance(layer, UnigramTokenizer):
+        tokenizer = _unigram(layer)
+        special = layer.special_tokens
     else:
         raise ConfigError(f"No tokenizer.json for a {type(layer).__name__}.")
-    tokenizer.add_special_tokens(
-        [AddedToken(token, special=True, normalized=False) for token in special]
-    )
+    added_tokens = getattr(layer, "added_tokens", None)
+    if added_tokens is None:
+        added_tokens = [
+            {"content": token, "special": True, "normalized": False} for token in special
+        ]
+    for token in added_tokens:  # a tokenizer.json's own, with their flags (ModernBERT's)
+        flags = {name: token[name] for name in ("lstrip", "rstrip", "normalized") if name in token}
+        added = AddedToken(token["content"], special=token["special"], **flags)
+        if token["special"]:
+            tokenizer.add_special_tokens([added])
+        else:
+            tokenizer.add_tokens([added])
     packer = preprocessor.packer
     cls, sep = preprocessor.cls_token, preprocessor.sep_token
     separators = " ".join([f"{sep}:0"] * packer.pair_separators)
@@ -117,6 +134,8 @@ def _wordpiece(layer: WordPieceTokenizer) -> Tokenizer:
 def _byte_pair(layer: BytePairTokenizer) -> Tokenizer:
     merges = [tuple(line.split(" ")) for line in layer.merges]
     tokenizer = Tokenizer(models.BPE(layer.vocabulary, merges, fuse_unk=False))
+    if layer.normalizer == "nfc":
+        tokenizer.normalizer = normalizers.NFC()
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
     tokenizer.decoder = decoders.ByteLevel()
     return tokenizer
@@ -153,81 +172,19 @@ def _sentencepiece(layer: SentencePieceTokenizer) -> Tokenizer:
     return tokenizer
 
 
-@dataclasses.dataclass(frozen=True)
-class SentencePieceProto:
-    """What `tokenizer.json` needs of a SentencePiece model: `(piece, score, type)` per id,
-    the unknown piece's id and the normalizer's settings."""
-
-    pieces: list[tuple[str, float, int]]
-    unk_id: int
-    precompiled_charsmap: bytes
-    add_dummy_prefix: bool
-    remove_extra_whitespaces: bool
-
-
-def _protobuf_fields(data: bytes):
-    """(field number, wire type, value) of a serialized protobuf message, in order."""
-    position = 0
-    while position < len(data):
-        key, position = _varint(data, position)
-        number, wire_type = key >> 3, key & 7
-        if wire_type == 0:
-            value, position = _varint(data, position)
-        elif wire_type == 1:
-            value, position = data[position : position + 8], position + 8
-        elif wire_type == 2:
-            length, position = _varint(data, position)
-            value, position = data[position : position + length], position + length
-        elif wire_type == 5:
-            value, position = data[position : position + 4], position + 4
-        else:
-            raise ConfigError(f"Unreadable SentencePiece model (protobuf wire type {wire_type}).")
-        yield number, wire_type, value
-
-
-def _varint(data: bytes, position: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return value, position
-
-
-# sentencepiece_model.proto: ModelProto.pieces = 1, .normalizer_spec = 3; SentencePiece.piece
-# = 1, .score = 2, .type = 3 (2: UNKNOWN); NormalizerSpec.precompiled_charsmap = 2,
-# .add_dummy_prefix = 3, .remove_extra_whitespaces = 4 (both default true).
-_UNKNOWN_TYPE = 2
-
-
-def read_sentencepiece_proto(proto: bytes) -> SentencePieceProto:
-    """The pieces and normalizer settings of a serialized SentencePiece `ModelProto`, read from
-    the protobuf wire format (the `sentencepiece` package's generated module needs a newer
-    protobuf runtime than TensorFlow's)."""
-    pieces, charsmap, settings = [], b"", {3: True, 4: True}
-    for number, _, value in _protobuf_fields(proto):
-        if number == 1:
-            piece, score, kind = "", 0.0, 1
-            for field, _, field_value in _protobuf_fields(value):
-                if field == 1:
-                    piece = field_value.decode("utf-8")
-                elif field == 2:
-                    score = float(np.frombuffer(field_value, "<f4")[0])
-                elif field == 3:
-                    kind = field_value
-            pieces.append((piece, score, kind))
-        elif number == 3:
-            for field, _, field_value in _protobuf_fields(value):
-                if field == 2:
-                    charsmap = field_value
-                elif field in settings:
-                    settings[field] = bool(field_value)
-    unknown = [index for index, (_, _, kind) in enumerate(pieces) if kind == _UNKNOWN_TYPE]
-    return SentencePieceProto(
-        pieces, unknown[0] if unknown else 0, charsmap, settings[3], settings[4]
+def _unigram(layer: UnigramTokenizer) -> Tokenizer:
+    """transformers' XLM-RoBERTa tokenizer: the charsmap, whitespace, `Metaspace`, `Unigram`."""
+    tokenizer = Tokenizer(models.Unigram(fairseq_vocabulary(layer.proto), layer.unk_id, False))
+    charsmap = read_sentencepiece_proto(layer.proto).precompiled_charsmap
+    tokenizer.normalizer = normalizers.Precompiled(charsmap) if charsmap else None
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always"),
+        ]
     )
+    tokenizer.decoder = decoders.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always")
+    return tokenizer
 
 
 @dataclasses.dataclass(frozen=True)

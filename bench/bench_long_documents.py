@@ -1,0 +1,309 @@
+"""ModernBERT on long inputs, side by side with transformers: the forward pass of one sequence
+(batch 1, every token real) of 512, 2,048 and 8,192 tokens through keras_bert's encoder and
+through transformers' `ModernBertModel` (`attn_implementation="sdpa"`, PyTorch's fused
+attention), with BERT-base up to 512 tokens beside them.
+
+Both sides read the same random weights: transformers draws them at the model's published size
+(`ModernBertForMaskedLM(ModernBertConfig())`: 22 layers, hidden 768, intermediate 1,152, 12 heads,
+a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions; BERT-base:
+`BertModel(BertConfig())`) and saves them, and keras_bert loads the directory. Every measurement
+(side, model, length) runs in a subprocess of its own, which reports:
+
+- `seconds`: the median of `--calls` forward passes after one untimed pass (tracing, oneDNN's
+  first-call work), the sequence output computed (keras_bert: its `tf.function`, as a SavedModel
+  runs it; transformers: under `torch.inference_mode()`);
+- `forward_peak_mb`: the largest resident memory of the process while it runs the passes
+  (sampled every 2 ms), the loaded model, runtime and activations together; `loaded_mb` the
+  resident memory before the first pass (both sides give the allocator's free memory back to
+  the system first, `malloc_trim`); `process_peak_mb`, the process's peak over its whole life,
+  loading included (`ru_maxrss`).
+
+The sides take turns, length by length, and every round starts with the other side, so that
+both meet the same load on a shared machine. Each measurement is a line appended to `--results`
+(`bench/results/long_documents.jsonl`), with the CPU, the versions, the revision and the
+command. `python -m bench.figures long_documents` draws time and memory against length from that
+file (`bench.figures`).
+
+Run alone on the machine, from the repository root (transformers from the peer environment):
+
+    .venv/bin/python -m bench.bench_long_documents --peer-python .venv-peer/bin/python \\
+        --lengths 512,2048,8192 --bert-lengths 128,256,512 --rounds 3
+    .venv/bin/python -m bench.figures long_documents
+
+Smoke test (tiny random models, a minute):
+
+    .venv/bin/python -m bench.bench_long_documents --peer-python .venv-peer/bin/python \\
+        --size tiny --lengths 64,256 --bert-lengths 64 --rounds 1 --calls 1 \\
+        --results /tmp/long_documents_smoke.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = REPO_ROOT / "bench" / "results" / "long_documents.jsonl"
+SIDES = ("keras_bert", "transformers")
+MODELS = ("modernbert", "bert")
+# transformers' configs of each model and size (the published base sizes are their defaults).
+SIZES = {
+    "base": {"modernbert": {}, "bert": {}},
+    "tiny": {
+        "modernbert": {
+            "vocab_size": 1000,
+            "hidden_size": 64,
+            "intermediate_size": 96,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 4,
+            "local_attention": 16,
+            "max_position_embeddings": 1024,
+            **{f"{token}_token_id": index for index, token in enumerate(("cls", "sep", "pad"))},
+            "bos_token_id": 0,
+            "eos_token_id": 1,
+        },
+        "bert": {
+            "vocab_size": 1000,
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+        },
+    },
+}
+MEMORY_SAMPLE_SECONDS = 0.002
+
+
+# In the subprocesses ---------------------------------------------------------------------
+
+
+def make_weights(model: str, size: str, directory: Path) -> None:
+    """transformers' random model of `model` at `size`, saved into `directory` (torch)."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    if model == "modernbert":
+        network = transformers.ModernBertForMaskedLM(
+            transformers.ModernBertConfig(**SIZES[size][model])
+        )
+    else:
+        network = transformers.BertModel(transformers.BertConfig(**SIZES[size][model]))
+    network.save_pretrained(directory)
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _give_back_free_memory() -> None:
+    """glibc's `malloc_trim`: the allocator's free memory (a loader's copies) back to the system,
+    so that resident memory is what the process holds."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def measured(forward, calls: int) -> dict:
+    """`forward`'s median seconds over `calls` passes after one untimed pass, and the memory
+    while they run."""
+    _give_back_free_memory()
+    loaded = _resident_mb()
+    peak = [loaded]
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:
+        while running.is_set():
+            peak[0] = max(peak[0], _resident_mb())
+            time.sleep(MEMORY_SAMPLE_SECONDS)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    forward()
+    seconds = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        forward()
+        seconds.append(time.perf_counter() - start)
+    running.clear()
+    sampler.join()
+    import resource
+
+    return {
+        "seconds": statistics.median(seconds),
+        "all_seconds": seconds,
+        "loaded_mb": round(loaded, 1),
+        "forward_peak_mb": round(max(peak[0], _resident_mb()), 1),
+        "process_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+def _token_ids(length: int, vocab_size: int):
+    import numpy as np
+
+    return np.random.default_rng(0).integers(5, vocab_size, (1, length)).astype("int32")
+
+
+def keras_bert_forward(weights: Path, length: int):
+    """keras_bert's encoder of `weights` and a pass of one sequence of `length` ids through
+    it (the sequence output, in a `tf.function`)."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    import keras_bert
+
+    encoder = keras_bert.load_encoder(weights)
+    sequence = keras.Model(encoder.input, encoder.output["sequence_output"])
+    ids = _token_ids(length, encoder.bert_config.vocab_size)
+    inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids)}
+    inputs["input_type_ids"] = np.zeros_like(ids)
+    run = tf.function(lambda values: sequence(values, training=False))
+    return lambda: run(inputs).numpy(), {"tensorflow": tf.__version__, "keras": keras.__version__}
+
+
+def transformers_forward(weights: Path, length: int):
+    """transformers' model of `weights` (sdpa attention) and a pass of `length` ids."""
+    import torch
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(weights)
+    model = transformers.AutoModel.from_pretrained(weights, attn_implementation="sdpa").eval()
+    ids = torch.from_numpy(_token_ids(length, config.vocab_size)).long()
+    mask = torch.ones_like(ids)
+
+    def forward():
+        with torch.inference_mode():
+            return model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
+
+    versions = {"torch": torch.__version__, "transformers": transformers.__version__}
+    return forward, versions | {"threads": torch.get_num_threads()}
+
+
+def child(side: str, weights: Path, length: int, calls: int) -> dict:
+    build = keras_bert_forward if side == "keras_bert" else transformers_forward
+    forward, versions = build(weights, length)
+    return measured(forward, calls) | {"versions": versions}
+
+
+# In the parent -------------------------------------------------------------------------
+
+
+def _run_json(command: list[str]) -> dict:
+    completed = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
+    if completed.returncode:
+        raise RuntimeError(f"{shlex.join(command)} failed:\n{completed.stderr[-3000:]}")
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def run_all(args: argparse.Namespace, command: str) -> list[dict]:
+    """Every (round, model, length, side), appended to the results file as each finishes."""
+    from bench.bench_peer_finetuning import git_revision
+    from keras_bert.cpu import cpu_summary
+
+    pythons = {"keras_bert": sys.executable, "transformers": args.peer_python}
+    context = {"cpu": cpu_summary(), "revision": git_revision(), "command": command}
+    lengths = {"modernbert": args.lengths, "bert": args.bert_lengths}
+    records = []
+    with tempfile.TemporaryDirectory(prefix="long_documents_") as scratch:
+        weights = {}
+        for model in MODELS:
+            if lengths[model]:
+                weights[model] = Path(scratch) / model
+                module = ["-m", "bench.bench_long_documents"]
+                subprocess.run(
+                    [args.peer_python, *module, "--make-weights", str(weights[model]),
+                     "--model", model, "--size", args.size],
+                    check=True, cwd=REPO_ROOT,
+                )  # fmt: skip
+        for number in range(args.rounds):
+            for model in MODELS:
+                for length in lengths[model]:
+                    for side in SIDES if number % 2 == 0 else SIDES[::-1]:
+                        result = _run_json(
+                            [pythons[side], "-m", "bench.bench_long_documents", "--child", side,
+                             "--weights", str(weights[model]), "--length", str(length),
+                             "--calls", str(args.calls)]
+                        )  # fmt: skip
+                        record = {
+                            "model": f"{model}-{args.size}",
+                            "side": side,
+                            "length": length,
+                            "round": number,
+                            **result,
+                            **context,
+                            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+                        }
+                        records.append(record)
+                        with open(args.results, "a", encoding="utf-8") as file:
+                            file.write(json.dumps(record) + "\n")
+                        print(
+                            f"{record['model']:>15} {side:>12} {length:>5} tokens: "
+                            f"{record['seconds']:8.3f} s, {record['forward_peak_mb']:8.1f} MB"
+                        )
+    return records
+
+
+def summary(records: list[dict]) -> dict[tuple[str, str, int], dict]:
+    """(model, side, length) → the median seconds over rounds and the largest memory."""
+    grouped: dict[tuple[str, str, int], list[dict]] = {}
+    for record in records:
+        grouped.setdefault((record["model"], record["side"], record["length"]), []).append(record)
+    return {
+        key: {
+            "seconds": statistics.median(record["seconds"] for record in group),
+            "forward_peak_mb": max(record["forward_peak_mb"] for record in group),
+            "rounds": len(group),
+        }
+        for key, group in sorted(grouped.items())
+    }
+
+
+def _lengths(text: str) -> list[int]:
+    return [int(value) for value in text.split(",") if value]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--peer-python", help="the Python of an environment with transformers")
+    parser.add_argument("--size", choices=sorted(SIZES), default="base")
+    parser.add_argument("--lengths", type=_lengths, default=[512, 2048, 8192])
+    parser.add_argument("--bert-lengths", type=_lengths, default=[128, 256, 512])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=3, help="timed passes per measurement")
+    parser.add_argument("--results", type=Path, default=RESULTS)
+    parser.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
+    parser.add_argument("--weights", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--make-weights", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.make_weights:
+        make_weights(args.model, args.size, args.make_weights)
+    elif args.child:
+        print(json.dumps(child(args.child, args.weights, args.length, args.calls)))
+    else:
+        if not args.peer_python:
+            parser.error("--peer-python is needed to run transformers' side")
+        command = shlex.join(["python", "-m", "bench.bench_long_documents", *sys.argv[1:]])
+        records = run_all(args, command)
+        for (model, side, length), values in summary(records).items():
+            print(f"{model} {side} {length}: {values}")
+
+
+if __name__ == "__main__":
+    main()

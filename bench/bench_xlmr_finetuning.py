@@ -1,0 +1,201 @@
+"""XLM-RoBERTa fine-tuning step: keras_bert against transformers, the same random weights, the
+same batches, one process, the two taking turns step by step (`keras_bert.timing`).
+
+A sequence classifier at XLM-R's real sizes (`--size base`: 250,002 tokens, hidden 768, 12
+layers; `large`: hidden 1024, 24 layers; `tiny` to smoke-test the script) is drawn at random by
+transformers (`XLMRobertaForSequenceClassification`, every weight), saved, and read by
+keras_bert (`BertClassifier.from_checkpoint`: the same encoder and head). Each step trains on a
+batch of real movie-review sentences (shared/data), tokenized by the shared XLM-R SentencePiece
+model and spread over the whole table by a fixed random map of its ids (a 250k-token
+vocabulary's batch touches about as many distinct rows: the embedding gradient's rows), with
+dropout on, loss, backward, clipping at norm 1.0 and AdamW (5e-5, weight decay 0.01 off biases
+and LayerNorms): keras_bert's recipe optimizer (`FusedAdamW`) and transformers' `Trainer`'s
+(`torch.optim.AdamW(fused=True)`) on 2 threads (`bench/peer_trainer.py`).
+
+Where the step's time goes at 250k tokens: the embedding table is 192M of base's 278M
+weights, and its gradient has only the batch's rows, but dense AdamW (both sides) updates
+every row each step: the rows the batch missed still decay (weight decay) and still move by
+their momentum, so that is a pass over 3 x 192M floats (weights, both moments) a step.
+`keras_bert_sparse` updates only the batch's rows of sparse gradients (`FusedAdamW(
+sparse_updates=True)`, TF's LazyAdam): faster, but a row the batch missed keeps its moments
+and is not decayed, which is not transformers' AdamW. The default stays dense (see
+docs/families.md, XLM-RoBERTa at its real size).
+
+Prints the CPU, each variant's median seconds per step and its speed-up over transformers;
+appends one JSON record per run to `--results`. Runs in the peer environment:
+
+    .venv-peer/bin/python -m bench.bench_xlmr_finetuning --size base --steps 10
+    .venv-peer/bin/python -m bench.bench_xlmr_finetuning --size tiny --steps 2   # smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+XLM_ROBERTA = SHARED / "reference" / "variants" / "xlm_roberta"
+SENTENCES = SHARED / "data" / "sentiment" / "movie_snippets.train.jsonl"
+SIZES = {
+    "tiny": {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+             "intermediate_size": 128},
+    "base": {"hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
+             "intermediate_size": 3072},
+    "large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16,
+              "intermediate_size": 4096},
+}  # fmt: skip
+VOCABULARY_SIZE = 250_002
+VARIANTS = ("keras_bert", "keras_bert_sparse", "transformers")
+# fairseq's special ids, kept by the map of the shared model's ids onto the whole table.
+SPECIAL_IDS = 4
+
+
+def random_checkpoint(size: str, directory: Path) -> None:
+    """A transformers classifier of `size`, every weight drawn at random, saved."""
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.XLMRobertaConfig(
+        vocab_size=VOCABULARY_SIZE, max_position_embeddings=514, type_vocab_size=1, **SIZES[size]
+    )
+    model = transformers.XLMRobertaForSequenceClassification(config)
+    model.save_pretrained(directory)
+
+
+def batches(count: int, batch_size: int, seq_length: int) -> list[dict[str, np.ndarray]]:
+    """`count` packed batches of real sentences with labels, ids mapped onto the whole table."""
+    import keras_bert
+
+    preprocessor = keras_bert.load_preprocessor(XLM_ROBERTA, seq_length=64)
+    preprocessor = keras_bert.text.TextPreprocessor(
+        preprocessor.tokenizer, seq_length=seq_length, cls_token="<s>", sep_token="</s>",
+        pad_token="<pad>", pair_separators=2, second_type_id=0,
+    )  # fmt: skip
+    records = [json.loads(line) for line in SENTENCES.read_text("utf-8").splitlines()]
+    rows = np.random.default_rng(0).permutation(VOCABULARY_SIZE - SPECIAL_IDS) + SPECIAL_IDS
+    id_map = np.concatenate([np.arange(SPECIAL_IDS), rows])
+    result = []
+    for index in range(count):
+        chunk = records[index * batch_size : (index + 1) * batch_size]
+        packed = {k: v.numpy() for k, v in preprocessor([r["text"] for r in chunk]).items()}
+        packed["input_word_ids"] = id_map[packed["input_word_ids"]].astype(np.int32)
+        packed["labels"] = np.array([r["label"] == "pos" for r in chunk], np.int32)
+        result.append(packed)
+    return result
+
+
+def keras_bert_step(directory: Path, sparse_updates: bool, total_steps: int):
+    """keras_bert's classifier of the checkpoint and its recipe optimizer: one step a call."""
+    import keras_bert
+    from keras_bert.training.recipes import FINETUNING_RUN
+
+    model = keras_bert.BertClassifier.pretrained(directory, None, num_classes=2)
+    optimizer = FINETUNING_RUN.create_optimizer(total_steps)
+    if sparse_updates:
+        optimizer = type(optimizer).from_config({**optimizer.get_config(), "sparse_updates": True})
+    model.compile(optimizer=optimizer, jit_compile=False)
+
+    def step(batch):
+        inputs = {name: batch[name] for name in ("input_word_ids", "input_mask", "input_type_ids")}
+        return model.train_on_batch(inputs, batch["labels"])
+
+    return step
+
+
+def transformers_step(directory: Path, total_steps: int):
+    """transformers' classifier of the checkpoint, `Trainer`'s AdamW: one step a call."""
+    import torch
+    import transformers
+
+    from bench.peer_trainer import TORCH_THREADS, hugging_face_optimizer, hugging_face_step
+
+    torch.set_num_threads(TORCH_THREADS)
+    model = transformers.XLMRobertaForSequenceClassification.from_pretrained(directory)
+    model.train()
+    optimizer, schedule = hugging_face_optimizer(model, total_steps, fused=True)
+
+    def step(batch):
+        inputs = {
+            "input_ids": torch.tensor(batch["input_word_ids"], dtype=torch.long),
+            "attention_mask": torch.tensor(batch["input_mask"], dtype=torch.long),
+            "labels": torch.tensor(batch["labels"], dtype=torch.long),
+        }
+        return hugging_face_step(model, inputs, optimizer, schedule)
+
+    return step
+
+
+def git_revision() -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
+    ).stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", choices=SIZES, default="base")
+    parser.add_argument("--steps", type=int, default=10, help="timed steps of each variant")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--seq-length", type=int, default=128)
+    parser.add_argument("--variants", default=",".join(VARIANTS))
+    parser.add_argument(
+        "--results", type=Path, default=REPO_ROOT / "bench/results/xlmr_finetuning.jsonl"
+    )
+    args = parser.parse_args(argv)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    variants = args.variants.split(",")
+    from keras_bert.cpu import cpu_summary
+    from keras_bert.timing import interleaved_median_seconds
+
+    print(cpu_summary(), flush=True)
+    data = batches(args.steps, args.batch_size, args.seq_length)
+    total_steps = 10 * (args.steps + 1)  # the schedule's warm-up spans the timed steps
+    with tempfile.TemporaryDirectory() as scratch:
+        random_checkpoint(args.size, Path(scratch))
+        steps = {
+            "keras_bert": lambda: keras_bert_step(Path(scratch), False, total_steps),
+            "keras_bert_sparse": lambda: keras_bert_step(Path(scratch), True, total_steps),
+            "transformers": lambda: transformers_step(Path(scratch), total_steps),
+        }
+        built = {name: steps[name]() for name in variants}
+        calls = {
+            name: [lambda step=step, batch=batch: step(batch) for batch in data]
+            for name, step in built.items()
+        }
+        seconds = interleaved_median_seconds(calls, rounds=1)
+    record = {
+        "size": args.size,
+        "batch_size": args.batch_size,
+        "seq_length": args.seq_length,
+        "steps": args.steps,
+        "median_step_seconds": {name: round(value, 4) for name, value in seconds.items()},
+        "speedup_over_transformers": {
+            name: round(seconds["transformers"] / value, 3)
+            for name, value in seconds.items()
+            if "transformers" in seconds
+        },
+        "cpu": cpu_summary(),
+        "revision": git_revision(),
+        "command": " ".join(["python -m bench.bench_xlmr_finetuning", *(argv or sys.argv[1:])]),
+        "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
+    for name, value in seconds.items():
+        ratio = record["speedup_over_transformers"].get(name)
+        print(f"{name:18s} {value:8.3f} s/step" + (f"  {ratio:.2f}x transformers" if ratio else ""))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    with args.results.open("a", encoding="utf-8") as file:
+        file.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,317 @@
+"""One serving runtime in a process of its own, strings in and logits out, timed on request.
+
+`bench.bench_cpu_runtimes` starts one worker per runtime, each in the venv that has its
+runtime (ours in `.venv`, the peers' in `.venv-peers`), and sends each the same work in turn,
+so that every runtime sees the machine alike. A runtime is a function of the prepared models
+(`Models`, written by `bench_cpu_runtimes prepare`) that returns `classify(texts) -> logits`:
+the whole request, tokenizing included, as a user of that runtime serves it:
+
+- ours: the TF Serving export loaded as the server loads it (`pipelines/query_export.py`'s
+  `SessionModel`, the `serving_default` signature on strings), and our ONNX exports through
+  `keras_bert.serving.OnnxModel` (`tokenizers` + the runtime the export names: ONNX Runtime,
+  or OpenVINO for bfloat16);
+- the peers (`shared/peers/bench_peers_cpu.py`'s protocol): the checkpoint's `tokenizer.json`
+  (truncated to the export's length, a batch padded to its longest sentence) feeding ONNX
+  Runtime on transformers' ONNX export of the same classifier (float32, `quantize_dynamic`
+  int8), OpenVINO on that file (f32, its default precision, NNCF int8 calibrated on training
+  sentences) and CTranslate2's `Encoder` of transformers' copy (int8, float32), whose pooled
+  output goes through the classifier's dense head in NumPy.
+
+Every runtime computes on 2 intra-op threads (`THREADS`), as the peers' protocol does.
+
+The worker reads one JSON command a line on stdin and answers one JSON line on stdout:
+`{"op": "latencies", "texts": [...]}` (seconds of each text served alone), `{"op":
+"throughput", "batches": [[...], ...]}` (seconds for all the batches), `{"op": "logits",
+"texts": [...]}` (logits of the texts, 32 at a time) and `{"op": "quit"}`.
+
+    python -m bench.runtime_workers RUNTIME MODELS_JSON
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+THREADS = 2
+LOGITS_BATCH = 32
+Classify = Callable[[list[str]], np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class Models:
+    """The prepared models every runtime reads (`bench_cpu_runtimes prepare` writes them).
+
+    Args:
+        seq_length: the export's packed length; the peers truncate there too.
+        savedmodels: TF Serving version directories by precision ("float32", "bfloat16").
+        onnx_exports: our ONNX version directories by precision ("float32", "bfloat16",
+            "int8-dynamic", "int8-static").
+        peer_directory: transformers' copy of the classifier: `classifier.onnx`,
+            `classifier.int8.onnx`, `hf/` (its `save_pretrained` directory, with
+            `tokenizer.json`) and `head.npz` (the dense head on the pooled output).
+        calibration_file: JSONL of training sentences for the peer's NNCF calibration.
+    """
+
+    seq_length: int
+    savedmodels: dict[str, str]
+    onnx_exports: dict[str, str]
+    peer_directory: str
+    calibration_file: str
+
+    @classmethod
+    def read(cls, path: str | os.PathLike) -> Models:
+        return cls(**json.loads(Path(path).read_text()))
+
+
+def savedmodel_runtime(precision: str) -> Callable[[Models], Classify]:
+    """Our TF Serving export, loaded as TF Serving loads it (`SessionModel`)."""
+
+    def load(models: Models) -> Classify:
+        import importlib.util
+
+        # The loader imports only tensorflow and tensorflow_text, as a model server has.
+        spec = importlib.util.spec_from_file_location(
+            "query_export", REPO_ROOT / "pipelines" / "query_export.py"
+        )
+        query_export = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(query_export)
+        model = query_export.SessionModel(models.savedmodels[precision])
+        return lambda texts: model.run({"text": texts})["logits"]
+
+    return load
+
+
+def onnx_runtime(precision: str) -> Callable[[Models], Classify]:
+    """Our ONNX export through `OnnxModel`, in the runtime the export names."""
+
+    def load(models: Models) -> Classify:
+        from keras_bert.serving import OnnxModel
+
+        model = OnnxModel(models.onnx_exports[precision], intra_op_threads=THREADS)
+        return lambda texts: model.predict(texts)["logits"]
+
+    return load
+
+
+def peer_feeds(models: Models) -> Callable[[list[str]], dict[str, np.ndarray]]:
+    """The peer's tokenizing: `tokenizer.json`, truncated to the export's length, a batch
+    padded to its longest sentence, int64 inputs by transformers' names."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(Path(models.peer_directory) / "hf" / "tokenizer.json"))
+    tokenizer.enable_truncation(models.seq_length)
+    tokenizer.enable_padding()
+
+    def feeds(texts: list[str]) -> dict[str, np.ndarray]:
+        encodings = tokenizer.encode_batch(texts)
+        return {
+            "input_ids": np.array([encoding.ids for encoding in encodings], np.int64),
+            "attention_mask": np.array(
+                [encoding.attention_mask for encoding in encodings], np.int64
+            ),
+            "token_type_ids": np.array([encoding.type_ids for encoding in encodings], np.int64),
+        }
+
+    return feeds
+
+
+def peer_onnx_runtime(file_name: str) -> Callable[[Models], Classify]:
+    """ONNX Runtime on transformers' export, all graph optimizations, 2 intra-op threads."""
+
+    def load(models: Models) -> Classify:
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.intra_op_num_threads = THREADS
+        session = onnxruntime.InferenceSession(
+            str(Path(models.peer_directory) / file_name),
+            options,
+            providers=["CPUExecutionProvider"],
+        )
+        feeds = peer_feeds(models)
+        return lambda texts: session.run(["logits"], feeds(texts))[0]
+
+    return load
+
+
+def peer_openvino_runtime(precision: str | None, nncf_int8: bool = False):
+    """OpenVINO on transformers' float32 export: one stream on 2 threads, `precision` as its
+    inference precision hint (None: its default, bfloat16 on a CPU with bfloat16 units), or
+    NNCF's int8 (`ModelType.TRANSFORMER`, calibrated on 300 training sentences)."""
+
+    def load(models: Models) -> Classify:
+        import contextlib
+
+        import openvino
+
+        core = openvino.Core()
+        model = core.read_model(str(Path(models.peer_directory) / "classifier.onnx"))
+        feeds = peer_feeds(models)
+        if nncf_int8:
+            import nncf
+
+            calibration = [
+                json.loads(line)["text"]
+                for line in Path(models.calibration_file).read_text().splitlines()[:300]
+            ]
+            with contextlib.redirect_stdout(sys.stderr):  # its progress bars
+                model = nncf.quantize(
+                    model,
+                    nncf.Dataset([feeds([text]) for text in calibration]),
+                    subset_size=len(calibration),
+                    model_type=nncf.ModelType.TRANSFORMER,
+                )
+        config = {"INFERENCE_NUM_THREADS": THREADS, "NUM_STREAMS": 1, "PERFORMANCE_HINT": "LATENCY"}
+        if precision is not None:
+            config["INFERENCE_PRECISION_HINT"] = precision
+        request = core.compile_model(model, "CPU", config).create_infer_request()
+        return lambda texts: request.infer(feeds(texts))[0].copy()
+
+    return load
+
+
+def peer_ctranslate2_runtime(compute_type: str) -> Callable[[Models], Classify]:
+    """CTranslate2's `Encoder` of transformers' copy (converted at load), its pooled output
+    through the classifier's dense head."""
+
+    def load(models: Models) -> Classify:
+        import tempfile
+
+        import ctranslate2
+
+        converted = tempfile.mkdtemp(prefix="ct2_")
+        ctranslate2.converters.TransformersConverter(
+            str(Path(models.peer_directory) / "hf")
+        ).convert(converted, force=True)
+        encoder = ctranslate2.Encoder(
+            converted,
+            device="cpu",
+            compute_type=compute_type,
+            inter_threads=1,
+            intra_threads=THREADS,
+        )
+        head = np.load(Path(models.peer_directory) / "head.npz")
+        feeds = peer_feeds(models)
+
+        def classify(texts: list[str]) -> np.ndarray:
+            feed = feeds(texts)
+            ids = ctranslate2.StorageView.from_array(feed["input_ids"].astype(np.int32))
+            lengths = ctranslate2.StorageView.from_array(
+                feed["attention_mask"].sum(1).astype(np.int32)
+            )
+            pooled = np.asarray(encoder.forward_batch(ids, lengths).pooler_output)
+            return pooled @ head["kernel"] + head["bias"]
+
+        return classify
+
+    return load
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    """A serving path: whose it is, its runtime and precision, and the venv it needs."""
+
+    side: str  # "ours" or "peer"
+    runtime: str
+    precision: str
+    venv: str  # ".venv" or ".venv-peers"
+    load: Callable[[Models], Classify]
+
+
+RUNTIMES: dict[str, Runtime] = {
+    "ours-savedmodel-float32": Runtime(
+        "ours", "TF Serving export", "float32", ".venv", savedmodel_runtime("float32")
+    ),
+    "ours-savedmodel-bfloat16": Runtime(
+        "ours", "TF Serving export", "bfloat16", ".venv", savedmodel_runtime("bfloat16")
+    ),
+    "ours-onnx-float32": Runtime(
+        "ours", "ONNX Runtime (OnnxModel)", "float32", ".venv", onnx_runtime("float32")
+    ),
+    "ours-onnx-int8-dynamic": Runtime(
+        "ours", "ONNX Runtime (OnnxModel)", "int8 dynamic", ".venv", onnx_runtime("int8-dynamic")
+    ),
+    "ours-onnx-int8-static": Runtime(
+        "ours", "ONNX Runtime (OnnxModel)", "int8 static", ".venv", onnx_runtime("int8-static")
+    ),
+    "ours-onnx-bfloat16": Runtime(
+        "ours", "OpenVINO (OnnxModel)", "bfloat16", ".venv", onnx_runtime("bfloat16")
+    ),
+    "peer-ort-float32": Runtime(
+        "peer", "ONNX Runtime", "float32", ".venv-peers", peer_onnx_runtime("classifier.onnx")
+    ),
+    "peer-ort-int8": Runtime(
+        "peer",
+        "ONNX Runtime",
+        "int8 (quantize_dynamic)",
+        ".venv-peers",
+        peer_onnx_runtime("classifier.int8.onnx"),
+    ),
+    "peer-openvino-f32": Runtime(
+        "peer", "OpenVINO", "f32", ".venv-peers", peer_openvino_runtime("f32")
+    ),
+    "peer-openvino-default": Runtime(
+        "peer", "OpenVINO", "default (bf16 here)", ".venv-peers", peer_openvino_runtime(None)
+    ),
+    "peer-openvino-int8": Runtime(
+        "peer",
+        "OpenVINO",
+        "NNCF int8",
+        ".venv-peers",
+        peer_openvino_runtime(None, nncf_int8=True),
+    ),
+    "peer-ctranslate2-int8": Runtime(
+        "peer", "CTranslate2", "int8", ".venv-peers", peer_ctranslate2_runtime("int8")
+    ),
+    "peer-ctranslate2-float32": Runtime(
+        "peer", "CTranslate2", "float32", ".venv-peers", peer_ctranslate2_runtime("float32")
+    ),
+}
+
+
+def answer(classify: Classify, command: dict) -> dict:
+    """The worker's answer to one command (see the module)."""
+    if command["op"] == "latencies":
+        seconds = []
+        for text in command["texts"]:
+            start = time.perf_counter()
+            classify([text])
+            seconds.append(time.perf_counter() - start)
+        return {"seconds": seconds}
+    if command["op"] == "throughput":
+        start = time.perf_counter()
+        for batch in command["batches"]:
+            classify(batch)
+        return {"seconds": time.perf_counter() - start}
+    if command["op"] == "logits":
+        texts = command["texts"]
+        logits = [
+            classify(texts[start : start + LOGITS_BATCH])
+            for start in range(0, len(texts), LOGITS_BATCH)
+        ]
+        return {"logits": np.concatenate(logits).tolist()}
+    raise ValueError(f"unknown op {command['op']!r}")
+
+
+def main(argv: list[str]) -> None:
+    name, models_path = argv
+    classify = RUNTIMES[name].load(Models.read(models_path))
+    print(json.dumps({"ready": name}), flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        if command["op"] == "quit":
+            break
+        print(json.dumps(answer(classify, command)), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,214 @@
+"""ModernBERT's attention as ONNX: rotary positions, and attention within a window in blocks, in
+standard operators (which ONNX Runtime and OpenVINO both read), the rules of the Keras layers
+(`RotaryEmbedding`, `WindowedSelfAttention`) written node by node.
+
+Heads are `[batch, heads, sequence, head_size]` values. The window's queries are cut into
+blocks of `window` tokens (fewer for a shorter sequence) that score the keys of their block and
+of its two neighbours, masked to the window and the padding: scores and memory grow as
+`sequence × 3 × window`, never as `sequence × sequence`. The rotation's frequencies are a
+float64 table cast to float32: the float32 values of `inverse_frequencies` exactly, which
+`parameter_count` leaves out (they are no weights; Keras' layer has none).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from keras_bert.export.onnx.graph_builder import GraphBuilder
+from keras_bert.layers.rotary_embedding import inverse_frequencies
+from keras_bert.layers.self_attention import MASKED_SCORE
+
+# In the names of the attention's products of activations (scores, weighted values), which
+# int8 leaves in float32.
+ROTARY_ATTENTION_PREFIX = "rotary_attention_"
+
+
+def _as_shape(builder: GraphBuilder, scalar: str) -> str:
+    """An int64 scalar as a `[1]` value, to concatenate into shapes and pads."""
+    return builder.op("Unsqueeze", scalar, builder.constant("zero_axis", np.array([0])))
+
+
+def _int64(builder: GraphBuilder, name: str, values) -> str:
+    return builder.constant(name, np.array(values, np.int64))
+
+
+def rotary_tables(
+    builder: GraphBuilder, sequence_length: str, head_size: int, base: float
+) -> tuple[str, str]:
+    """The cosines and sines of every position's rotation (`rotary_angles`), float32
+    `[sequence, 1, head_size]`, for heads `[batch, sequence, heads, head_size]`."""
+    frequencies = builder.constant(
+        f"rotary_frequencies_{base:g}",
+        inverse_frequencies(head_size, base).astype(np.float64),
+        keep_float64=True,
+    )
+    positions = builder.op(
+        "Range", _int64(builder, "zero64", 0), sequence_length, _int64(builder, "one64", 1)
+    )
+    angles = builder.op(
+        "Mul",
+        builder.op(
+            "Unsqueeze",
+            builder.op("Cast", positions, to=TensorProto.FLOAT),
+            builder.constant("minus_one", np.array([-1])),
+        ),
+        builder.op("Cast", frequencies, to=TensorProto.FLOAT),
+    )
+    angles = builder.op("Concat", angles, angles, axis=-1)
+    angles = builder.op("Unsqueeze", angles, builder.constant("one_axis", np.array([1])))
+    return builder.op("Cos", angles), builder.op("Sin", angles)
+
+
+def rotate(builder: GraphBuilder, heads: str, tables: tuple[str, str]) -> str:
+    """`heads * cos + rotate_half(heads) * sin` with `rotate_half(x) = [-x2, x1]`."""
+    cos, sin = tables
+    first, second = builder.op("Split", heads, axis=-1, outputs=2)
+    halves_swapped = builder.op("Concat", builder.op("Neg", second), first, axis=-1)
+    return builder.op("Add", builder.op("Mul", heads, cos), builder.op("Mul", halves_swapped, sin))
+
+
+def padding_bias(builder: GraphBuilder, real: str) -> str:
+    """`MASKED_SCORE` where the float32 `real` is 0, else 0: what the Keras layers add to the
+    scores of a key they do not see."""
+    return builder.op(
+        "Mul",
+        builder.op("Sub", real, builder.constant("one_float", np.array(1.0))),
+        builder.constant("masked_score", np.array(-MASKED_SCORE)),
+    )
+
+
+def attention_context(
+    builder: GraphBuilder,
+    query: str,
+    key: str,
+    value: str,
+    bias: str,
+    scale: float,
+    rank: int,
+    name: str,
+) -> str:
+    """Softmax over `scale` × the scores of `query` and `key` (`[..., queries, size]`,
+    `[..., keys, size]`, of `rank` axes) plus `bias`, times `value`: `[..., queries, size]`."""
+    swapped = [*range(rank - 2), rank - 1, rank - 2]
+    scores = builder.op(
+        "MatMul",
+        query,
+        builder.op("Transpose", key, perm=swapped),
+        name=f"{name}/{ROTARY_ATTENTION_PREFIX}scores",
+    )
+    scores = builder.op("Mul", scores, builder.constant("score_scale", np.array(scale)))
+    probabilities = builder.op("Softmax", builder.op("Add", scores, bias), axis=-1)
+    return builder.op(
+        "MatMul", probabilities, value, name=f"{name}/{ROTARY_ATTENTION_PREFIX}context"
+    )
+
+
+def _neighbourhoods(builder: GraphBuilder, blocks: str, axis: int, rank: int, count: str) -> str:
+    """`keras_bert.layers.windowed_attention.neighbourhoods`: each of the `count` (`[1]`)
+    blocks along `axis` of a `rank`-axis value beside its two neighbours, along `axis + 1`."""
+    pads = np.zeros(2 * rank, np.int64)
+    pads[axis] = pads[rank + axis] = 1
+    padded = builder.op("Pad", blocks, _int64(builder, f"block_pads_{rank}_{axis}", pads))
+    axes = builder.constant(f"axis_{axis}", np.array([axis]))
+    shifted = []
+    for offset in range(3):
+        start = _int64(builder, f"offset_{offset}", [offset])
+        shifted.append(builder.op("Slice", padded, start, builder.op("Add", start, count), axes))
+    return builder.op("Concat", *shifted, axis=axis + 1)
+
+
+def _padded_at_the_end(builder: GraphBuilder, value: str, axis: int, rank: int, extra: str) -> str:
+    """`value` with `extra` (`[1]`) zeros after the end of `axis`."""
+    before = _int64(builder, f"zeros_{rank + axis}", np.zeros(rank + axis, np.int64))
+    after = _int64(builder, f"zeros_{rank - axis - 1}", np.zeros(rank - axis - 1, np.int64))
+    return builder.op("Pad", value, builder.op("Concat", before, extra, after, axis=0))
+
+
+def windowed_attention(
+    builder: GraphBuilder,
+    query: str,
+    key: str,
+    value: str,
+    mask: str,
+    window: int,
+    scale: float,
+    name: str,
+) -> str:
+    """`WindowedSelfAttention`'s context `[batch, heads, sequence, size]`: rotated heads
+    (`[batch, heads, sequence, size]`) in blocks, each query seeing the keys at most `window`
+    positions away where the int32 `mask` `[batch, sequence]` is 1."""
+    length = builder.op("Gather", builder.op("Shape", query), builder.constant("two", np.array(2)))
+    block = builder.op("Min", length, _int64(builder, f"window_{window}", window))
+    count = builder.op(
+        "Div",
+        builder.op("Sub", builder.op("Add", length, block), _int64(builder, "one64", 1)),
+        block,
+    )
+    extra = _as_shape(builder, builder.op("Sub", builder.op("Mul", count, block), length))
+    count, block_shape = _as_shape(builder, count), _as_shape(builder, block)
+    heads_in_blocks = builder.op(
+        "Concat", _int64(builder, "keep_two", [0, 0]), count, block_shape,
+        _int64(builder, "minus_one64", [-1]), axis=0,
+    )  # fmt: skip
+
+    def in_blocks(heads: str) -> str:  # [batch, heads, blocks, block, size]
+        return builder.op(
+            "Reshape", _padded_at_the_end(builder, heads, 2, 4, extra), heads_in_blocks
+        )
+
+    keys = _neighbourhoods(builder, in_blocks(key), 2, 5, count)
+    values = _neighbourhoods(builder, in_blocks(value), 2, 5, count)
+    # Which of a block's 3 × block keys each query sees: real, and at most `window` away.
+    real = _padded_at_the_end(builder, builder.op("Cast", mask, to=TensorProto.FLOAT), 1, 2, extra)
+    real = builder.op(
+        "Reshape",
+        real,
+        builder.op("Concat", _int64(builder, "keep_one", [0]), count, block_shape, axis=0),
+    )
+    real = _neighbourhoods(builder, real, 1, 3, count)  # [batch, blocks, 3 * block]
+    queries = builder.op("Range", _int64(builder, "zero64", 0), block, _int64(builder, "one64", 1))
+    keys_at = builder.op(
+        "Sub",
+        builder.op(
+            "Range",
+            _int64(builder, "zero64", 0),
+            builder.op("Mul", block, _int64(builder, "three64", 3)),
+            _int64(builder, "one64", 1),
+        ),
+        block,
+    )
+    distances = builder.op(
+        "Abs",
+        builder.op(
+            "Sub",
+            builder.op("Unsqueeze", keys_at, builder.constant("zero_axis", np.array([0]))),
+            builder.op("Unsqueeze", queries, builder.constant("minus_one", np.array([-1]))),
+        ),
+    )
+    near = builder.op(
+        "Cast",
+        builder.op("LessOrEqual", distances, _int64(builder, f"window_{window}", window)),
+        to=TensorProto.FLOAT,
+    )  # [block, 3 * block]
+    seen = builder.op(
+        "Mul", builder.op("Unsqueeze", real, builder.constant("two_axis", np.array([2]))), near
+    )  # [batch, blocks, block, 3 * block]
+    bias = padding_bias(
+        builder, builder.op("Unsqueeze", seen, builder.constant("one_axis", np.array([1])))
+    )
+    context = attention_context(builder, in_blocks(query), keys, values, bias, scale, 5, name)
+    size = builder.op("Shape", query, start=3)
+    context = builder.op(
+        "Reshape",
+        context,
+        builder.op("Concat", _int64(builder, "keep_two", [0, 0]),
+                   _int64(builder, "minus_one64", [-1]), size, axis=0),
+    )  # fmt: skip
+    return builder.op(
+        "Slice",
+        context,
+        _int64(builder, "zero_axis64", [0]),
+        _as_shape(builder, length),
+        builder.constant("two_axis", np.array([2])),
+    )

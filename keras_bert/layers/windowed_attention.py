@@ -1,0 +1,141 @@
+"""Self-attention within a window (ModernBERT's local layers), in blocks: time and memory
+grow linearly with the length, not as a masked `[sequence, sequence]` score matrix."""
+
+import keras
+import tensorflow as tf
+from keras import ops
+
+from keras_bert.layers.self_attention import (
+    MASKED_SCORE,
+    MultiHeadSelfAttention,
+    head_einsum,
+    query_positions_shape,
+)
+
+
+def neighbourhoods(blocks: tf.Tensor, axis: int) -> tf.Tensor:
+    """Each block beside its two neighbours: `[..., blocks, block, ...]` → `[..., blocks,
+    3 * block, ...]` (block `i - 1`, `i`, `i + 1` along `axis + 1`; zeros past either end).
+
+    Example:
+    >>> neighbourhoods(tf.constant([[1, 2], [3, 4], [5, 6]]), axis=0).numpy().tolist()
+    [[0, 0, 1, 2, 3, 4], [1, 2, 3, 4, 5, 6], [3, 4, 5, 6, 0, 0]]
+    """
+    padding = [[0, 0]] * len(blocks.shape)
+    padding[axis] = [1, 1]
+    padded = tf.pad(blocks, padding)
+    count = tf.shape(blocks)[axis]
+    shifted = [
+        tf.gather(padded, tf.range(offset, offset + count), axis=axis) for offset in range(3)
+    ]
+    return tf.concat(shifted, axis=axis + 1)
+
+
+def window_band(block_length: tf.Tensor, window: int) -> tf.Tensor:
+    """`[block, 3 * block]` booleans: which keys of a block's neighbourhood (`neighbourhoods`) its
+    queries see, those at most `window` positions away.
+
+    Example:
+    >>> window_band(2, 1).numpy().astype(int).tolist()
+    [[0, 1, 1, 1, 0, 0], [0, 0, 1, 1, 1, 0]]
+    """
+    queries = tf.range(block_length)[:, None]
+    keys = tf.range(3 * block_length)[None, :] - block_length
+    return tf.abs(keys - queries) <= window
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class WindowedSelfAttention(MultiHeadSelfAttention):
+    """Self-attention in which each token attends to the tokens at most `attention_window`
+    positions away (and not to padding), as ModernBERT's local layers do (transformers' sliding
+    window mask `|i - j| <= local_attention // 2`).
+
+    The sequence is cut into blocks of `attention_window` tokens (fewer if the sequence is
+    shorter); the queries of a block attend to the keys of its block and its two neighbours,
+    the `3 * block` keys the window can reach, masked to the window. Scores and memory are
+    `sequence × 3 × attention_window` per head, linear in the length: at ModernBERT-base's
+    8,192 tokens and window 64 a layer scores 192 keys per query instead of 8,192. The rest
+    (projections, rotary positions, dropout, output) is `MultiHeadSelfAttention`'s.
+
+    Args:
+        hidden_size: width of inputs and outputs; must be divisible by `num_heads`.
+        num_heads: number of attention heads.
+        attention_window: how far a token sees, in positions on each side (positive).
+        **kwargs: the other `MultiHeadSelfAttention` arguments (`rotary_base`, `use_bias`, ...).
+
+    Call args:
+        hidden_states: float tensor `[batch, sequence, hidden_size]`.
+        padding_mask: 1 for real tokens, 0 for padding, `[batch, sequence]`.
+        first_token_only: the output at the first position only, `[batch, 1, hidden_size]`
+            (it reads the first `attention_window + 1` tokens).
+
+    Example:
+    >>> import numpy as np
+    >>> attention = WindowedSelfAttention(hidden_size=8, num_heads=2, attention_window=2)
+    >>> tuple(attention(np.ones((1, 7, 8)), np.array([[1, 1, 1, 1, 1, 0, 0]])).shape)
+    (1, 7, 8)
+    """
+
+    def __init__(self, hidden_size: int, num_heads: int, attention_window: int, **kwargs):
+        if kwargs.get("relative_attention_buckets"):
+            raise ValueError("Windowed attention has no T5 relative attention buckets.")
+        super().__init__(hidden_size, num_heads, **kwargs)
+        if attention_window < 1:
+            raise ValueError(f"attention_window must be positive, got {attention_window}.")
+        self.attention_window = attention_window
+
+    def call(
+        self,
+        hidden_states,
+        padding_mask,
+        training=None,
+        return_attention_scores=False,
+        first_token_only=False,
+    ):
+        if return_attention_scores:
+            raise ValueError("Windowed attention does not return a [query, key] score matrix.")
+        query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
+        if first_token_only:
+            reach = self.attention_window + 1
+            scores = head_einsum(training)("bqnh,bknh->bnqk", query, key[:, :reach])
+            output_shape = query_positions_shape(tf.shape(hidden_states), first_token_only)
+            return self._attend(
+                scores, value[:, :reach], padding_mask[:, :reach], output_shape, training, False
+            )
+        context = self._windowed_context(query, key, value, padding_mask, training)
+        return self.project_context(context, tf.shape(hidden_states))
+
+    def _windowed_context(self, query, key, value, padding_mask, training):
+        """The context `[batch, sequence, heads, head_size]` of the window's keys."""
+        batch, length = tf.shape(query)[0], tf.shape(query)[1]
+        block = tf.minimum(self.attention_window, length)
+        count = (length + block - 1) // block
+        padded = count * block
+
+        def in_blocks(
+            heads,
+        ):  # [batch, sequence, heads, size] → [batch, heads, blocks, block, size]
+            by_head = tf.pad(
+                tf.transpose(heads, [0, 2, 1, 3]), [[0, 0], [0, 0], [0, padded - length], [0, 0]]
+            )
+            return tf.reshape(by_head, [batch, self.num_heads, count, block, self.head_size])
+
+        keys = neighbourhoods(in_blocks(key), axis=2)  # [batch, heads, blocks, 3 * block, size]
+        values = neighbourhoods(in_blocks(value), axis=2)
+        scores = tf.matmul(in_blocks(query), keys, transpose_b=True)
+        key_is_real = tf.reshape(
+            tf.pad(tf.cast(padding_mask, tf.bool), [[0, 0], [0, padded - length]]),
+            [batch, count, block],
+        )
+        seen = (
+            window_band(block, self.attention_window)[None, None]
+            & neighbourhoods(key_is_real, axis=1)[:, :, None, :]
+        )  # [batch, blocks, block, 3 * block]
+        unseen = ops.cast(~seen[:, None], scores.dtype) * ops.cast(MASKED_SCORE, scores.dtype)
+        probabilities = self.dropout(ops.softmax(scores + unseen, axis=-1), training=training)
+        context = tf.matmul(probabilities, values)  # [batch, heads, blocks, block, size]
+        context = tf.reshape(context, [batch, self.num_heads, padded, self.head_size])
+        return tf.transpose(context[:, :, :length], [0, 2, 1, 3])
+
+    def get_config(self):
+        return {**super().get_config(), "attention_window": self.attention_window}
