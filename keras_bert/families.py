@@ -12,7 +12,7 @@ Example:
 >>> family("roberta").packing.cls_token, family("distilbert").pooler
 ('<s>', False)
 >>> sorted(FAMILIES)
-['albert', 'bert', 'deberta-v2', 'distilbert', 'modernbert', 'roberta', 'xlm-roberta']
+['albert', 'bert', 'deberta-v2', 'distilbert', 'electra', 'modernbert', 'roberta', 'xlm-roberta']
 """
 
 from __future__ import annotations
@@ -207,6 +207,10 @@ class Family:
             saved so) loads as an encoder without a pooler, instead of failing.
         pretraining_model: transformers has its `*ForPreTraining`: the masked-LM head and a
             sentence-pair head on the pooler (BERT's next-sentence, ALBERT's sentence-order).
+        replaced_token_detection: its `*ForPreTraining` is ELECTRA's discriminator instead: a
+            replaced-token head on every position (`BertReplacedTokenDetector`).
+        masked_lm_activation: the activation of its masked-LM head's transform where that is
+            not the encoder's `hidden_activation` (ELECTRA's generator: always "gelu").
         extra_config_fields: `BertConfig` fields its `config.json` carries beyond BERT's, under
             the same names.
         check_config: raises a `ConfigError` for `config.json` values of variants keras_bert
@@ -216,7 +220,7 @@ class Family:
             before they are read; None where they are flat.
         default_fields: `BertConfig` values its config class assumes where a `config.json` is
             silent, and the settings every model of the family has (ModernBERT's pre-LayerNorm
-            blocks and gated feed-forward).
+            blocks and gated feed-forward; ELECTRA's `embedding_size` 128).
         fused_tensors: (module, its parts): canonical modules whose tensors hold those of the
             parts side by side along their last axis (ModernBERT's `Wqkv`: the query, key and
             value projections in one matrix), split when read and joined when written.
@@ -247,6 +251,8 @@ class Family:
     zero_padding_embeddings: bool = False
     pooler_optional: bool = True
     pretraining_model: bool = False
+    replaced_token_detection: bool = False
+    masked_lm_activation: str | None = None
     extra_config_fields: tuple[str, ...] = ()
     check_config: Callable[[Mapping[str, Any]], None] | None = None
     flat_config: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
@@ -273,6 +279,8 @@ class Family:
         {'position_offset': 2}
         >>> family("distilbert").config_defaults({})
         {'type_vocab_size': 0, 'pooler': False}
+        >>> family("electra").config_defaults({})
+        {'embedding_size': 128, 'pooler': False}
         """
         defaults: dict[str, Any] = dict(self.default_fields)
         if not self.token_types:
@@ -584,9 +592,39 @@ XLM_ROBERTA = dataclasses.replace(
     ),
 )
 
+ELECTRA = Family(
+    model_type="electra",
+    transformers_prefix="Electra",
+    config_fields=BERT_CONFIG_FIELDS,
+    transformers_config_fields=(*TRANSFORMERS_BERT_FIELDS, "embedding_size"),
+    tensor_names=(
+        (r"^electra\.", "bert."),
+        # ALBERT's factorized embeddings without ALBERT's name; read after the prefix rule.
+        (r"^bert\.embeddings_project\.", "bert.encoder.embedding_hidden_mapping_in."),
+        # The generator's masked-LM head (its decoder is the token embeddings).
+        (r"^generator_predictions\.(dense|LayerNorm)\.", r"cls.predictions.transform.\1."),
+        (r"^generator_lm_head\.bias$", "cls.predictions.bias"),
+        (r"^generator_lm_head\.weight$", "cls.predictions.decoder.weight"),
+        # The discriminator's replaced-token head.
+        (r"^discriminator_predictions\.", "cls.discriminator_predictions."),
+    ),
+    tokenizer=TokenizerFiles("wordpiece", ("vocab.txt",)),
+    # ElectraClassificationHead: dropout → dense → GELU → dropout → dense on the first token.
+    classifier_head=ClassifierHead(
+        "gelu",
+        dropout_before_dense=True,
+        dense_module="classifier.dense",
+        output_module="classifier.out_proj",
+    ),
+    pooler=False,
+    replaced_token_detection=True,
+    masked_lm_activation="gelu",
+    default_fields={"embedding_size": 128},
+)
+
 FAMILIES: dict[str, Family] = {
     record.model_type: record
-    for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, MODERNBERT, XLM_ROBERTA)
+    for record in (BERT, ROBERTA, DISTILBERT, ALBERT, DEBERTA_V2, MODERNBERT, XLM_ROBERTA, ELECTRA)
 }
 
 

@@ -1,10 +1,12 @@
 """One entry point for BERT and its family: a Hugging Face (or Google) directory in, the model
 its `model_type` declares out.
 
-`bert`, `roberta`, `distilbert`, `albert` and `deberta-v2` (DeBERTa-v3) checkpoints load into
-`BertEncoder` (BERT's blocks with the family's settings: RoBERTa's position offset and LayerNorm
-epsilon, DistilBERT's missing token types and pooler, ALBERT's factorized embeddings and shared
-layers, DeBERTa's relative positions and disentangled attention), exact to Hugging Face's
+`bert`, `roberta`, `distilbert`, `albert`, `deberta-v2` (DeBERTa-v3), `modernbert`,
+`xlm-roberta` and `electra` checkpoints load into `BertEncoder` (BERT's blocks with the family's
+settings: RoBERTa's position offset and LayerNorm epsilon, DistilBERT's missing token types and
+pooler, ALBERT's factorized embeddings and shared layers, DeBERTa's relative positions and
+disentangled attention, ModernBERT's rotary positions, windowed attention and GeGLU, XLM-R's
+RoBERTa blocks, ELECTRA's factorized embeddings without sharing), exact to Hugging Face's
 outputs.
 """
 
@@ -16,6 +18,7 @@ from typing import Any
 from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.masked_lm import BertMaskedLM
+from keras_bert.models.replaced_token_detector import BertReplacedTokenDetector
 from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 
@@ -50,6 +53,28 @@ def load_masked_lm(
     returns `{"masked_lm": logits}` `[batch, predictions, vocabulary]`.
     """
     return BertMaskedLM.pretrained(path, revision, **overrides)
+
+
+def load_replaced_token_detector(
+    path: str | os.PathLike | CheckpointFiles, revision: str | None = None, **overrides: Any
+) -> BertReplacedTokenDetector:
+    """ELECTRA's discriminator: the encoder with its replaced-token head, both from the
+    checkpoint (transformers' `ElectraForPreTraining`, or a `pipelines.pretrain` run of the
+    replaced-token objective; a directory or a Hub id at `revision`, as `load_encoder` takes).
+
+    Called with the encoder inputs, it returns one logit per position, float32
+    `[batch, sequence]`: positive where the token looks replaced.
+
+    Example:
+    >>> import numpy as np
+    >>> checkpoint = "../shared/reference/variants/electra/discriminator"
+    >>> detector = load_replaced_token_detector(checkpoint)
+    >>> ids = np.array([[2, 45, 46, 3]])
+    >>> tuple(detector({"input_word_ids": ids, "input_mask": np.ones_like(ids),
+    ...                 "input_type_ids": np.zeros_like(ids)}).shape)
+    (1, 4)
+    """
+    return BertReplacedTokenDetector.pretrained(path, revision, **overrides)
 
 
 def load_preprocessor(

@@ -4,8 +4,9 @@ hide, beside overall accuracy and loss. Prints one JSON line.
     python -m pipelines.evaluate_mlm --model runs/tiny \\
         --input-files held_out.txt [--seq-length 128 --seed 0] [--baseline-files train.txt]
 
-`--model` is the output directory of a `pipelines.pretrain` run (its `pretrainer.keras` and
-`checkpoint/vocab.txt`) or a checkpoint directory (Hugging Face or Google; heads it lacks are
+`--model` is the output directory of a `pipelines.pretrain` run (its `pretrainer.keras`, whose
+masked LM is ELECTRA's generator in a replaced-token run, and `checkpoint/vocab.txt`) or a
+checkpoint directory (Hugging Face or Google; heads it lacks are
 random, which scores a checkpoint before masked-LM training). Every model is scored alike:
 each document's sentences packed as single segments of `--seq-length`, BERT's masking (15%,
 80/10/10) under `--seed`, whatever the run trained with.
@@ -57,6 +58,7 @@ def load_masked_lm(directory: Path):
     """The model, vocabulary file and lower-casing of a run directory or a checkpoint."""
     import keras
 
+    from keras_bert.metrics.masked_lm import masked_lm_of
     from keras_bert.models.pretrainer import BertPretrainer
     from keras_bert.text import infer_lowercase, load_vocabulary
 
@@ -66,7 +68,7 @@ def load_masked_lm(directory: Path):
         if not vocabulary_file.is_file():
             raise CheckpointError(f"{directory}: the run saved no checkpoint/vocab.txt.")
         run_config = json.loads((directory / "config.json").read_text("utf-8"))
-        model = keras.saving.load_model(run_model)
+        model = masked_lm_of(keras.saving.load_model(run_model))
         return model, vocabulary_file, run_config.get("lowercase", True)
     from keras_bert.checkpoints import checkpoint_vocabulary_file
 

@@ -1,4 +1,4 @@
-"""Pretrains BERT (masked LM + next-sentence prediction) on text files, tfds or TFRecords.
+"""Pretrains BERT (masked LM, next sentences) or ELECTRA on text files, tfds or TFRecords.
 
     python -m pipelines.pretrain --output-dir runs/tiny --model-preset tiny \\
         --vocabulary-file vocab.txt --input-files ../shared/data/pretraining/*.txt \\

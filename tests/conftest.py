@@ -45,14 +45,15 @@ def reference_dir() -> Path:
 
 
 def reference_outputs(reference_dir: Path, variant: str):
-    """transformers' outputs on the visible sentences of a reference variant (`roberta`,
-    `xlm_roberta`, `modernbert`): the first wave's archive, or the second wave's
-    (`..._family2_reference.npz`)."""
+    """transformers' outputs on the visible sentences of a reference variant directory
+    (`roberta`, `xlm_roberta`, `modernbert`, `electra/discriminator`): the first wave's archive,
+    or the second wave's (`..._family2_reference.npz`), the directory's "/" written "_"."""
     variants = reference_dir / "variants"
-    first_wave = variants / f"{variant}_visible_sentences_reference.npz"
+    name = variant.replace("/", "_")
+    first_wave = variants / f"{name}_visible_sentences_reference.npz"
     if first_wave.is_file():
         return np.load(first_wave)
-    return np.load(variants / f"{variant}_visible_sentences_family2_reference.npz")
+    return np.load(variants / f"{name}_visible_sentences_family2_reference.npz")
 
 
 @pytest.fixture(scope="session")

@@ -26,6 +26,7 @@ CHECKPOINTS = {
     "deberta-v2": "deberta_v3",
     "modernbert": "modernbert",
     "xlm-roberta": "xlm_roberta",
+    "electra": "electra/discriminator",
 }
 TINY_SIZES = {
     "vocab_size": 50,
@@ -51,6 +52,7 @@ FAMILY_FEATURES = {
     },
     "modernbert": {"local_attention_window": 4, "dense_bias": True, "layer_norm_bias": True},
     "xlm-roberta": {"position_offset": 2},
+    "electra": {"embedding_size": 16},
 }
 
 

@@ -14,10 +14,17 @@ from keras_bert.checkpoints.task_heads import HEAD_SCOPES
 from keras_bert.families import family
 
 # The top-level modules of the bare models of every family (DistilBERT's blocks sit under
-# `transformer.`, ModernBERT's under `layers.` with a `final_norm.`; a `pooler.` is the bare
-# model's only in families whose encoder has one: in DeBERTa's it is the classifier's context
-# pooler).
-_BARE_MODEL_MODULES = ("embeddings.", "encoder.", "transformer.", "layers.", "final_norm.")
+# `transformer.`, ModernBERT's under `layers.` with a `final_norm.`, ELECTRA's embedding
+# projection is `embeddings_project.`; a `pooler.` is the bare model's only in families whose
+# encoder has one: in DeBERTa's it is the classifier's context pooler).
+_BARE_MODEL_MODULES = (
+    "embeddings.",
+    "embeddings_project.",
+    "encoder.",
+    "transformer.",
+    "layers.",
+    "final_norm.",
+)
 _POOLER_MODULE = "pooler."
 # Canonical names of the tensors keras_bert's models read: the encoder, the pretraining heads
 # and the task heads.

@@ -29,6 +29,9 @@ from keras_bert.families import Family, family
 
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 VOCABULARY_FILE = "vocab.txt"
+# The folder of a `pipelines.pretrain` run's directory that holds the checkpoint of its model
+# (ELECTRA's discriminator): the run directory reads as that checkpoint.
+RUN_CHECKPOINT = "checkpoint"
 # Hugging Face's weights files; anything else among `weights_files` is a TF checkpoint prefix.
 _HUGGINGFACE_SUFFIXES = (".safetensors", ".bin")
 
@@ -152,9 +155,10 @@ def find_checkpoint(
     Accepted: a directory with `config.json` + `model.safetensors` or `pytorch_model.bin`
     (Hugging Face, sharded or not), a directory with `bert_config.json` + `bert_model.ckpt.index`
     (Google), a `.safetensors` or `.bin` file, a TF checkpoint prefix such as
-    `.../bert_model.ckpt`, a folder with tokenizer files only (for a preprocessor), or a Hub id
-    (`roberta-base`, `org/name`; at `revision`), downloaded into the Hugging Face cache. Nothing
-    is read but the file names until a reader asks.
+    `.../bert_model.ckpt`, a folder with tokenizer files only (for a preprocessor), the output
+    directory of a `pipelines.pretrain` run (its `checkpoint/`), or a Hub id (`roberta-base`,
+    `org/name`; at `revision`), downloaded into the Hugging Face cache. Nothing is read but the
+    file names until a reader asks.
 
     Args:
         checkpoint: the path or Hub id.
@@ -179,6 +183,9 @@ def find_checkpoint(
         found = tuple(path / name for name in weights_files(path))
     else:
         prefix = google.find_checkpoint_prefix(path)
+        run_checkpoint = path / RUN_CHECKPOINT
+        if prefix is None and google.find_checkpoint_prefix(run_checkpoint) is not None:
+            return find_checkpoint(run_checkpoint, revision, weights)
         found = () if prefix is None else (prefix,)
     return CheckpointFiles(name, path, revision, found)
 

@@ -8,7 +8,12 @@ from keras_bert.data.documents import (
     split_sentences,
 )
 from keras_bert.data.masking import MaskingConfig, TokenMasker
-from keras_bert.data.pretraining import FEATURE_NAMES, PretrainingDataConfig, split_features
+from keras_bert.data.pretraining import (
+    FEATURE_NAMES,
+    PretrainingDataConfig,
+    split_features,
+    split_replaced_token_features,
+)
 from keras_bert.data.streaming import (
     StreamingConfig,
     pretraining_dataset,
@@ -35,6 +40,7 @@ __all__ = [
     "read_pretraining_tfrecords",
     "read_text_documents",
     "split_features",
+    "split_replaced_token_features",
     "split_sentences",
     "streaming_pretraining_dataset",
     "tokenize_documents",

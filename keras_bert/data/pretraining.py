@@ -23,6 +23,8 @@ FEATURE_NAMES = (
     "next_sentence_labels",
 )
 MODEL_INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids", "masked_lm_positions")
+# ELECTRA's pretrainer also reads what the masks hide: its generator's samples replace it.
+REPLACED_TOKEN_INPUT_NAMES = (*MODEL_INPUT_NAMES, "masked_lm_ids", "masked_lm_weights")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,3 +160,19 @@ def split_features(features: dict[str, tf.Tensor]):
         "next_sentence": tf.ones_like(features["next_sentence_labels"], tf.float32),
     }
     return inputs, labels, sample_weights
+
+
+def split_replaced_token_features(features: dict[str, tf.Tensor]):
+    """`(inputs, labels, sample_weights)` for `ElectraPretrainer.fit`: the masking goes in
+    whole (the generator's draws replace the masked tokens, and the discriminator's labels say
+    where they differ from them), the generator's targets and their weights come out.
+
+    Example:
+    >>> features = {name: tf.zeros([1, 2], tf.int32) for name in FEATURE_NAMES}
+    >>> inputs, labels, weights = split_replaced_token_features(features)
+    >>> sorted(inputs) == sorted(REPLACED_TOKEN_INPUT_NAMES), list(labels), list(weights)
+    (True, ['masked_lm'], ['masked_lm'])
+    """
+    inputs = {name: features[name] for name in REPLACED_TOKEN_INPUT_NAMES}
+    labels = {"masked_lm": features["masked_lm_ids"]}
+    return inputs, labels, {"masked_lm": features["masked_lm_weights"]}

@@ -1,6 +1,7 @@
 """Keras layers of BERT: embeddings, self-attention (and DeBERTa's disentangled attention over
 relative embeddings; ModernBERT's rotary positions and attention within a window), the gate of
-a GeGLU feed-forward, encoder block, pooler, pretraining heads."""
+a GeGLU feed-forward, encoder block, pooler, pretraining heads (ELECTRA's replaced-token head
+among them)."""
 
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
@@ -12,6 +13,7 @@ from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
+from keras_bert.layers.replaced_token_head import ReplacedTokenHead
 from keras_bert.layers.rotary_embedding import RotaryEmbedding
 from keras_bert.layers.self_attention import MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
@@ -31,6 +33,7 @@ __all__ = [
     "MultiHeadSelfAttention",
     "NextSentenceHead",
     "RelativeEmbeddings",
+    "ReplacedTokenHead",
     "RotaryEmbedding",
     "RowShardedDense",
     "SequenceDense",

@@ -66,6 +66,13 @@ def masked_lm_evaluation_dataset(
     )
 
 
+def masked_lm_of(model: keras.Model) -> keras.Model:
+    """The model that predicts a pretraining model's masks: itself (`BertPretrainer`,
+    `BertMaskedLM`), or its generator (`ElectraPretrainer`: the discriminator predicts no
+    tokens)."""
+    return getattr(model, "generator", model)
+
+
 def evaluate_masked_lm(
     model: keras.Model, dataset: tf.data.Dataset, vocabulary: Sequence[str]
 ) -> dict[str, float]:
@@ -178,7 +185,8 @@ def bigram_baseline(
 class MaskedLMEvaluation(keras.callbacks.Callback):
     """Adds `evaluate_masked_lm`'s scores on held-out features to every epoch's logs, as
     `heldout_accuracy_at_mask`, `heldout_accuracy` and `heldout_loss` (so `CSVLogger` and
-    `TensorBoard`, placed after it, record them).
+    `TensorBoard`, placed after it, record them): of the model's masked LM, or of its
+    `generator` (`ElectraPretrainer`'s).
 
     Args:
         dataset: held-out batches (see `masked_lm_evaluation_dataset`).
@@ -193,6 +201,6 @@ class MaskedLMEvaluation(keras.callbacks.Callback):
     def on_epoch_end(self, epoch: int, logs: dict | None = None) -> None:
         if logs is None:
             return
-        scores = evaluate_masked_lm(self.model, self.dataset, self.vocabulary)
+        scores = evaluate_masked_lm(masked_lm_of(self.model), self.dataset, self.vocabulary)
         for name in ("accuracy_at_mask", "accuracy", "loss"):
             logs[f"heldout_{name}"] = scores[name]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import keras
 
 from keras_bert.config import BertConfig
+from keras_bert.errors import ConfigError
 from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
@@ -52,6 +53,10 @@ class BertEncoder(keras.Model):
         feed_forward_shards: each block's feed-forward weights stored as this many independent
             blocks (see `TransformerEncoderBlock`): a serving layout, the same values; export
             takes it as `serving_module(..., feed_forward_shards=2)`.
+        shared_embeddings: another encoder's `BertEmbeddings` to read instead of its own
+            (ELECTRA's generator shares its discriminator's, of width
+            `embedding_size`, and projects them to its own `hidden_size`). Not part of
+            `get_config`: the model that owns both encoders restores the sharing.
 
     Example:
     >>> import numpy as np
@@ -72,29 +77,42 @@ class BertEncoder(keras.Model):
         config: BertConfig | dict[str, Any],
         output_all_layers: bool = False,
         feed_forward_shards: int = 1,
+        shared_embeddings: BertEmbeddings | None = None,
         **kwargs,
     ):
         if isinstance(config, dict):
             config = BertConfig.from_dict(config)
         dtype = kwargs.pop("dtype", None)
         record = family(config.model_type)
+        embedding_width = config.embedding_size or config.hidden_size
+        if shared_embeddings is not None and (
+            shared_embeddings.hidden_size,
+            shared_embeddings.vocab_size,
+        ) != (embedding_width, config.vocab_size):
+            raise ConfigError(
+                f"Shared embeddings of width {shared_embeddings.hidden_size} over "
+                f"{shared_embeddings.vocab_size} tokens do not fit a config of embedding width "
+                f"{embedding_width} over {config.vocab_size}."
+            )
 
         # Layers
-        embeddings = BertEmbeddings(
-            vocab_size=config.vocab_size,
-            type_vocab_size=config.type_vocab_size,
-            max_position_embeddings=config.max_position_embeddings,
-            hidden_size=config.embedding_size or config.hidden_size,
-            dropout_rate=config.dropout_rate,
-            layer_norm_epsilon=config.layer_norm_epsilon,
-            initializer_range=config.initializer_range,
-            position_offset=config.position_offset,
-            absolute_positions=config.position_biased_input,
-            zero_padding=record.zero_padding_embeddings,
-            layer_norm_bias=config.layer_norm_bias,
-            dtype=dtype,
-            name="embeddings",
-        )
+        embeddings = shared_embeddings
+        if embeddings is None:
+            embeddings = BertEmbeddings(
+                vocab_size=config.vocab_size,
+                type_vocab_size=config.type_vocab_size,
+                max_position_embeddings=config.max_position_embeddings,
+                hidden_size=embedding_width,
+                dropout_rate=config.dropout_rate,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                initializer_range=config.initializer_range,
+                position_offset=config.position_offset,
+                absolute_positions=config.position_biased_input,
+                zero_padding=record.zero_padding_embeddings,
+                layer_norm_bias=config.layer_norm_bias,
+                dtype=dtype,
+                name="embeddings",
+            )
         # DeBERTa: one relative position table, read by every block's attention.
         relative_embeddings = (
             RelativeEmbeddings(
@@ -119,7 +137,7 @@ class BertEncoder(keras.Model):
             if config.relative_attention
             else None
         )
-        # ALBERT's factorized embeddings: width E, projected to H.
+        # ALBERT's and ELECTRA's factorized embeddings: width E, projected to H.
         embedding_projection = (
             keras.layers.Dense(
                 config.hidden_size,

@@ -16,6 +16,7 @@ from keras_bert.data.prefetching import prefetched
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
 from keras_bert.errors import ConfigError
+from keras_bert.families import family
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.models.encoder import INPUT_NAMES, BertEncoder, encoder_inputs
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
@@ -34,11 +35,13 @@ def tied_masked_lm_head(
     layer_norm_epsilon: float | None = None,
     dtype: Any = None,
 ) -> MaskedLMHead:
-    """The masked-LM head tied to `encoder`'s token embeddings; its activation and LayerNorm
-    epsilon are the encoder's unless given."""
+    """The masked-LM head tied to `encoder`'s token embeddings; its activation (the family's
+    head's, else the encoder's) and LayerNorm epsilon (the encoder's) unless given."""
     config = encoder.bert_config
     if hidden_activation is None:
-        hidden_activation = config.hidden_activation
+        hidden_activation = (
+            family(config.model_type).masked_lm_activation or config.hidden_activation
+        )
     if layer_norm_epsilon is None:
         layer_norm_epsilon = config.layer_norm_epsilon
     return MaskedLMHead(
@@ -83,8 +86,8 @@ class BertMaskedLM(BertTask):
     Args:
         encoder: the `BertEncoder`.
         head_activation: the head's transform activation; default the encoder's
-            `hidden_activation` (BERT's head). keras-hub's head computes exact "gelu" on an
-            encoder with "gelu_approximate".
+            `hidden_activation` (BERT's head; ELECTRA's generator head is always "gelu").
+            keras-hub's head computes exact "gelu" on an encoder with "gelu_approximate".
         head_layer_norm_epsilon: the head's LayerNorm epsilon; default the encoder's
             (keras-hub's head uses 1e-5).
 
@@ -154,8 +157,9 @@ class BertMaskedLM(BertTask):
 
     def head_variables(self) -> dict[str, keras.Variable]:
         config = self.encoder.bert_config
+        family_activation = family(config.model_type).masked_lm_activation
         own_settings = {
-            "activation": (self.head_activation, config.hidden_activation),
+            "activation": (self.head_activation, family_activation or config.hidden_activation),
             "LayerNorm epsilon": (self.head_layer_norm_epsilon, config.layer_norm_epsilon),
         }
         for setting, (value, encoder_value) in own_settings.items():

@@ -21,15 +21,13 @@ from keras_bert.models.masked_lm import (
     tied_masked_lm_head,
 )
 from keras_bert.models.masked_lm_objective import MaskedLMAccuracy, MaskedLMLoss
-from keras_bert.models.task import BertTask, require_pooler
+from keras_bert.models.pretraining_task import PretrainingTask
+from keras_bert.models.task import require_pooler
 
 if TYPE_CHECKING:
-    from keras_bert.checkpoints import CheckpointFiles
+    from keras_bert.checkpoints import Checkpoint, CheckpointFiles
 
 logger = logging.getLogger(__name__)
-
-# The BERT paper's pretraining learning rate.
-PRETRAINING_LEARNING_RATE = 1e-4
 
 NEXT_SENTENCE_SCOPE = "cls/seq_relationship/"
 
@@ -46,14 +44,15 @@ def pretraining_losses() -> dict[str, keras.losses.Loss]:
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class BertPretrainer(BertTask):
+class BertPretrainer(PretrainingTask):
     """A `BertEncoder` with the masked-LM head (tied decoder) and the next-sentence head.
 
     Inputs: the encoder's `input_word_ids`, `input_mask`, `input_type_ids`, and
     `masked_lm_positions` `[batch, predictions]`. Outputs: `masked_lm` logits
     `[batch, predictions, vocabulary]` (at the masked positions only) and `next_sentence`
-    logits `[batch, 2]`, both float32. `compile()` defaults to BERT's losses and metrics; train
-    on `keras_bert.data.pretraining_dataset(...).map(split_features)`.
+    logits `[batch, 2]`, both float32. `compile()` defaults to BERT's losses and metrics, and
+    BERT's pretraining rate (`PretrainingTask`); train on
+    `keras_bert.data.pretraining_dataset(...).map(split_features)`.
 
     With `span_boundary_objective=True` (SpanBERT) a `SpanBoundaryHead` adds a third output,
     `span_boundary` logits `[batch, predictions, vocabulary]`, whose cross-entropy against the
@@ -128,62 +127,31 @@ class BertPretrainer(BertTask):
         self.span_boundary_head = span_boundary_head
         self.span_boundary_objective = span_boundary_objective
 
-    @property
-    def bert_config(self) -> BertConfig:
-        return self.encoder.bert_config
+    def default_loss(self) -> dict[str, keras.losses.Loss]:
+        """BERT's pretraining losses (`pretraining_losses`), SpanBERT's span-boundary loss with
+        its head."""
+        loss = pretraining_losses()
+        if self.span_boundary_objective:
+            loss["span_boundary"] = MaskedLMLoss(name="span_boundary_loss")
+        return loss
 
-    def compile(
-        self,
-        optimizer: str | keras.optimizers.Optimizer = "auto",
-        loss: Any = "auto",
-        metrics: Any = None,
-        weighted_metrics: Any = "auto",
-        **kwargs,
-    ):
-        """`keras.Model.compile` with BERT's pretraining losses and accuracies by default:
-        `masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy` (unless
-        `loss_weights` gives the next-sentence loss no weight); the
-        optimizer defaults to `create_optimizer` at BERT's pretraining rate, 1e-4 (AdamW with
-        decoupled weight decay, clipping at global norm 1), as `BertTask.compile` does at 5e-5.
-        """
-        if optimizer == "auto":
-            from keras_bert.training import create_optimizer
+    def default_weighted_metrics(self, loss_weights: Any) -> dict[str, list]:
+        """`masked_lm_accuracy` (over real predictions) and `next_sentence_accuracy` (unless
+        `loss_weights` gives the next-sentence loss no weight: without sentence pairs it has
+        nothing to score)."""
+        weighted_metrics = {"masked_lm": [MaskedLMAccuracy(name="accuracy")]}
+        if not isinstance(loss_weights, dict) or loss_weights.get("next_sentence", 1.0):
+            weighted_metrics["next_sentence"] = [
+                keras.metrics.SparseCategoricalAccuracy(name="accuracy")
+            ]
+        return weighted_metrics
 
-            optimizer = create_optimizer(PRETRAINING_LEARNING_RATE)
-        if loss == "auto":
-            loss = pretraining_losses()
-            if self.span_boundary_objective:
-                loss["span_boundary"] = MaskedLMLoss(name="span_boundary_loss")
-        if weighted_metrics == "auto":
-            weighted_metrics = {"masked_lm": [MaskedLMAccuracy(name="accuracy")]}
-            # A next-sentence head without loss (no sentence pairs) has nothing to score.
-            loss_weights = kwargs.get("loss_weights")
-            if not isinstance(loss_weights, dict) or loss_weights.get("next_sentence", 1.0):
-                weighted_metrics["next_sentence"] = [
-                    keras.metrics.SparseCategoricalAccuracy(name="accuracy")
-                ]
-        super().compile(
-            optimizer=optimizer,
-            loss=loss,
-            metrics=metrics,
-            weighted_metrics=weighted_metrics,
-            **kwargs,
-        )
-
-    def _with_span_boundary_targets(self, y, sample_weight):
+    def training_targets(self, x, y, y_pred, sample_weight):
         """The span-boundary output learns the masked-LM targets, with their weights."""
         if self.span_boundary_objective and isinstance(y, dict) and "span_boundary" not in y:
             y = {**y, "span_boundary": y["masked_lm"]}
             sample_weight = {**sample_weight, "span_boundary": sample_weight["masked_lm"]}
-        return y, sample_weight
-
-    def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None, training=True):
-        y, sample_weight = self._with_span_boundary_targets(y, sample_weight)
-        return super().compute_loss(x, y, y_pred, sample_weight, training)
-
-    def compute_metrics(self, x, y, y_pred, sample_weight=None):
-        y, sample_weight = self._with_span_boundary_targets(y, sample_weight)
-        return super().compute_metrics(x, y, y_pred, sample_weight)
+        return y, y_pred, sample_weight
 
     def head_variables(self) -> dict[str, keras.Variable]:
         model_type = self.bert_config.model_type
@@ -223,32 +191,62 @@ class BertPretrainer(BertTask):
         both hold keep their embeddings, new pieces start fresh. A span-boundary head starts
         fresh.
         """
-        from keras_bert.checkpoints import (
-            checkpoint_vocabulary_file,
-            find_checkpoint,
-            restore_encoder_weights,
-        )
-        from keras_bert.checkpoints.variables import restore_variables
-        from keras_bert.checkpoints.vocabulary_transfer import transfer_vocabulary
-        from keras_bert.text import load_vocabulary
-
-        files = find_checkpoint(path, revision)
-        checkpoint = files.read()
-        if vocabulary_file is not None:
-            old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(files))
-            new_vocabulary = load_vocabulary(vocabulary_file)
-            if new_vocabulary != old_vocabulary:
-                checkpoint = transfer_vocabulary(checkpoint, old_vocabulary, new_vocabulary)
-        config = checkpoint.config.replace(**config_changes)
-        encoder = BertEncoder(config, dtype=dtype, name="encoder")
-        restore_encoder_weights(encoder, checkpoint)
+        checkpoint = read_pretraining_checkpoint(path, vocabulary_file, revision)
+        encoder = pretraining_encoder(checkpoint, dtype, **config_changes)
         model = cls(encoder, span_boundary_objective=span_boundary_objective, dtype=dtype)
-        for scope, variables in pretraining_head_variables(model).items():
-            if any(name.startswith(scope) for name in checkpoint.tensors):
-                restore_variables(variables, checkpoint, scope=scope)
-            else:
-                logger.info("%s has no %s head: it starts from random weights.", files.name, scope)
+        restore_pretraining_heads(pretraining_head_variables(model), checkpoint)
         return model
+
+
+def read_pretraining_checkpoint(
+    path: str | Path | CheckpointFiles,
+    vocabulary_file: str | Path | None = None,
+    revision: str | None = None,
+) -> Checkpoint:
+    """A checkpoint to continue pretraining from (a directory or a Hub id at `revision`), read;
+    on a `vocabulary_file` other than its own it is moved onto it (`transfer_vocabulary`:
+    pieces both hold keep their embeddings, new pieces start fresh)."""
+    from keras_bert.checkpoints import checkpoint_vocabulary_file, find_checkpoint
+    from keras_bert.checkpoints.vocabulary_transfer import transfer_vocabulary
+    from keras_bert.text import load_vocabulary
+
+    files = find_checkpoint(path, revision)
+    checkpoint = files.read()
+    if vocabulary_file is not None:
+        old_vocabulary = load_vocabulary(checkpoint_vocabulary_file(files))
+        new_vocabulary = load_vocabulary(vocabulary_file)
+        if new_vocabulary != old_vocabulary:
+            checkpoint = transfer_vocabulary(checkpoint, old_vocabulary, new_vocabulary)
+    return checkpoint
+
+
+def pretraining_encoder(
+    checkpoint: Checkpoint, dtype: str | None = None, **config_changes: Any
+) -> BertEncoder:
+    """The checkpoint's encoder, complete, with `config_changes` that keep its weights'
+    shapes (`dropout_rate`, ...), named as pretrainers name theirs."""
+    from keras_bert.checkpoints import restore_encoder_weights
+
+    config = checkpoint.config.replace(**config_changes)
+    encoder = BertEncoder(config, dtype=dtype, name="encoder")
+    restore_encoder_weights(encoder, checkpoint)
+    return encoder
+
+
+def restore_pretraining_heads(
+    heads: dict[str, dict[str, keras.Variable]], checkpoint: Checkpoint
+) -> None:
+    """Restores each head (its scope → its variables) that the checkpoint holds, checked name
+    by name and shape by shape; a head it lacks keeps its random weights, with a log message."""
+    from keras_bert.checkpoints.variables import restore_variables
+
+    for scope, variables in heads.items():
+        if any(name.startswith(scope) for name in checkpoint.tensors):
+            restore_variables(variables, checkpoint, scope=scope)
+        else:
+            logger.info(
+                "%s has no %s head: it starts from random weights.", checkpoint.source, scope
+            )
 
 
 def pretraining_head_variables(model: BertPretrainer) -> dict[str, dict[str, keras.Variable]]:

@@ -21,7 +21,8 @@ class PretrainingConfig:
 
     Args:
         output_dir: backups (`backup/`), TensorBoard logs (`logs/`), `metrics.csv`, and at the
-            end `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`).
+            end `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`, which the
+            directory itself reads as; ELECTRA's generator in `generator/`).
         vocabulary_file: the WordPiece `vocab.txt`; with `init_checkpoint`, a new vocabulary
             the checkpoint moves onto (default: the checkpoint's own).
         lowercase: uncased tokenization.
@@ -40,6 +41,13 @@ class PretrainingConfig:
         init_checkpoint: or a checkpoint to start from (heads restored when present).
         span_boundary_objective: add SpanBERT's span-boundary head and loss (pair it with
             `data.masking.span_masking`).
+        replaced_token_detection: ELECTRA's objective instead of the masked LM's: a generator
+            (a narrower masked LM sharing the model's embeddings) fills the masks with tokens
+            drawn from its distribution, and the model, the discriminator, learns at every
+            token whether it was replaced (`ElectraPretrainer`). Single segments only.
+        generator_width: the generator's hidden size as a share of the discriminator's.
+        discriminator_loss_weight: the discriminator's loss weight against the generator's
+            masked-LM loss (ELECTRA: 50).
         data: a `PretrainingDataConfig` (or its dict).
         streaming: a `StreamingConfig` (or its dict): the buffers of text and tfds input.
         global_batch_size: examples per step over all replicas.
@@ -75,6 +83,9 @@ class PretrainingConfig:
     model_config: dict[str, Any] | None = None
     init_checkpoint: str | None = None
     span_boundary_objective: bool = False
+    replaced_token_detection: bool = False
+    generator_width: float = 0.25
+    discriminator_loss_weight: float = 50.0
     data: PretrainingDataConfig = dataclasses.field(default_factory=PretrainingDataConfig)
     streaming: StreamingConfig = dataclasses.field(default_factory=StreamingConfig)
     global_batch_size: int = 32
@@ -102,6 +113,19 @@ class PretrainingConfig:
         sources = [bool(self.input_files), bool(self.tfds_name), bool(self.tfrecord_pattern)]
         if sum(sources) != 1:
             raise ConfigError("Give exactly one of input_files, tfds_name, tfrecord_pattern.")
+        if self.replaced_token_detection and (
+            self.data.sentence_pairs or self.span_boundary_objective
+        ):
+            raise ConfigError(
+                "Replaced-token detection trains on single segments, without a sentence-pair or "
+                "span-boundary head: --next-sentence-prediction false, "
+                "--span-boundary-objective false."
+            )
+        if not 0 < self.generator_width <= 1 or self.discriminator_loss_weight <= 0:
+            raise ConfigError(
+                f"generator_width must be in (0, 1] and discriminator_loss_weight positive, got "
+                f"{self.generator_width} and {self.discriminator_loss_weight}."
+            )
         if not self.tfrecord_pattern and not self.vocabulary_file and not self.init_checkpoint:
             raise ConfigError("Text input needs a vocabulary_file (or an init_checkpoint's).")
 

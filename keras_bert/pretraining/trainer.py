@@ -11,12 +11,14 @@ from typing import Any
 import keras
 import tensorflow as tf
 
+from keras_bert.checkpoints.location import RUN_CHECKPOINT
 from keras_bert.config import BertConfig
 from keras_bert.data import (
     load_tfds_documents,
     read_pretraining_tfrecords,
     read_text_documents,
     split_features,
+    split_replaced_token_features,
     tokenize_documents,
 )
 from keras_bert.data.document_stream import document_ids, documents_by_id
@@ -99,14 +101,23 @@ def tokenized_documents(config: PretrainingConfig) -> tuple[list, list, list[str
     return tokenize_documents(training, tokenizer), held_out, vocabulary
 
 
+def feature_split(config: PretrainingConfig) -> Callable:
+    """The run's features as its model's `(inputs, labels, sample_weights)`:
+    `split_features` for `BertPretrainer`, `split_replaced_token_features` for
+    `ElectraPretrainer`."""
+    return split_replaced_token_features if config.replaced_token_detection else split_features
+
+
 def build_datasets(
     config: PretrainingConfig, start_batch: int = 0
 ) -> tuple[tf.data.Dataset | Callable, tf.data.Dataset | None]:
     """The training dataset (resuming after `start_batch` batches) and the held-out dataset,
-    both of `(inputs, labels, sample_weights)` for `BertPretrainer.fit`. Streamed text or tfds
-    input gives the training dataset as a function of the `tf.distribute.InputContext` (see
-    `fit_resumable`): every worker streams its own share of the corpus."""
+    both of `(inputs, labels, sample_weights)` for the run's model (`feature_split`). Streamed
+    text or tfds input gives the training dataset as a function of the
+    `tf.distribute.InputContext` (see `fit_resumable`): every worker streams its own share of
+    the corpus."""
     data = config.data
+    split = feature_split(config)
     if config.tfrecord_pattern:
         train = read_pretraining_tfrecords(
             config.tfrecord_pattern,
@@ -115,7 +126,7 @@ def build_datasets(
             data.masking.max_predictions_per_seq,
             seed=config.run.seed,
         ).skip(start_batch)
-        return train.map(split_features), None
+        return train.map(split), None
 
     tokenizer, vocabulary = _tokenizer(config)
     held_out_ids, held_out_documents = _held_out(config)
@@ -134,7 +145,7 @@ def build_datasets(
             input_context=input_context,
             excluded_ids=held_out_ids,
             **_tfds_source(config),
-        ).map(split_features)
+        ).map(split)
 
     evaluation = None
     # Documents that tokenize to nothing would leave the evaluation stream waiting forever.
@@ -151,7 +162,7 @@ def build_datasets(
                 streaming=config.streaming,
                 documents_in_memory=held_out_documents,
             )
-            .map(split_features)
+            .map(split)
             .take(config.eval_steps)
             .cache()
             # A known length: Keras otherwise runs one empty step past the end and averages
@@ -162,9 +173,20 @@ def build_datasets(
 
 
 def build_pretrainer(config: PretrainingConfig):
-    """The model of a run: from `init_checkpoint`, `model_config` or `model_preset`."""
+    """The model of a run: from `init_checkpoint`, `model_config` or `model_preset`; an
+    `ElectraPretrainer` (its discriminator so built) with `replaced_token_detection`."""
+    from keras_bert.models.electra_pretrainer import ElectraPretrainer
     from keras_bert.models.pretrainer import BertPretrainer
 
+    if config.replaced_token_detection:
+        if config.init_checkpoint:
+            return ElectraPretrainer.from_checkpoint(
+                config.init_checkpoint,
+                vocabulary_file=config.vocabulary_file,
+                generator_width=config.generator_width,
+                **(config.model_config or {}),
+            )
+        return ElectraPretrainer(encoder_config(config), generator_width=config.generator_width)
     if config.init_checkpoint:
         # Continued pretraining, on the checkpoint's vocabulary or a new one.
         return BertPretrainer.from_checkpoint(
@@ -206,16 +228,24 @@ def write_documents(documents: list[list[str]], path: Path) -> None:
 
 
 def pretraining_loss_weights(
-    sentence_pairs: bool, span_boundary_objective: bool = False
+    sentence_pairs: bool,
+    span_boundary_objective: bool = False,
+    discriminator_loss_weight: float | None = None,
 ) -> dict[str, float]:
     """The weight of each head's loss. Without sentence pairs (RoBERTa's FULL-SENTENCES) every
     next-sentence label is 0: learning that constant would only saturate the pooler, which
     fine-tuning then starts from, so the head gets no weight (and the pooler no gradient).
+    Replaced-token detection (a `discriminator_loss_weight`) weighs its generator's masked-LM
+    loss 1 and its discriminator's by that weight.
 
     Example:
     >>> pretraining_loss_weights(sentence_pairs=False, span_boundary_objective=True)
     {'masked_lm': 1.0, 'next_sentence': 0.0, 'span_boundary': 1.0}
+    >>> pretraining_loss_weights(sentence_pairs=False, discriminator_loss_weight=50.0)
+    {'masked_lm': 1.0, 'replaced_token': 50.0}
     """
+    if discriminator_loss_weight is not None:
+        return {"masked_lm": 1.0, "replaced_token": discriminator_loss_weight}
     weights = {"masked_lm": 1.0, "next_sentence": 1.0 if sentence_pairs else 0.0}
     if span_boundary_objective:
         weights["span_boundary"] = 1.0
@@ -250,7 +280,9 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
         callbacks=callbacks,
         compile_options={
             "loss_weights": pretraining_loss_weights(
-                config.data.sentence_pairs, config.span_boundary_objective
+                config.data.sentence_pairs,
+                config.span_boundary_objective,
+                config.discriminator_loss_weight if config.replaced_token_detection else None,
             )
         },
         time_budget_minutes=config.time_budget_minutes,
@@ -264,21 +296,38 @@ def run_pretraining(config: PretrainingConfig) -> keras.callbacks.History:
 
 
 def save_pretrained(model, output_dir: Path, config: PretrainingConfig) -> None:
-    """Writes `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`, with
-    `vocab.txt`) that `BertEncoder.from_checkpoint` and `BertPretrainer.from_checkpoint` read."""
+    """Writes `pretrainer.keras` and Google-format checkpoints (with `vocab.txt`) that
+    `BertEncoder.from_checkpoint`, the task models and the fine-tuning jobs read, from the run
+    directory too: the model in `checkpoint/` (`BertPretrainer.from_checkpoint` reads its
+    heads), or ELECTRA's discriminator there (`load_replaced_token_detector`) and its generator
+    in `generator/` (`load_masked_lm`)."""
+    from keras_bert.models.electra_pretrainer import ElectraPretrainer, electra_checkpoints
+
     model.save(output_dir / "pretrainer.keras")
     has_vocabulary = config.vocabulary_file or config.init_checkpoint
     vocabulary_file = _vocabulary(config)[1] if has_vocabulary else None
-    save_pretrainer_checkpoint(model, output_dir / "checkpoint", vocabulary_file)
+    if not isinstance(model, ElectraPretrainer):
+        save_pretrainer_checkpoint(model, output_dir / RUN_CHECKPOINT, vocabulary_file)
+        return
+    for directory, (bert_config, variables) in electra_checkpoints(model).items():
+        _save_checkpoint(variables, bert_config, output_dir / directory, vocabulary_file)
 
 
 def save_pretrainer_checkpoint(model, directory: Path, vocabulary_file: str | None) -> None:
     """A `BertPretrainer`'s weights (encoder and heads) as a Google-format checkpoint in
     `directory`, with `vocabulary_file` copied in as `vocab.txt` when given."""
-    from keras_bert.checkpoints import save_google_checkpoint
     from keras_bert.models.pretrainer import pretrainer_variables
 
-    tensors = {
-        name: keras.ops.convert_to_numpy(v) for name, v in pretrainer_variables(model).items()
-    }
-    save_google_checkpoint(tensors, model.bert_config, directory, vocabulary_file=vocabulary_file)
+    _save_checkpoint(pretrainer_variables(model), model.bert_config, directory, vocabulary_file)
+
+
+def _save_checkpoint(
+    variables: dict[str, keras.Variable],
+    config: BertConfig,
+    directory: Path,
+    vocabulary_file: str | None,
+) -> None:
+    from keras_bert.checkpoints import save_google_checkpoint
+
+    tensors = {name: keras.ops.convert_to_numpy(v) for name, v in variables.items()}
+    save_google_checkpoint(tensors, config, directory, vocabulary_file=vocabulary_file)

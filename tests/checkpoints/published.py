@@ -194,6 +194,27 @@ def _xlm_roberta(published: dict) -> dict[str, bytes]:
     return files | {"pytorch_model.bin": (FIXTURES / "xlm_roberta.bin").read_bytes()}
 
 
+# google/electra-small-discriminator's config.json (its generator's names ElectraForMaskedLM).
+_ELECTRA_SMALL = {
+    "architectures": ["ElectraForPreTraining"],
+    "attention_probs_dropout_prob": 0.1,
+    "embedding_size": 128,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.1,
+    "hidden_size": 256,
+    "initializer_range": 0.02,
+    "intermediate_size": 1024,
+    "layer_norm_eps": 1e-12,
+    "max_position_embeddings": 512,
+    "model_type": "electra",
+    "num_attention_heads": 4,
+    "num_hidden_layers": 12,
+    "pad_token_id": 0,
+    "type_vocab_size": 2,
+    "vocab_size": 30522,
+}
+
+
 def _bert_tensors() -> dict[str, np.ndarray]:
     state = read_torch_state_dict(FIXTURES / "bert_pretraining_legacy.bin")
     return {name: np.ascontiguousarray(value) for name, value in state.items()}
@@ -251,6 +272,7 @@ def published_repos() -> dict[str, dict[str, bytes]]:
     uncased["pytorch_model.bin"] = (FIXTURES / "bert_pretraining_legacy.bin").read_bytes()
     uncased |= {name: bytes(OTHER_FORMAT_SIZE) for name in OTHER_FORMATS}
     roberta_files = ("vocab.json", "merges.txt", "tokenizer.json")
+    electra_files = ("vocab.txt", "tokenizer.json", "tokenizer_config.json")
     repos = {
         "google-bert/bert-base-uncased": uncased,
         "google-bert/bert-large-uncased": _bert_repo(_BERT_LARGE, "safetensors", lowercase=True),
@@ -368,6 +390,14 @@ def published_repos() -> dict[str, dict[str, bytes]]:
             {**_ORIGINAL_BERT_BASE, "architectures": ["BertForMaskedLM"], "model_type": "bert"},
             "bert_pretraining_legacy.bin",
             lowercase=False,
+        ),
+        "google/electra-small-discriminator": _family_repo(
+            "electra/discriminator", _ELECTRA_SMALL, electra_files
+        ),
+        "google/electra-small-generator": _family_repo(
+            "electra/generator",
+            {**_ELECTRA_SMALL, "architectures": ["ElectraForMaskedLM"]},
+            electra_files,
         ),
         # Written whole by fixtures/write_torch_fixtures.py.
         "huawei-noah/TinyBERT_General_4L_312D": {

@@ -9,13 +9,13 @@ import tensorflow as tf
 
 import keras_bert
 from keras_bert.export import MaskedLMServing
-from tests.checkpoints.test_family_parity import VARIANTS
+from tests.checkpoints.test_family_parity import MASKED_LM_VARIANTS
 from tests.conftest import reference_outputs
 
 SEQ_LENGTH = 64  # the reference files' padding
 
 
-@pytest.fixture(scope="module", params=VARIANTS)
+@pytest.fixture(scope="module", params=MASKED_LM_VARIANTS)
 def family(request, reference_dir):
     """(reference arrays, texts, preprocessor, masked LM) of a family's checkpoint."""
     checkpoint = reference_dir / "variants" / request.param

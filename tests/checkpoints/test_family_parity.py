@@ -1,6 +1,6 @@
-"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT and
-XLM-RoBERTa checkpoints (random weights, written by Hugging Face transformers) give transformers'
-outputs."""
+"""BERT's family in BERT's blocks: RoBERTa, DistilBERT, ALBERT, DeBERTa-v3, ModernBERT,
+XLM-RoBERTa and ELECTRA checkpoints (random weights, written by Hugging Face transformers) give
+transformers' outputs."""
 
 import json
 
@@ -11,7 +11,16 @@ import keras_bert
 from keras_bert.errors import ConfigError
 from tests.conftest import reference_outputs
 
-VARIANTS = ("roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
+VARIANTS = (
+    "roberta",
+    "distilbert",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/generator",
+    "electra/discriminator",
+)
 # The `model_type` each reference checkpoint declares.
 MODEL_TYPES = {
     "roberta": "roberta",
@@ -20,8 +29,15 @@ MODEL_TYPES = {
     "deberta_v3": "deberta-v2",
     "modernbert": "modernbert",
     "xlm_roberta": "xlm-roberta",
+    "electra/generator": "electra",
+    "electra/discriminator": "electra",
 }
 PARTS = ("singles", "pairs", "multilingual")
+# The checkpoints with a masked-LM head (ELECTRA's discriminator has its replaced-token head).
+MASKED_LM_VARIANTS = tuple(variant for variant in VARIANTS if variant != "electra/discriminator")
+# The checkpoints fine-tuned for tasks (ELECTRA's is its discriminator; its narrower generator
+# only fills masks).
+TASK_VARIANTS = tuple(variant for variant in VARIANTS if variant != "electra/generator")
 
 
 def _parts(reference) -> list[str]:
@@ -101,7 +117,7 @@ def test_albert_sentence_order_head_matches_transformers(reference_dir):
         assert np.abs(np.asarray(outputs["next_sentence"]) - expected).max() <= 1e-4
 
 
-@pytest.mark.parametrize("family", VARIANTS)
+@pytest.mark.parametrize("family", MASKED_LM_VARIANTS)
 def test_masked_lm_matches_transformers(family, reference_dir):
     reference = reference_outputs(reference_dir, family)
     model = keras_bert.load_masked_lm(reference_dir / "variants" / family)
@@ -111,6 +127,29 @@ def test_masked_lm_matches_transformers(family, reference_dir):
         logits = model({**inputs, "masked_lm_positions": positions})["masked_lm"]
         expected = reference[f"{part}_mlm_logits_at_1_2_3"]
         assert np.abs(np.asarray(logits) - expected).max() <= 1e-4
+
+
+def test_electra_discriminator_logits_match_transformers(reference_dir):
+    """`ElectraForPreTraining`'s replaced-token logit at every position, the embedding
+    projection (E 32 → H 64) and no pooler."""
+    checkpoint = reference_dir / "variants" / "electra" / "discriminator"
+    reference = reference_outputs(reference_dir, "electra/discriminator")
+    detector = keras_bert.load_replaced_token_detector(checkpoint)
+    config = detector.encoder.bert_config
+    assert (config.embedding_size, config.hidden_size) == (32, 64)
+    assert detector.encoder.embedding_projection is not None and detector.encoder.pooler is None
+    for part in ("singles", "pairs"):
+        inputs = _inputs(reference, part)
+        logits = np.asarray(detector(inputs))
+        assert logits.shape == inputs["input_word_ids"].shape
+        assert np.abs(logits - reference[f"{part}_rtd_logits"]).max() <= 1e-4
+
+
+def test_electra_generator_is_not_a_replaced_token_detector(reference_dir):
+    with pytest.raises(ConfigError, match="no replaced-token head"):
+        keras_bert.load_replaced_token_detector(reference_dir / "variants" / "electra/generator")
+    with pytest.raises(ConfigError, match="no masked-LM head"):
+        keras_bert.load_masked_lm(reference_dir / "variants" / "electra/discriminator")
 
 
 def test_distilbert_preprocessor_gives_the_reference_ids(reference_dir):
@@ -131,7 +170,7 @@ def test_distilbert_has_no_pooler(reference_dir):
         keras_bert.BertPretrainer(encoder)  # next-sentence prediction reads the pooler
 
 
-@pytest.mark.parametrize("family", VARIANTS)
+@pytest.mark.parametrize("family", TASK_VARIANTS)
 def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference_dir, tmp_path):
     import keras
 
@@ -139,7 +178,7 @@ def test_each_family_fine_tunes_a_classifier_with_its_own_head(family, reference
     encoder = keras_bert.load_encoder(reference_dir / "variants" / family)
     classifier = keras_bert.BertClassifier(encoder, num_classes=2)
     layer_names = {layer.name for layer in classifier.layers}
-    assert ("pre_classifier" in layer_names) == (family != "albert")
+    assert ("pre_classifier" in layer_names) == (family != "albert")  # ELECTRA's: dense → GELU
     assert ("pre_classifier_layer_norm" in layer_names) == (family == "modernbert")
     inputs = _inputs(reference, "singles")
     labels = np.arange(len(inputs["input_mask"])) % 2

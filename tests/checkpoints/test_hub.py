@@ -9,7 +9,14 @@ import pytest
 import tensorflow as tf
 from safetensors.numpy import save
 
-from keras_bert import BertClassifier, BertMaskedLM, load_encoder, load_masked_lm, load_preprocessor
+from keras_bert import (
+    BertClassifier,
+    BertMaskedLM,
+    load_encoder,
+    load_masked_lm,
+    load_preprocessor,
+    load_replaced_token_detector,
+)
 from keras_bert.checkpoints import checkpoint_vocabulary_file, load_checkpoint, location
 from keras_bert.checkpoints.hub import resolve_checkpoint
 from keras_bert.data.classification import read_classification_file
@@ -78,6 +85,28 @@ def test_a_hub_id_is_resolved_once_per_load(hub_env, fake_hub, resolved, load):
 
     assert resolved == ["roberta-base"]
     assert len([path for path in fake_hub.downloaded() if path.endswith("/config.json")]) == 1
+
+
+def test_electra_loads_by_name_with_its_heads(hub_env, resolved, reference_dir):
+    """The discriminator with its replaced-token head, the generator with its masked-LM head:
+    the published weights (here the reference variants') under their Hub names."""
+    variants = reference_dir / "variants" / "electra"
+    preprocessor = load_preprocessor("google/electra-small-discriminator", seq_length=16)
+    texts = ["The cat sat on the mat.", "Proteins fold."]
+    inputs = {name: np.asarray(value) for name, value in preprocessor(texts).items()}
+    detector = load_replaced_token_detector("google/electra-small-discriminator")
+    local = load_replaced_token_detector(variants / "discriminator")
+    np.testing.assert_array_equal(detector(inputs), local(inputs))
+    positions = np.array([[1, 2], [1, 2]], "int32")
+    generator = load_masked_lm("google/electra-small-generator")
+    logits = generator({**inputs, "masked_lm_positions": positions})["masked_lm"]
+    assert logits.shape == (2, 2, generator.encoder.bert_config.vocab_size)
+    # Each load found its checkpoint once: the preprocessor, the detector, the local copy and
+    # the generator.
+    discriminator = "google/electra-small-discriminator"
+    local_directory = str(variants / "discriminator")
+    generator_name = "google/electra-small-generator"
+    assert resolved == [discriminator, discriminator, local_directory, generator_name]
 
 
 def test_a_finetuning_job_resolves_its_checkpoint_once(hub_env, resolved, tmp_path):

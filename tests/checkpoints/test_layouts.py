@@ -24,6 +24,7 @@ LAYOUTS = {
     VARIANTS / "albert": "albert.",
     VARIANTS / "deberta_v3": "deberta.",
     VARIANTS / "modernbert": "model.",
+    VARIANTS / "electra" / "discriminator": "electra.",  # its bare `embeddings_project.`
     FIXTURES / "tinybert": "bert.",
 }
 

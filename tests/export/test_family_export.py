@@ -12,8 +12,17 @@ import keras_bert
 from keras_bert.export import ClassifierServing, export_for_serving
 from tests.export.fresh_process import run_signatures
 
-# Adding a family (DeBERTa-v3: "deberta_v3") is one entry.
-FAMILIES = ("distilbert", "roberta", "albert", "deberta_v3", "modernbert", "xlm_roberta")
+# Adding a family (DeBERTa-v3: "deberta_v3") is one entry: its directory in
+# shared/reference/variants.
+FAMILIES = (
+    "distilbert",
+    "roberta",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 SEQ_LENGTH = 32
 
 
@@ -43,7 +52,8 @@ def test_family_fine_tunes_and_serves_raw_strings(family, reference_dir, data_di
     history = classifier.fit(dataset, epochs=3, verbose=0)
     assert np.isfinite(history.history["loss"]).all()
 
-    version = export_for_serving(ClassifierServing(classifier, preprocessor), tmp_path, family)
+    model_name = family.replace("/", "_")
+    version = export_for_serving(ClassifierServing(classifier, preprocessor), tmp_path, model_name)
     served_texts = [*texts[:3], "", "Special tokens as text: <mask> [MASK] </s>"]
     [outputs] = run_signatures(
         [

@@ -181,7 +181,7 @@ def served_by_family(reference_dir, data_dir, tmp_path_factory):
     def served(family: str) -> dict:
         checkpoint = reference_dir / "variants" / family
         preprocessor = keras_bert.load_preprocessor(checkpoint, seq_length=SEQ_LENGTH)
-        export_dir = tmp_path_factory.mktemp(family)
+        export_dir = tmp_path_factory.mktemp(family.replace("/", "_"))
         tasks = {
             "token_classifier": _token_classifier(checkpoint, preprocessor, data_dir, export_dir),
             "question_answerer": _question_answerer(checkpoint, preprocessor, data_dir, export_dir),

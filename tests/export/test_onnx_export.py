@@ -28,7 +28,16 @@ from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
 
-FAMILIES = ("bert", "roberta", "distilbert", "albert", "deberta_v3", "modernbert", "xlm_roberta")
+FAMILIES = (
+    "bert",
+    "roberta",
+    "distilbert",
+    "albert",
+    "deberta_v3",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
 # DeBERTa's attention is a `MultiHeadAttention` node with a bias, which OpenVINO does not read.
 OPENVINO_FAMILIES = tuple(family for family in FAMILIES if family != "deberta_v3")
 TEXTS = [
@@ -41,6 +50,12 @@ TEXTS = [
 
 def _checkpoint(family, reference_dir, minilm_dir):
     return minilm_dir if family == "bert" else reference_dir / "variants" / family
+
+
+def _masked_lm_checkpoint(checkpoint: Path) -> Path:
+    """The checkpoint of a family's masked LM: ELECTRA's discriminator has none, its generator
+    beside it (the same vocabulary) has."""
+    return checkpoint.parent / "generator" if checkpoint.name == "discriminator" else checkpoint
 
 
 @functools.cache
@@ -60,7 +75,7 @@ def _family_models(checkpoint: Path) -> dict:
     masked_lm = (
         keras_bert.BertMaskedLM(encoder)
         if encoder.bert_config.model_type == "bert"
-        else keras_bert.load_masked_lm(checkpoint)
+        else keras_bert.load_masked_lm(_masked_lm_checkpoint(checkpoint))
     )
     mask_id = preprocessor.tokenizer.token_to_id(mask_token_of(preprocessor.tokenizer))
     return {

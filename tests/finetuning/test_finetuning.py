@@ -201,7 +201,7 @@ def test_question_answering(tiny_checkpoint_dir, data_dir, tmp_path):
     assert summary["evaluation"]["count"] == 5
 
 
-@pytest.mark.parametrize("family", ["roberta", "albert", "deberta_v3"])
+@pytest.mark.parametrize("family", ["roberta", "albert", "deberta_v3", "electra/discriminator"])
 def test_family_checkpoints_fine_tune_through_the_recipes(
     family, reference_dir, data_dir, tmp_path
 ):

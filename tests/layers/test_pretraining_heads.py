@@ -3,6 +3,7 @@ import numpy as np
 
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.replaced_token_head import ReplacedTokenHead
 from keras_bert.layers.span_boundary_head import SpanBoundaryHead, span_boundaries
 from tests.layer_checks import check_layer
 
@@ -53,6 +54,15 @@ def test_next_sentence_head(tmp_path):
     np.testing.assert_allclose(
         logits, pooled @ np.asarray(head.output_weights).T + np.asarray(head.output_bias), atol=1e-5
     )
+
+
+def test_replaced_token_head_scores_every_position(tmp_path):
+    head = ReplacedTokenHead(16, hidden_activation="relu")
+    logits = check_layer(head, (SEQUENCE,), tmp_path, expected_shapes=(2, 6))
+    hidden = np.maximum(SEQUENCE @ np.asarray(head.dense.kernel) + np.asarray(head.dense.bias), 0)
+    expected = hidden @ np.asarray(head.prediction.kernel) + np.asarray(head.prediction.bias)
+    np.testing.assert_allclose(logits, expected[..., 0], atol=1e-5)
+    assert ReplacedTokenHead(16, dtype="mixed_bfloat16")(SEQUENCE).dtype == "float32"
 
 
 def _span_bounds_by_walking(positions, sequence_length):

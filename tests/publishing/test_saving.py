@@ -18,6 +18,7 @@ from keras_bert import (
     BertMaskedLM,
     BertPretrainer,
     BertQuestionAnswerer,
+    BertReplacedTokenDetector,
     BertTokenClassifier,
     load_preprocessor,
     save_checkpoint,
@@ -32,6 +33,7 @@ VARIANTS = {"roberta": "roberta", "distilbert": "distilbert", "albert": "albert"
 VARIANTS["deberta-v2"] = "deberta_v3"
 VARIANTS["modernbert"] = "modernbert"
 VARIANTS["xlm-roberta"] = "xlm_roberta"
+VARIANTS["electra"] = "electra/discriminator"
 # How each head is built on a checkpoint, and read back from a saved directory.
 HEADS = {
     "encoder": lambda checkpoint: BertEncoder.from_checkpoint(checkpoint),
@@ -45,7 +47,12 @@ HEADS = {
     ),
     "question_answerer": lambda checkpoint: BertQuestionAnswerer.from_checkpoint(checkpoint),
     "pretrainer": lambda checkpoint: BertPretrainer.from_checkpoint(checkpoint),
+    "replaced_token_detector": lambda checkpoint: BertReplacedTokenDetector(
+        BertEncoder.from_checkpoint(checkpoint)
+    ),
 }
+# The families whose `*ForPreTraining` is each pretraining head (ELECTRA's: the discriminator).
+PRETRAINING_FAMILIES = {"pretrainer": ("bert", "albert"), "replaced_token_detector": ("electra",)}
 ARCHITECTURES = {
     "encoder": "Model",
     "masked_lm": "ForMaskedLM",
@@ -54,6 +61,7 @@ ARCHITECTURES = {
     "token_classifier": "ForTokenClassification",
     "question_answerer": "ForQuestionAnswering",
     "pretrainer": "ForPreTraining",
+    "replaced_token_detector": "ForPreTraining",
 }
 TEXTS = ["The cat sat on the mat.", "Proteins fold into shapes (mostly)."]
 
@@ -85,8 +93,8 @@ def test_every_head_of_every_family_reads_back_exactly(model_type, checkpoints, 
     inputs = _inputs(preprocessor)
     prefix = keras_bert.families.family(model_type).transformers_prefix
     for head, build in HEADS.items():
-        if head == "pretrainer" and model_type not in ("bert", "albert"):
-            continue  # transformers has no *ForPreTraining of the family
+        if model_type not in PRETRAINING_FAMILIES.get(head, (model_type,)):
+            continue  # transformers has no *ForPreTraining of the family with this head
         keras.utils.set_random_seed(0)
         model = build(checkpoint)
         directory = tmp_path / head
@@ -129,6 +137,8 @@ def test_tokenizer_json_gives_keras_bert_ids(model_type, checkpoints, tmp_path, 
         ("xlm-roberta", "xlm_roberta", "masked_lm"),
         ("albert", "albert", "pretrainer"),
         ("modernbert", "modernbert", "masked_lm"),
+        ("electra", "electra/generator", "masked_lm"),
+        ("electra", "electra/discriminator", "replaced_token_detector"),
     ],
 )
 def test_tensors_are_named_as_transformers_saves_them(
@@ -136,9 +146,12 @@ def test_tensors_are_named_as_transformers_saves_them(
 ):
     """The reference checkpoints were written by transformers' own `save_pretrained`."""
     checkpoint = reference_dir / "variants" / source
-    model = keras_bert.load_masked_lm(checkpoint)
-    if architecture == "pretrainer":
-        model = BertPretrainer.from_checkpoint(checkpoint)
+    load = {
+        "masked_lm": keras_bert.load_masked_lm,
+        "pretrainer": BertPretrainer.from_checkpoint,
+        "replaced_token_detector": keras_bert.load_replaced_token_detector,
+    }[architecture]
+    model = load(checkpoint)
 
     save_checkpoint(model, tmp_path, load_preprocessor(checkpoint))
 
@@ -243,8 +256,9 @@ def test_a_pretrainer_without_a_twin_publishes_its_masked_lm_alone(checkpoints, 
             lambda encoder: BertEncoder(encoder.bert_config.replace(pre_layer_norm=True)),
             "cannot hold pre_layer_norm=True",
         ),
+        (BertReplacedTokenDetector, "no bert model with a replaced-token head"),
     ],
-    ids=["mean pooling", "keras-hub head", "span boundary", "pre-LN blocks"],
+    ids=["mean pooling", "keras-hub head", "span boundary", "pre-LN blocks", "BERT detector"],
 )
 def test_a_model_without_a_transformers_twin_is_refused_before_writing(
     build, message, checkpoints, tmp_path

@@ -14,7 +14,17 @@ from keras_bert.errors import CheckpointError, ConfigError
 from keras_bert.text import BertPreprocessor, TextPreprocessor
 from tests.conftest import reference_outputs
 
-FAMILIES = ("roberta", "albert", "deberta_v3", "distilbert", "modernbert", "xlm_roberta")
+FAMILIES = (
+    "roberta",
+    "albert",
+    "deberta_v3",
+    "distilbert",
+    "modernbert",
+    "xlm_roberta",
+    "electra/discriminator",
+)
+# The families whose tokenizer is BERT's WordPiece (`BertPreprocessor`).
+WORDPIECE_FAMILIES = ("distilbert", "electra/discriminator")
 # The families that pack pairs as RoBERTa: <s> A </s></s> B </s>, one token type.
 ROBERTA_PACKING = ("roberta", "xlm_roberta")
 SEQ_LENGTH = 64  # the reference files' padded length
@@ -47,9 +57,11 @@ def test_each_family_gets_its_tokenizer_and_packing(family):
         "distilbert": "WordPieceTokenizer",
         "modernbert": "BytePairTokenizer",
         "xlm_roberta": "UnigramTokenizer",
+        "electra/discriminator": "WordPieceTokenizer",
     }[name]
     assert type(preprocessor.tokenizer).__name__ == tokenizer_class
-    assert isinstance(preprocessor, BertPreprocessor if name == "distilbert" else TextPreprocessor)
+    wordpiece = name in WORDPIECE_FAMILIES
+    assert isinstance(preprocessor, BertPreprocessor if wordpiece else TextPreprocessor)
     assert preprocessor.packer.pair_separators == (2 if name in ROBERTA_PACKING else 1)
 
 

@@ -21,6 +21,20 @@ SMALL_MODEL = {
     "intermediate_size": 64,
     "max_position_embeddings": 64,
 }
+# ELECTRA's objective over the small setup: an electra discriminator of SMALL_MODEL's size with
+# factorized embeddings (E 16 → H 32), a generator half its width, ELECTRA's masking (85%
+# [MASK], the rest kept); the run tests that concern every objective take both.
+REPLACED_TOKEN_DETECTION = {
+    "model_config": {**SMALL_MODEL, "model_type": "electra", "pooler": False, "embedding_size": 16},
+    "data": {
+        "seq_length": 32,
+        "next_sentence_prediction": False,
+        "masking": {"max_predictions_per_seq": 5, "mask_token_rate": 0.85, "random_token_rate": 0},
+    },
+    "replaced_token_detection": True,
+    "generator_width": 0.5,
+}
+OBJECTIVES = {"masked_lm": {}, "replaced_token_detection": REPLACED_TOKEN_DETECTION}
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,13 @@ import numpy as np
 import pytest
 
 from keras_bert.training.precision import PrecisionChoice
-from tests.training.conftest import ROOT, run_worker, worker_command, worker_environment
+from tests.training.conftest import (
+    OBJECTIVES,
+    ROOT,
+    run_worker,
+    worker_command,
+    worker_environment,
+)
 
 
 def _free_port() -> int:
@@ -24,9 +30,10 @@ def _weights(path):
 
 
 @pytest.mark.slow
-def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, tmp_path):
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, objective, tmp_path):
     run = {**small_config["run"], "strategy": "mirrored", "jit_compile": True}
-    config = {**small_config, "run": run, "total_steps": 20}
+    config = {**small_config, **OBJECTIVES[objective], "run": run, "total_steps": 20}
     spec = {"config": config, "logical_cpus": 2, "weights_out": str(tmp_path / "w.npz")}
     run_worker(spec, tmp_path / "spec.json")
     result = _weights(tmp_path / "w.npz")
@@ -37,13 +44,22 @@ def test_mirrored_strategy_on_two_logical_cpus_with_xla_fallback(small_config, t
 
 
 @pytest.mark.slow
-def test_multi_worker_mirrored_two_processes_end_with_identical_weights(small_config, tmp_path):
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_multi_worker_mirrored_two_processes_end_with_identical_weights(
+    small_config, objective, tmp_path
+):
     ports = [_free_port(), _free_port()]
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     # "auto": on a CPU with bfloat16 units each worker times the steps (on others, float32).
     run = {**small_config["run"], "strategy": "multi_worker_mirrored", "precision": "auto"}
     # A time budget that holds all 20 steps: the workers plan from their timings' mean.
-    config = {**small_config, "run": run, "total_steps": 20, "time_budget_minutes": 60}
+    config = {
+        **small_config,
+        **OBJECTIVES[objective],
+        "run": run,
+        "total_steps": 20,
+        "time_budget_minutes": 60,
+    }
     # A start stopped after the chief recorded its choice and before the other worker did: the
     # chief must not keep its record alone (its policy could differ, and the other worker's
     # timing waits for the chief in an all-reduce).

@@ -10,14 +10,22 @@ import numpy as np
 import pytest
 
 from keras_bert import BertEncoder
-from tests.training.conftest import ROOT, run_worker, worker_command, worker_environment
+from tests.training.conftest import (
+    OBJECTIVES,
+    ROOT,
+    run_worker,
+    worker_command,
+    worker_environment,
+)
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_and_finishes_at_the_planned_step(small_config, tmp_path):
+@pytest.mark.parametrize("objective", OBJECTIVES)
+def test_killed_run_resumes_and_finishes_at_the_planned_step(small_config, objective, tmp_path):
     run_dir = tmp_path / "run"
     metadata = run_dir / "backup" / "training_metadata.json"
-    spec = {"config": small_config, "weights_out": str(tmp_path / "w.npz")}
+    config = {**small_config, **OBJECTIVES[objective]}
+    spec = {"config": config, "weights_out": str(tmp_path / "w.npz")}
     process = subprocess.Popen(
         worker_command(spec, tmp_path / "spec.json"),
         cwd=ROOT,
@@ -47,6 +55,7 @@ def test_killed_run_resumes_and_finishes_at_the_planned_step(small_config, tmp_p
     # The first process logged epochs 0 .. killed_at - 1 (perhaps one more before it died);
     # the second continued at killed_at.
     assert epochs[-(4 - killed_at) :] == list(range(killed_at, 4))
-    # The final model is written as a checkpoint the encoder loads.
+    # The final model is written as a checkpoint the encoder loads (ELECTRA's discriminator).
     encoder = BertEncoder.from_checkpoint(run_dir / "checkpoint")
     assert encoder.bert_config.hidden_size == 32
+    assert encoder.bert_config.model_type == config["model_config"].get("model_type", "bert")

@@ -15,7 +15,12 @@ from keras_bert.data import (
     tokenize_documents,
 )
 from keras_bert.data.tfrecords import read_pretraining_tfrecords
-from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
+from keras_bert.models import (
+    BertClassifier,
+    BertQuestionAnswerer,
+    BertTokenClassifier,
+    ElectraPretrainer,
+)
 from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
 from keras_bert.training import create_optimizer
@@ -65,6 +70,19 @@ def pretraining_batch(tmp_path_factory, data_dir, minilm_dir):
 
 def test_pretrainer_xla_step_from_tfrecords(pretraining_batch):
     _assert_xla_matches(lambda: BertPretrainer(CONFIG), pretraining_batch)
+
+
+def test_electra_pretrainer_xla_step_from_tfrecords(pretraining_batch):
+    """ELECTRA's step, the generator's draws included: the draw is XLA's in both steps."""
+    inputs, labels, weights = pretraining_batch
+    masking = {"masked_lm_ids": labels["masked_lm"], "masked_lm_weights": weights["masked_lm"]}
+    batch = (
+        {**inputs, **masking},
+        {"masked_lm": labels["masked_lm"]},
+        {"masked_lm": weights["masked_lm"]},
+    )
+    discriminator = CONFIG.replace(model_type="electra", pooler=False)
+    _assert_xla_matches(lambda: ElectraPretrainer(discriminator, seed=0), batch)
 
 
 def _inputs(batch_size: int = 8) -> dict:
