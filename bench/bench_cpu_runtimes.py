@@ -49,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.field_benchmarks import cpu_name, write_between_markers
 from bench.runtime_workers import RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
 
@@ -296,7 +297,7 @@ def runtime_table(records: Sequence[dict]) -> str:
     runs = latest_runs(records)
     cpus = sorted(runs)
     names = [name for name in RUNTIMES if any(r["runtime"] == name for r in records)]
-    header = "| runtime | " + " | ".join(f"CPU {index + 1}" for index in range(len(cpus))) + " |"
+    header = "| runtime | " + " | ".join(cpu_name(cpu) for cpu in cpus) + " |"
     lines = [header, "|---|" + "---:|" * len(cpus)]
     for name in names:
         runtime = RUNTIMES[name]
@@ -324,21 +325,12 @@ def runtime_table(records: Sequence[dict]) -> str:
             f"| **ours / the fastest peer, {what}** (any; ≥ 99%) | " + " | ".join(cells) + " |"
         )
     legend = "; ".join(
-        f"CPU {index + 1}: {cpu} ({runs[cpu][0]['date']}, {runs[cpu][0]['commit']}, "
+        f"{cpu_name(cpu)}: {cpu} ({runs[cpu][0]['date']}, {runs[cpu][0]['commit']}, "
         f"{runs[cpu][0]['rounds']} rounds, load {runs[cpu][0]['load_average_before']} → "
         f"{runs[cpu][0]['load_average_after']})"
-        for index, cpu in enumerate(cpus)
+        for cpu in cpus
     )
     return "\n".join(lines) + f"\n\n{legend}."
-
-
-def write_between_markers(path: Path, text: str) -> None:
-    """Replaces what lies between `MARKERS` in `path` with `text`."""
-    document = path.read_text("utf-8")
-    start, end = (document.find(marker) for marker in MARKERS)
-    if start < 0 or end < start:
-        raise SystemExit(f"{path}: no {MARKERS[0]} ... {MARKERS[1]} to write between.")
-    path.write_text(f"{document[: start + len(MARKERS[0])]}\n{text}\n{document[end:]}", "utf-8")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -367,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
     records = [json.loads(line) for line in args.results.read_text().splitlines() if line]
     text = runtime_table(records)
     if args.write:
-        write_between_markers(args.write, text)
+        write_between_markers(args.write, text, MARKERS)
     print(text)
 
 
