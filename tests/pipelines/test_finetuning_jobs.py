@@ -52,12 +52,13 @@ def test_finetune_classifier_job(tiny_checkpoint_dir, data_dir, tmp_path, capsys
     model, preprocessor = trained_model(job)
     assert preprocessor is model.preprocessor and preprocessor.seq_length == 32
     assert model.predict(["A wonderful film"], verbose=0).shape == (1, model.num_classes)
-    # Its export saves the model's variables once, and not the optimizer's state it carries.
+    # Its export saves the model's weights once, and neither the optimizer's state it carries
+    # nor its dropout layers' seeds (the serving copy shares the weights, not the seeds).
     assert model.optimizer.variables
     export_dir = export_for_serving(serving_module(model), tmp_path / "saved_models", "sentiment")
     saved = tf.train.list_variables(str(export_dir / "variables" / "variables"))
     saved_values = sum(np.prod(shape) for name, shape in saved if "VARIABLE_VALUE" in name)
-    assert saved_values == sum(np.prod(variable.shape) for variable in model.variables)
+    assert saved_values == sum(np.prod(weight.shape) for weight in model.weights)
     call = {"export_dir": export_dir, "signature": "serving_default"}
     [served] = run_signatures([{**call, "inputs": {"text": ["A wonderful film"]}}])
     assert served["label"][0] in model.label_names
