@@ -32,7 +32,8 @@ def recipe_steps(recipe: str, precision: str, batches: int, output_dir: Path) ->
     """Calls that each train the recipe's model one step on one of `batches` batches of its
     data, in `precision`."""
     from keras_bert.pretraining import build_datasets, build_pretrainer, pretraining_loss_weights
-    from keras_bert.training.precision import global_dtype_policy
+    from keras_bert.training.precision import run_precision
+    from keras_bert.training.strategy import resolve_workers
     from pipelines.pretrain import pretraining_config
 
     config = pretraining_config(
@@ -40,7 +41,7 @@ def recipe_steps(recipe: str, precision: str, batches: int, output_dir: Path) ->
     )
     train, _ = build_datasets(config)
     data = [batch for batch in train().take(batches)]
-    with global_dtype_policy(precision):
+    with run_precision(precision, resolve_workers("default", None, str(output_dir))):
         model = build_pretrainer(config)
         weights = pretraining_loss_weights(
             config.data.sentence_pairs,

@@ -53,10 +53,11 @@ def _pyplot():
     return pyplot
 
 
-def _legend_below(axes, columns: int) -> None:
-    """The figure's legend in a row under its x-axis label."""
+def _legend_below(axes, columns: int, offset: float = 0.14) -> None:
+    """The figure's legend in a row under its x-axis label, `offset` of the axes' height below
+    them."""
     axes.legend(
-        loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=columns, fontsize=7, frameon=False
+        loc="upper center", bbox_to_anchor=(0.5, -offset), ncol=columns, fontsize=7, frameon=False
     )
 
 
@@ -219,7 +220,7 @@ def long_documents(records: Sequence[dict]):
         axis.set_ylabel(name)
         axis.grid(True, which="both", alpha=0.3)
     time_axis.set_yscale("log")
-    _legend_below(time_axis, 2)
+    _legend_below(time_axis, 2, offset=0.2)
     cpu = cpu_name(records[-1]["cpu"])
     figure.suptitle(f"Long inputs, one forward pass on {cpu}, {revision}", x=0.01, ha="left")
     figure.tight_layout()

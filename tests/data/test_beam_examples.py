@@ -73,25 +73,18 @@ def _examples(paths):
     return sorted(examples)
 
 
-def test_beam_examples_depend_on_the_files_contents_not_their_folder(
+def test_beam_examples_depend_on_the_files_contents_not_their_folder_or_file_count(
     beam_records, shards, vocabulary_file, tmp_path
 ):
-    """The same shards under another folder (a different temporary directory each run) give
-    the same examples: the random B segments and masks are seeded by relative names."""
+    """The same shards under another folder (a different temporary directory each run), written
+    to a fixed number of files, give the same examples: the random B segments and masks are
+    seeded by relative names, and `num_shards` only decides the files (through a shuffle)."""
     moved = tmp_path / "elsewhere"
     moved.mkdir()
     for shard in shards:
         shutil.copy(shard, moved)
-    again = _write_beam_records(sorted(str(p) for p in moved.iterdir()), vocabulary_file, tmp_path)
-    assert _examples(again) == _examples(beam_records)
-
-
-def test_a_fixed_number_of_shards_holds_the_same_examples(
-    beam_records, shards, vocabulary_file, tmp_path
-):
-    """`num_shards` only decides the files (through a shuffle); the examples are those that the
-    default, one file per bundle, writes."""
-    fixed = _write_beam_records(shards, vocabulary_file, tmp_path, num_shards=3)
+    moved_shards = sorted(str(path) for path in moved.iterdir())
+    fixed = _write_beam_records(moved_shards, vocabulary_file, tmp_path, num_shards=3)
     assert len(fixed) == 3
     assert _examples(fixed) == _examples(beam_records)
 

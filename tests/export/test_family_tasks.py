@@ -1,6 +1,12 @@
-"""The token classifier and the question answerer of each family: `model.fit` on real data,
-export, and raw strings answered in a process with only TensorFlow and tensorflow-text, as the
-same model computes them through the Python data pipelines."""
+"""The token classifier and the question answerer of each kind of tokenizer: `model.fit` on real
+data, export, and raw strings answered in a process with only TensorFlow and tensorflow-text, as
+the same model computes them through the Python data pipelines.
+
+What these two heads serve past the encoder is the tokenizer's offsets (entities and answers are
+character spans of the text): one family of each tokenizer, byte-level BPE with and without token
+types, SentencePiece lowercased, and the unigram model with its normalizer. WordPiece's are the
+session's tiny BERT exports (tests/export/test_signatures.py); every family's encoder graph is
+tests/export/test_family_export.py's."""
 
 import functools
 
@@ -22,13 +28,14 @@ from keras_bert.decoding.bio_tags import bio_spans
 from keras_bert.export import QuestionAnswererServing, TokenClassifierServing, export_for_serving
 from keras_bert.models.token_classifier import IGNORED_LABEL
 from tests.export.fresh_process import run_signatures
-from tests.export.test_family_export import FAMILIES
 
 SEQ_LENGTH = 48
 MAX_QUESTION_LENGTH = 16
 MAX_ANSWER_LENGTH = 12
 MAX_ENTITIES = 16
 ENTITY_OUTPUTS = ("entity_labels", "entity_starts", "entity_ends", "entity_texts")
+# One family of each tokenizer (the module's docstring).
+TOKENIZER_FAMILIES = ("roberta", "modernbert", "albert", "xlm_roberta")
 
 
 def _fit(model, dataset) -> None:
@@ -195,7 +202,7 @@ def served_by_family(reference_dir, data_dir, tmp_path_factory):
     return served
 
 
-@pytest.fixture(params=FAMILIES)
+@pytest.fixture(params=TOKENIZER_FAMILIES)
 def served(request, served_by_family) -> dict:
     """Per task: (what the fresh process served, what the Python pipelines expect)."""
     return served_by_family(request.param)
