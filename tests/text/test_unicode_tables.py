@@ -10,6 +10,12 @@ from keras_bert.text import unicode_tables
 from keras_bert.text.normalization import split_words
 
 CODE_POINTS = [code_point for code_point in range(0x110000) if not 0xD800 <= code_point <= 0xDFFF]
+# Planes 4-13 hold no character in any Unicode version to date and planes 15-16 are private
+# use: all alike, removed as controls. One code point in 4,096 of them stands for the rest
+# where each is run through the graph; planes 0-3 and 14 go whole.
+TEXT_CODE_POINTS = [
+    c for c in CODE_POINTS if c < 0x40000 or 0xE0000 <= c < 0xF0000 or c % 4096 == 0
+]
 # Characters of Unicode 13-16 that TensorFlow-text's ICU decomposes under NFD and the
 # `unicode-normalization` crate of `tokenizers` 0.23 does not (Dives Akuru, Todhri, Tulu-Tigalari
 # and Kirat Rai letters). No BERT vocabulary has these scripts, so both give [UNK] for the word;
@@ -73,11 +79,12 @@ def _our_words(texts: list[str], lowercase: bool) -> list[list[str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
 def test_every_code_point_normalises_and_splits_as_tokenizers(lowercase):
-    """Each code point inside a word and next to itself, uppercased, after a space."""
+    """Each code point of `TEXT_CODE_POINTS` inside a word and next to itself, uppercased,
+    after a space."""
     normalizer = normalizers.BertNormalizer(lowercase=lowercase)
     pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    texts = [f"a{chr(c)}b" for c in CODE_POINTS] + [
-        f"Ab{chr(c) * 2} {chr(c).upper()}" for c in CODE_POINTS
+    texts = [f"a{chr(c)}b" for c in TEXT_CODE_POINTS] + [
+        f"Ab{chr(c) * 2} {chr(c).upper()}" for c in TEXT_CODE_POINTS
     ]
     expected = [
         [word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))]
@@ -85,6 +92,8 @@ def test_every_code_point_normalises_and_splits_as_tokenizers(lowercase):
     ]
     ours = _our_words(texts, lowercase)
     mismatches = {
-        CODE_POINTS[i % len(CODE_POINTS)] for i in range(len(texts)) if ours[i] != expected[i]
+        TEXT_CODE_POINTS[i % len(TEXT_CODE_POINTS)]
+        for i in range(len(texts))
+        if ours[i] != expected[i]
     }
     assert mismatches == (NFD_DIFFERENCES if lowercase else set())
