@@ -9,14 +9,14 @@ from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.gated_linear_unit import GatedLinearUnit
 from keras_bert.layers.layer_normalization import FastLayerNormalization
-from keras_bert.layers.self_attention import MultiHeadSelfAttention, output_spec
+from keras_bert.layers.self_attention import AttentionOutputSpec, MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
 from keras_bert.layers.windowed_attention import WindowedSelfAttention
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
-class TransformerEncoderBlock(keras.layers.Layer):
+class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
     """Self-attention and a feed-forward network, each with residual + LayerNorm.
 
     Post-LN (BERT): `x = LayerNorm(x + Dropout(Attention(x)))`, then
@@ -278,22 +278,6 @@ class TransformerEncoderBlock(keras.layers.Layer):
         if self.gate is not None:
             intermediate = self.gate(intermediate)
         return ops.reshape(self.output_dense(intermediate), tf.shape(hidden_states))
-
-    def compute_output_spec(
-        self,
-        hidden_states,
-        *masks_and_tables,
-        training=None,
-        return_attention_scores=False,
-        first_token_only=False,
-    ):
-        return output_spec(
-            hidden_states,
-            self.num_heads,
-            self.compute_dtype,
-            return_attention_scores,
-            first_token_only,
-        )
 
     def get_config(self):
         return {

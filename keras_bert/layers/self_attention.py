@@ -60,8 +60,40 @@ def masked_scores(
     return tf.cond(tf.reduce_all(padding_mask != 0), lambda: unmasked_scores, add_mask)
 
 
+class AttentionOutputSpec:
+    """The symbolic output of a layer (with `num_heads`) called on `hidden_states` as
+    `MultiHeadSelfAttention` is: their shape (cut to the first position with
+    `first_token_only`), and the attention scores `[batch, num_heads, query, sequence]` with
+    `return_attention_scores`. Listed before `keras.layers.Layer` in the layer's bases.
+
+    Example:
+    >>> attention = MultiHeadSelfAttention(hidden_size=8, num_heads=2)
+    >>> output, scores = attention.compute_output_spec(
+    ...     keras.KerasTensor((2, 5, 8)), return_attention_scores=True, first_token_only=True)
+    >>> output.shape, scores.shape
+    ((2, 1, 8), (2, 2, 1, 5))
+    """
+
+    def compute_output_spec(
+        self,
+        hidden_states,
+        *masks_and_tables,
+        training=None,
+        return_attention_scores=False,
+        first_token_only=False,
+    ):
+        batch_size, sequence_length = hidden_states.shape[0], hidden_states.shape[1]
+        query_length = 1 if first_token_only else sequence_length
+        output_shape = (batch_size, query_length, *hidden_states.shape[2:])
+        output = keras.KerasTensor(output_shape, dtype=self.compute_dtype)
+        if not return_attention_scores:
+            return output
+        scores_shape = (batch_size, self.num_heads, query_length, sequence_length)
+        return output, keras.KerasTensor(scores_shape, dtype=self.compute_dtype)
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
-class MultiHeadSelfAttention(keras.layers.Layer):
+class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
     """Scaled dot-product self-attention with `num_heads` heads and an output projection.
 
     Args:
@@ -295,22 +327,6 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         context = ops.reshape(context, (-1, self.hidden_size))
         return ops.reshape(self.output_dense(context), output_shape)
 
-    def compute_output_spec(
-        self,
-        hidden_states,
-        *masks_and_tables,
-        training=None,
-        return_attention_scores=False,
-        first_token_only=False,
-    ):
-        return output_spec(
-            hidden_states,
-            self.num_heads,
-            self.compute_dtype,
-            return_attention_scores,
-            first_token_only,
-        )
-
     def get_config(self):
         return {
             **super().get_config(),
@@ -338,23 +354,3 @@ def query_positions_shape(shape: tf.Tensor, first_token_only: bool) -> tf.Tensor
     if not first_token_only:
         return shape
     return tf.concat([shape[:1], [1], shape[2:]], 0)
-
-
-def output_spec(
-    hidden_states,
-    num_heads: int,
-    dtype: str,
-    return_attention_scores: bool,
-    first_token_only: bool = False,
-):
-    """The symbolic output of a layer that keeps the shape of `hidden_states` (cut to its first
-    position with `first_token_only`) and may also return attention scores
-    `[batch, num_heads, query, sequence]`."""
-    batch_size, sequence_length = hidden_states.shape[0], hidden_states.shape[1]
-    query_length = 1 if first_token_only else sequence_length
-    output_shape = (batch_size, query_length, *hidden_states.shape[2:])
-    output = keras.KerasTensor(output_shape, dtype=dtype)
-    if not return_attention_scores:
-        return output
-    scores_shape = (batch_size, num_heads, query_length, sequence_length)
-    return output, keras.KerasTensor(scores_shape, dtype=dtype)
