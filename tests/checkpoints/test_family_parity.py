@@ -8,19 +8,13 @@ import numpy as np
 import pytest
 
 import keras_bert
+from bench.bench_transformers_twins import FAMILIES
 from keras_bert.errors import ConfigError
 from tests.conftest import reference_outputs
 
-VARIANTS = (
-    "roberta",
-    "distilbert",
-    "albert",
-    "deberta_v3",
-    "modernbert",
-    "xlm_roberta",
-    "electra/generator",
-    "electra/discriminator",
-)
+# The random checkpoints of shared/reference/variants: each family's (BERT's is the real MiniLM,
+# tests/checkpoints/test_parity.py) and ELECTRA's generator.
+VARIANTS = (*(family for family in FAMILIES if family != "bert"), "electra/generator")
 # The `model_type` each reference checkpoint declares.
 MODEL_TYPES = {
     "roberta": "roberta",

@@ -20,6 +20,7 @@ import pytest
 import tensorflow as tf
 
 import keras_bert
+from bench.bench_transformers_twins import FAMILIES
 from keras_bert.decoding.mask_fillers import mask_token_of
 from keras_bert.export.onnx import MaskedLMOptions, hf_tokenizer, task_graph, tokenizer_agreement
 from keras_bert.export.onnx.model_files import parameter_count
@@ -28,16 +29,6 @@ from keras_bert.serving import OnnxModel
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
 
-FAMILIES = (
-    "bert",
-    "roberta",
-    "distilbert",
-    "albert",
-    "deberta_v3",
-    "modernbert",
-    "xlm_roberta",
-    "electra/discriminator",
-)
 # DeBERTa's attention is a `MultiHeadAttention` node with a bias, which OpenVINO does not read.
 OPENVINO_FAMILIES = tuple(family for family in FAMILIES if family != "deberta_v3")
 TEXTS = [
