@@ -66,39 +66,25 @@ class BertEmbeddings(keras.layers.Layer):
         self.layer_norm_bias = layer_norm_bias
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
-        # The lookups and their sum stay float32 under mixed precision (LayerNorm computes in
-        # float32 and casts its output): this gathers rows instead of casting whole tables.
-        self.token_embedding = keras.layers.Embedding(
-            vocab_size,
-            hidden_size,
-            embeddings_initializer=initializer,
-            dtype=self.dtype_policy,
-            autocast=False,
-            name="token_embedding",
-        )
-        self.segment_embedding = (
-            keras.layers.Embedding(
-                type_vocab_size,
+
+        def table(rows: int, name: str) -> keras.layers.Embedding:
+            # The lookups and their sum stay float32 under mixed precision (LayerNorm computes
+            # in float32 and casts its output): this gathers rows instead of casting tables.
+            return keras.layers.Embedding(
+                rows,
                 hidden_size,
                 embeddings_initializer=initializer,
                 dtype=self.dtype_policy,
                 autocast=False,
-                name="segment_embedding",
+                name=name,
             )
-            if type_vocab_size
-            else None
+
+        self.token_embedding = table(vocab_size, "token_embedding")
+        self.segment_embedding = (
+            table(type_vocab_size, "segment_embedding") if type_vocab_size else None
         )
         self.position_embedding = (
-            keras.layers.Embedding(
-                max_position_embeddings,
-                hidden_size,
-                embeddings_initializer=initializer,
-                dtype=self.dtype_policy,
-                autocast=False,
-                name="position_embedding",
-            )
-            if absolute_positions
-            else None
+            table(max_position_embeddings, "position_embedding") if absolute_positions else None
         )
         self.layer_norm = FastLayerNormalization(
             epsilon=layer_norm_epsilon,
