@@ -21,6 +21,7 @@ from keras_bert.layers.span_boundary_head import SpanBoundaryHead
 from keras_bert.layers.windowed_attention import WindowedSelfAttention
 from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
 from keras_bert.models.pretrainer import BertPretrainer
+from tests.layers.test_modernbert_layers import MODERNBERT_BLOCK
 from tests.precision_checks import check_precision
 
 RNG = np.random.default_rng(0)
@@ -71,23 +72,8 @@ LAYERS = {
         ),
         (HIDDEN, MASK),
     ),  # fmt: skip
-    # ModernBERT's: rotary positions, attention within a window, GeGLU, no biases.
     "modernbert_block": (
-        lambda dtype: TransformerEncoderBlock(
-            16,
-            4,
-            24,
-            dropout_rate=0.0,
-            attention_dropout_rate=0.0,
-            pre_layer_norm=True,
-            rotary_base=10_000.0,
-            attention_window=2,
-            gated_feed_forward=True,
-            use_bias=False,
-            layer_norm_bias=False,
-            attention_layer_norm=False,
-            dtype=dtype,
-        ),
+        lambda dtype: TransformerEncoderBlock(16, 4, 24, **MODERNBERT_BLOCK, dtype=dtype),
         (HIDDEN, MASK),
     ),  # fmt: skip
     "windowed_attention": (

@@ -16,6 +16,19 @@ RANDOM = np.random.default_rng(0)
 HIDDEN, HEADS = 16, 2
 HEAD_SIZE = HIDDEN // HEADS
 
+# ModernBERT's block: rotary positions, attention within a window, GeGLU, no biases.
+MODERNBERT_BLOCK = {
+    "dropout_rate": 0.0,
+    "attention_dropout_rate": 0.0,
+    "pre_layer_norm": True,
+    "rotary_base": 10_000.0,
+    "attention_window": 2,
+    "gated_feed_forward": True,
+    "use_bias": False,
+    "layer_norm_bias": False,
+    "attention_layer_norm": False,
+}
+
 
 def _rotated(heads: np.ndarray, base: float) -> np.ndarray:
     """transformers' `apply_rotary_pos_emb` on `[batch, sequence, heads, size]`, in float64."""
@@ -100,21 +113,7 @@ def test_windowed_attention_scores_grow_linearly_with_the_length():
 
 
 def test_modernbert_block_serializes_and_trains(tmp_path):
-    block = TransformerEncoderBlock(
-        hidden_size=HIDDEN,
-        num_heads=HEADS,
-        intermediate_size=24,
-        dropout_rate=0.0,
-        attention_dropout_rate=0.0,
-        layer_norm_epsilon=1e-5,
-        pre_layer_norm=True,
-        rotary_base=10_000.0,
-        attention_window=2,
-        gated_feed_forward=True,
-        use_bias=False,
-        layer_norm_bias=False,
-        attention_layer_norm=False,
-    )
+    block = TransformerEncoderBlock(HIDDEN, HEADS, 24, layer_norm_epsilon=1e-5, **MODERNBERT_BLOCK)
     hidden = RANDOM.normal(size=(2, 9, HIDDEN)).astype("float32")
     mask = np.array([[1] * 9, [1] * 6 + [0] * 3], "int32")
     check_layer(block, (hidden, mask), tmp_path, expected_shapes=(2, 9, HIDDEN))
