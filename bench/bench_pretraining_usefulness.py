@@ -7,7 +7,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
         --seeds 0 1 2 --epochs 1 3               # the job's defaults; one line per model, seed
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
-    python -m bench.bench_pretraining_usefulness table [--write BENCHMARKS.md]
+    python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget
@@ -360,10 +360,18 @@ def _setting_label(settings: dict) -> str:
     return ", ".join(changed) or "the job's defaults"
 
 
-def table(records: list[dict]) -> str:
+# How the table names each fine-tuned model of a run (`MODELS`; the random one is its baseline).
+MODEL_LABELS = {
+    "pretrained": "",
+    "pretrained_embeddings": ", its embeddings on random blocks",
+    "pretrained_blocks": ", its blocks on random embeddings",
+}
+
+
+def table(records: list[dict], min_seeds: int = 1) -> str:
     """Per setting and epochs: each model's mean dev accuracy over its seeds, and the points by
-    which each pretrained model leads the random model of its architecture (and ELECTRA the
-    masked LM), from the seeds both have."""
+    which each model of a run leads the random model of its architecture (and ELECTRA's run
+    the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left out."""
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
         settings = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
@@ -378,7 +386,7 @@ def table(records: list[dict]) -> str:
     for (settings, epochs), models in sorted(groups.items()):
         label = _setting_label(json.loads(settings))
         for (variant, model), scores in sorted(models.items()):
-            if model != "pretrained":
+            if model == "random" or len(scores) < min_seeds:
                 continue
             random = models.get((variant, "random"), {})
             seeds = sorted(set(scores) & set(random)) or sorted(scores)
@@ -388,12 +396,13 @@ def table(records: list[dict]) -> str:
             mlm_seeds = sorted(set(scores) & set(mlm))
             over_mlm = (
                 mean - statistics.mean(mlm[s] for s in mlm_seeds)
-                if variant != "mlm" and mlm_seeds
+                if variant != "mlm" and model == "pretrained" and mlm_seeds
                 else None
             )
             per_seed = ", ".join(f"{seed}: {scores[seed]:.2f}" for seed in seeds)
             lines.append(
-                f"| {label} | {epochs:g} | {variant} | {per_seed} | **{mean:.2f}** | "
+                f"| {label} | {epochs:g} | {variant}{MODEL_LABELS[model]} | {per_seed} | "
+                f"**{mean:.2f}** | "
                 + (f"{random_mean:.2f} | {mean - random_mean:+.2f}" if random else " | ")
                 + (f" | {over_mlm:+.2f} |" if over_mlm is not None else " | |")
             )
@@ -425,6 +434,9 @@ def main() -> None:
     finetune_parser.add_argument("--precision", default="float32")
     finetune_parser.add_argument("--dropout-rate", type=float, default=0.1)
     table_parser.add_argument("--write", type=Path, help="a file with the table's markers")
+    table_parser.add_argument(
+        "--min-seeds", type=int, default=1, help="leave out rows of fewer seeds"
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -435,7 +447,7 @@ def main() -> None:
     elif arguments.command == "probe":
         probe(arguments)
     else:
-        text = table(read_records(arguments.results_dir / FINETUNING_RESULTS))
+        text = table(read_records(arguments.results_dir / FINETUNING_RESULTS), arguments.min_seeds)
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 

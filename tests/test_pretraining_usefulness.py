@@ -1,0 +1,47 @@
+"""The pretraining campaign's table (`bench.bench_pretraining_usefulness table`) is its results
+file's: means over the seeds both models have, leads over the random model and the masked LM."""
+
+from bench.bench_pretraining_usefulness import table
+
+DEFAULTS = {"learning_rate": 5e-5, "pooling": "first_token", "embedding_rms": None,
+            "seq_length": 128, "precision": "float32", "dropout_rate": 0.1}  # fmt: skip
+
+
+def _record(variant: str, model: str, seed: int, accuracy: float, **settings) -> dict:
+    return {
+        "variant": variant,
+        "model": model,
+        "seed": seed,
+        "epochs": 3.0,
+        "settings": {**DEFAULTS, **settings},
+        "dev_accuracy": accuracy,
+    }
+
+
+def test_table_rows_are_the_results_files_means_and_leads():
+    records = [
+        _record("mlm", "pretrained", 0, 0.50),
+        _record("mlm", "pretrained", 1, 0.60),
+        _record("mlm", "random", 0, 0.52),
+        _record("mlm", "random", 1, 0.54),
+        _record("electra", "pretrained", 0, 0.70),
+        _record("electra", "pretrained", 1, 0.56),
+        _record("electra", "random", 0, 0.61),
+        _record("electra", "random", 1, 0.61),
+        _record("electra", "pretrained_blocks", 0, 0.64),
+        _record("electra", "random", 0, 0.65, learning_rate=5e-4),
+        _record("electra", "pretrained", 0, 0.75, learning_rate=5e-4),
+    ]
+    rows = [[cell.strip() for cell in row.split("|")[1:-1]] for row in table(records).splitlines()]
+    assert rows[2:] == [
+        ["learning_rate 0.0005", "3", "electra", "0: 75.00", "**75.00**", "65.00", "+10.00", ""],
+        ["the job's defaults", "3", "electra", "0: 70.00, 1: 56.00", "**63.00**", "61.00",
+         "+2.00", "+8.00"],
+        # A run's blocks on random embeddings, against the random model of the seeds it has.
+        ["the job's defaults", "3", "electra, its blocks on random embeddings", "0: 64.00",
+         "**64.00**", "61.00", "+3.00", ""],
+        ["the job's defaults", "3", "mlm", "0: 50.00, 1: 60.00", "**55.00**", "53.00", "+2.00",
+         ""],
+    ]  # fmt: skip
+    # --min-seeds 2: the rows of one seed go.
+    assert len(table(records, min_seeds=2).splitlines()) == 2 + 2
