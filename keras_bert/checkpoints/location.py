@@ -184,8 +184,11 @@ def find_checkpoint(
     else:
         prefix = google.find_checkpoint_prefix(path)
         run_checkpoint = path / RUN_CHECKPOINT
-        if prefix is None and google.find_checkpoint_prefix(run_checkpoint) is not None:
-            return find_checkpoint(run_checkpoint, revision, weights)
+        run_prefix = None if prefix is not None else google.find_checkpoint_prefix(run_checkpoint)
+        if run_prefix is not None:  # a pretraining run's directory: its checkpoint
+            return CheckpointFiles(
+                os.fspath(run_checkpoint), run_checkpoint, revision, (run_prefix,)
+            )
         found = () if prefix is None else (prefix,)
     return CheckpointFiles(name, path, revision, found)
 

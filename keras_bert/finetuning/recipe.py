@@ -89,13 +89,9 @@ def find_run_checkpoint(config: FinetuningConfig, weights: bool = True) -> Check
     return find_checkpoint(config.checkpoint, config.revision, weights)
 
 
-def checkpoint_encoder(
-    config: FinetuningConfig, checkpoint: CheckpointFiles | None = None
-) -> BertEncoder:
-    """The encoder of the run's checkpoint (`checkpoint`, or found now) with the run's dropout;
-    a `seq_length` beyond its learned (or rotary: ModernBERT's) positions is a `ConfigError`."""
-    if checkpoint is None:
-        checkpoint = find_run_checkpoint(config)
+def checkpoint_encoder(config: FinetuningConfig, checkpoint: CheckpointFiles) -> BertEncoder:
+    """The encoder of the run's checkpoint (`find_run_checkpoint`) with the run's dropout; a
+    `seq_length` beyond its learned (or rotary: ModernBERT's) positions is a `ConfigError`."""
     encoder = BertEncoder.from_checkpoint(
         checkpoint,
         dropout_rate=config.dropout_rate,
@@ -112,7 +108,7 @@ def fit_task_model(
     config: FinetuningConfig,
     train_dataset: tf.data.Dataset,
     num_train_examples: int,
-    checkpoint: CheckpointFiles | None = None,
+    checkpoint: CheckpointFiles,
 ) -> tuple[keras.Model, dict]:
     """Builds (under the strategy), compiles and trains a task model; resumes if interrupted.
 
@@ -124,14 +120,12 @@ def fit_task_model(
             epoch is its `cardinality` where known (batches by length: every bucket's
             batches), else `ceil(num_train_examples / batch_size)` batches.
         num_train_examples: examples per epoch.
-        checkpoint: the run's checkpoint found already (`find_run_checkpoint`), or None to
-            find it now.
+        checkpoint: the run's checkpoint, found once for the job (`find_run_checkpoint`).
 
     Returns:
         The trained model and a summary: training time, sequences per second, the precision
         trained in, final metrics.
     """
-    checkpoint = checkpoint or find_run_checkpoint(config)
     return fit_model(
         lambda: build_model(checkpoint_encoder(config, checkpoint)),
         config,

@@ -59,23 +59,6 @@ def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
     )
 
 
-def _check_vocabulary_size(
-    checkpoint: CheckpointFiles, preprocessor: BertPreprocessor | TextPreprocessor
-) -> BertPreprocessor | TextPreprocessor:
-    """`preprocessor`, unless its tokenizer has ids past the checkpoint's embedding table or
-    it packs more tokens than the model reads."""
-    if not checkpoint.config_file.is_file():
-        return preprocessor
-    tokens = preprocessor.tokenizer.vocabulary_size
-    if tokens > checkpoint.config.vocab_size:
-        raise CheckpointError(
-            f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
-            f"{checkpoint.config.vocab_size} ids."
-        )
-    checkpoint.config.check_seq_length(preprocessor.seq_length)
-    return preprocessor
-
-
 def _preprocessor(
     checkpoint: CheckpointFiles, seq_length: int | None, **options: Any
 ) -> BertPreprocessor | TextPreprocessor:
@@ -101,13 +84,22 @@ def _preprocessor(
                 f"{checkpoint.directory}: cannot read the tokenizer: {error}"
             ) from None
         preprocessor = TextPreprocessor(tokenizer, seq_length=seq_length, **packing, **options)
-        return _check_vocabulary_size(checkpoint, preprocessor)
-    (vocabulary_file,) = checkpoint.tokenizer_files
-    lowercase = checkpoint.tokenizer_config.get("do_lower_case")
-    preprocessor = BertPreprocessor(
-        vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
-    )
-    return _check_vocabulary_size(checkpoint, preprocessor)
+    else:
+        (vocabulary_file,) = checkpoint.tokenizer_files
+        lowercase = checkpoint.tokenizer_config.get("do_lower_case")
+        preprocessor = BertPreprocessor(
+            vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
+        )
+    if checkpoint.config_file.is_file():
+        # No id past the embedding table, no more tokens than the model reads.
+        tokens = preprocessor.tokenizer.vocabulary_size
+        if tokens > checkpoint.config.vocab_size:
+            raise CheckpointError(
+                f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
+                f"{checkpoint.config.vocab_size} ids."
+            )
+        checkpoint.config.check_seq_length(preprocessor.seq_length)
+    return preprocessor
 
 
 def checkpoint_preprocessor(

@@ -19,7 +19,7 @@ from keras_bert.data.token_classification import (
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.question_answering import finetune_question_answerer
-from keras_bert.finetuning.recipe import FinetuningConfig, checkpoint_encoder
+from keras_bert.finetuning.recipe import FinetuningConfig, checkpoint_encoder, find_run_checkpoint
 from keras_bert.finetuning.token_classification import (
     finetune_token_classifier,
     predict_tags_in_context,
@@ -117,7 +117,8 @@ def test_embedding_rms_rescales_the_tables_not_the_encoders_outputs(tiny_checkpo
     }
     outputs = {}
     for rms in (None, 0.01):
-        encoder = checkpoint_encoder(config(tiny_checkpoint_dir, tmp_path, embedding_rms=rms))
+        run = config(tiny_checkpoint_dir, tmp_path, embedding_rms=rms)
+        encoder = checkpoint_encoder(run, find_run_checkpoint(run))
         table = encoder.embeddings.token_embedding.embeddings.numpy()
         outputs[rms] = encoder(inputs)["sequence_output"].numpy()
     assert np.sqrt(np.mean(table**2)) == pytest.approx(0.01, rel=1e-5)
@@ -232,7 +233,8 @@ def test_family_checkpoints_fine_tune_through_the_recipes(
 @pytest.mark.parametrize("family, positions", [("roberta", 64), ("modernbert", 1024)])
 def test_a_seq_length_past_the_positions_is_refused(family, positions, reference_dir, tmp_path):
     checkpoint = str(reference_dir / "variants" / family)
+    too_long = FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions + 1)
     with pytest.raises(ConfigError, match=f"longer than the {positions} tokens"):
-        checkpoint_encoder(FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions + 1))
+        checkpoint_encoder(too_long, find_run_checkpoint(too_long))
     config = FinetuningConfig(checkpoint, str(tmp_path), seq_length=positions)
-    assert checkpoint_encoder(config).bert_config.model_type == family
+    assert checkpoint_encoder(config, find_run_checkpoint(config)).bert_config.model_type == family
