@@ -7,7 +7,8 @@ random model of the same architecture, seed by seed, each run one line of a resu
         --seeds 0 1 2 --epochs 1 3               # the job's defaults; one line per model, seed
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
-    python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--write BENCHMARKS.md]
+    python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--models pretrained] \\
+        [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget
@@ -65,13 +66,16 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
-# the run's embeddings (tables and their LayerNorm) on random blocks, or the run's blocks (and
-# final LayerNorm) on random embeddings.
+# the run's embeddings (tables and their LayerNorm) on random blocks, the run's blocks (and
+# final LayerNorm) on random embeddings, or all but its top block.
 MODELS: dict[str, tuple[str, ...] | None] = {
     "pretrained": None,
     "random": (),
     "pretrained_embeddings": ("bert/embeddings/",),
     "pretrained_blocks": ("bert/encoder/",),
+    # The run's embeddings and first block under a random top block (and final LayerNorm):
+    # the top re-initialized, as for few-sample fine-tuning (Zhang et al. 2021).
+    "pretrained_first_block": ("bert/embeddings/", "bert/encoder/layer_0/"),
 }
 # The fine-tuning settings a line records (the rest are the job's defaults).
 SETTINGS = ("learning_rate", "pooling", "embedding_rms", "seq_length", "precision", "dropout_rate")
@@ -365,13 +369,17 @@ MODEL_LABELS = {
     "pretrained": "",
     "pretrained_embeddings": ", its embeddings on random blocks",
     "pretrained_blocks": ", its blocks on random embeddings",
+    "pretrained_first_block": ", its embeddings and first block under a random top",
 }
 
 
-def table(records: list[dict], min_seeds: int = 1) -> str:
-    """Per setting and epochs: each model's mean dev accuracy over its seeds, and the points by
-    which each model of a run leads the random model of its architecture (and ELECTRA's run
-    the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left out."""
+def table(
+    records: list[dict], min_seeds: int = 1, models: tuple[str, ...] = tuple(MODEL_LABELS)
+) -> str:
+    """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
+    run, and the points by which it leads the random model of its architecture (and ELECTRA's
+    run the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left
+    out."""
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
         settings = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
@@ -383,16 +391,16 @@ def table(records: list[dict], min_seeds: int = 1) -> str:
         "| lead over mlm |",
         "|---|---:|---|---|---:|---:|---:|---:|",
     ]
-    for (settings, epochs), models in sorted(groups.items()):
+    for (settings, epochs), group in sorted(groups.items()):
         label = _setting_label(json.loads(settings))
-        for (variant, model), scores in sorted(models.items()):
-            if model == "random" or len(scores) < min_seeds:
+        for (variant, model), scores in sorted(group.items()):
+            if model not in models or len(scores) < min_seeds:
                 continue
-            random = models.get((variant, "random"), {})
+            random = group.get((variant, "random"), {})
             seeds = sorted(set(scores) & set(random)) or sorted(scores)
             mean = statistics.mean(scores[seed] for seed in seeds)
             random_mean = statistics.mean(random[s] for s in seeds) if random else None
-            mlm = models.get(("mlm", "pretrained"), {})
+            mlm = group.get(("mlm", "pretrained"), {})
             mlm_seeds = sorted(set(scores) & set(mlm))
             over_mlm = (
                 mean - statistics.mean(mlm[s] for s in mlm_seeds)
@@ -437,6 +445,9 @@ def main() -> None:
     table_parser.add_argument(
         "--min-seeds", type=int, default=1, help="leave out rows of fewer seeds"
     )
+    table_parser.add_argument(
+        "--models", nargs="+", default=list(MODEL_LABELS), choices=list(MODEL_LABELS)
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -447,7 +458,8 @@ def main() -> None:
     elif arguments.command == "probe":
         probe(arguments)
     else:
-        text = table(read_records(arguments.results_dir / FINETUNING_RESULTS), arguments.min_seeds)
+        records = read_records(arguments.results_dir / FINETUNING_RESULTS)
+        text = table(records, arguments.min_seeds, tuple(arguments.models))
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 

@@ -43,5 +43,6 @@ def test_table_rows_are_the_results_files_means_and_leads():
         ["the job's defaults", "3", "mlm", "0: 50.00, 1: 60.00", "**55.00**", "53.00", "+2.00",
          ""],
     ]  # fmt: skip
-    # --min-seeds 2: the rows of one seed go.
+    # --min-seeds 2: the rows of one seed go; --models pretrained: the run's halves.
     assert len(table(records, min_seeds=2).splitlines()) == 2 + 2
+    assert len(table(records, models=("pretrained",)).splitlines()) == 2 + 3
