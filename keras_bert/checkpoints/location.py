@@ -183,12 +183,13 @@ def find_checkpoint(
         found = tuple(path / name for name in weights_files(path))
     else:
         prefix = google.find_checkpoint_prefix(path)
-        run_checkpoint = path / RUN_CHECKPOINT
-        run_prefix = None if prefix is not None else google.find_checkpoint_prefix(run_checkpoint)
-        if run_prefix is not None:  # a pretraining run's directory: its checkpoint
-            return CheckpointFiles(
-                os.fspath(run_checkpoint), run_checkpoint, revision, (run_prefix,)
-            )
+        if prefix is None:  # a pretraining run's directory reads as its checkpoint
+            run_checkpoint = path / RUN_CHECKPOINT
+            run_prefix = google.find_checkpoint_prefix(run_checkpoint)
+            if run_prefix is not None:
+                return CheckpointFiles(
+                    os.fspath(run_checkpoint), run_checkpoint, revision, (run_prefix,)
+                )
         found = () if prefix is None else (prefix,)
     return CheckpointFiles(name, path, revision, found)
 

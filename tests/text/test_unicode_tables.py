@@ -78,7 +78,7 @@ def _our_words(texts: list[str], lowercase: bool) -> list[list[str]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lowercase", [True, False], ids=["uncased", "cased"])
-def test_every_code_point_normalises_and_splits_as_tokenizers(lowercase):
+def test_code_points_normalise_and_split_as_tokenizers(lowercase):
     """Each code point of `TEXT_CODE_POINTS` inside a word and next to itself, uppercased,
     after a space."""
     normalizer = normalizers.BertNormalizer(lowercase=lowercase)
