@@ -218,63 +218,57 @@ def peer_ctranslate2_runtime(compute_type: str) -> Callable[[Models], Classify]:
 
 @dataclasses.dataclass(frozen=True)
 class Runtime:
-    """A serving path: whose it is, its runtime and precision, and the venv it needs."""
+    """A serving path: whose it is ("ours" or "peer"), its runtime and precision, and how it
+    loads."""
 
-    side: str  # "ours" or "peer"
+    side: str
     runtime: str
     precision: str
-    venv: str  # ".venv" or ".venv-peers"
     load: Callable[[Models], Classify]
+
+    @property
+    def venv(self) -> str:
+        """The venv it runs in: the project's, or the peers' (bench.bench_cpu_runtimes)."""
+        return ".venv" if self.side == "ours" else ".venv-peers"
+
+
+def _ours(runtime: str, precision: str, load: Callable[[Models], Classify]) -> Runtime:
+    return Runtime("ours", runtime, precision, load)
+
+
+def _peer(runtime: str, precision: str, load: Callable[[Models], Classify]) -> Runtime:
+    return Runtime("peer", runtime, precision, load)
 
 
 RUNTIMES: dict[str, Runtime] = {
-    "ours-savedmodel-float32": Runtime(
-        "ours", "TF Serving export", "float32", ".venv", savedmodel_runtime("float32")
+    **{
+        f"ours-savedmodel-{precision}": _ours(
+            "TF Serving export", precision, savedmodel_runtime(precision)
+        )
+        for precision in ("float32", "bfloat16")
+    },
+    **{
+        f"ours-onnx-{variant}": _ours(
+            "ONNX Runtime (OnnxModel)", variant.replace("-", " "), onnx_runtime(variant)
+        )
+        for variant in ("float32", "int8-dynamic", "int8-static")
+    },
+    "ours-onnx-bfloat16": _ours("OpenVINO (OnnxModel)", "bfloat16", onnx_runtime("bfloat16")),
+    "peer-ort-float32": _peer("ONNX Runtime", "float32", peer_onnx_runtime("classifier.onnx")),
+    "peer-ort-int8": _peer(
+        "ONNX Runtime", "int8 (quantize_dynamic)", peer_onnx_runtime("classifier.int8.onnx")
     ),
-    "ours-savedmodel-bfloat16": Runtime(
-        "ours", "TF Serving export", "bfloat16", ".venv", savedmodel_runtime("bfloat16")
+    "peer-openvino-f32": _peer("OpenVINO", "f32", peer_openvino_runtime("f32")),
+    "peer-openvino-default": _peer("OpenVINO", "default (bf16 here)", peer_openvino_runtime(None)),
+    "peer-openvino-int8": _peer(
+        "OpenVINO", "NNCF int8", peer_openvino_runtime(None, nncf_int8=True)
     ),
-    "ours-onnx-float32": Runtime(
-        "ours", "ONNX Runtime (OnnxModel)", "float32", ".venv", onnx_runtime("float32")
-    ),
-    "ours-onnx-int8-dynamic": Runtime(
-        "ours", "ONNX Runtime (OnnxModel)", "int8 dynamic", ".venv", onnx_runtime("int8-dynamic")
-    ),
-    "ours-onnx-int8-static": Runtime(
-        "ours", "ONNX Runtime (OnnxModel)", "int8 static", ".venv", onnx_runtime("int8-static")
-    ),
-    "ours-onnx-bfloat16": Runtime(
-        "ours", "OpenVINO (OnnxModel)", "bfloat16", ".venv", onnx_runtime("bfloat16")
-    ),
-    "peer-ort-float32": Runtime(
-        "peer", "ONNX Runtime", "float32", ".venv-peers", peer_onnx_runtime("classifier.onnx")
-    ),
-    "peer-ort-int8": Runtime(
-        "peer",
-        "ONNX Runtime",
-        "int8 (quantize_dynamic)",
-        ".venv-peers",
-        peer_onnx_runtime("classifier.int8.onnx"),
-    ),
-    "peer-openvino-f32": Runtime(
-        "peer", "OpenVINO", "f32", ".venv-peers", peer_openvino_runtime("f32")
-    ),
-    "peer-openvino-default": Runtime(
-        "peer", "OpenVINO", "default (bf16 here)", ".venv-peers", peer_openvino_runtime(None)
-    ),
-    "peer-openvino-int8": Runtime(
-        "peer",
-        "OpenVINO",
-        "NNCF int8",
-        ".venv-peers",
-        peer_openvino_runtime(None, nncf_int8=True),
-    ),
-    "peer-ctranslate2-int8": Runtime(
-        "peer", "CTranslate2", "int8", ".venv-peers", peer_ctranslate2_runtime("int8")
-    ),
-    "peer-ctranslate2-float32": Runtime(
-        "peer", "CTranslate2", "float32", ".venv-peers", peer_ctranslate2_runtime("float32")
-    ),
+    **{
+        f"peer-ctranslate2-{precision}": _peer(
+            "CTranslate2", precision, peer_ctranslate2_runtime(precision)
+        )
+        for precision in ("int8", "float32")
+    },
 }
 
 

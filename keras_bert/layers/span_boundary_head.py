@@ -68,20 +68,16 @@ class SpanBoundaryHead(TiedDecoderHead):
         **kwargs: `hidden_activation`, `layer_norm_epsilon`, `initializer_range` (as the
             encoder's) and `keras.layers.Layer` arguments.
 
-    Call args:
-        sequence_output: float `[batch, sequence, hidden]`.
-        masked_positions: int `[batch, predictions]`.
-
-    Returns:
-        float32 logits `[batch, predictions, vocabulary_size]`.
+    Called as `MaskedLMHead` is (sequence output, masked positions → float32 logits
+    `[batch, predictions, vocabulary_size]`); consecutive masked positions are one span.
 
     Example:
     >>> import numpy as np
-    >>> embedding = keras.layers.Embedding(50, 8)
+    >>> embedding = keras.layers.Embedding(30, 4)
     >>> embedding.build((None,))
-    >>> head = SpanBoundaryHead(embedding)
-    >>> tuple(head(np.ones((2, 6, 8)), np.array([[1, 2], [3, 0]])).shape)
-    (2, 2, 50)
+    >>> span = np.array([[2, 3, 4]])  # three masked tokens between positions 1 and 5
+    >>> tuple(SpanBoundaryHead(embedding)(np.ones((1, 8, 4)), span).shape)
+    (1, 3, 30)
     """
 
     def __init__(

@@ -122,7 +122,7 @@ def load_tokenizer_json(
             f"normalizer; this tokenizer.json has {', '.join(unsupported)}."
         )
     merges = [merge if isinstance(merge, str) else " ".join(merge) for merge in model["merges"]]
-    if any(len(merge.split(" ")) != 2 for merge in merges):
+    if any(merge.count(" ") != 1 for merge in merges):
         raise ConfigError(f"{os.fspath(path)!r}: a merge of tokens with spaces is not supported.")
     added = []
     for token in values.get("added_tokens") or []:

@@ -108,12 +108,14 @@ def test_layer_precision(name, tmp_path):
     check_precision(build, inputs, tmp_path)
 
 
+# What DeBERTa-v3 and ModernBERT share: no token types, no pooler, no absolute positions.
+WITHOUT_TYPES_POOLER_POSITIONS = CONFIG.replace(
+    type_vocab_size=0, pooler=False, position_biased_input=False
+)
+
 # DeBERTa-v3's settings (relative positions bucketed beyond 4 tokens, as 256 buckets do beyond 128).
-DEBERTA_CONFIG = CONFIG.replace(
+DEBERTA_CONFIG = WITHOUT_TYPES_POOLER_POSITIONS.replace(
     model_type="deberta-v2",
-    type_vocab_size=0,
-    pooler=False,
-    position_biased_input=False,
     relative_attention=True,
     position_buckets=8,
     pos_att_type="p2c|c2p",
@@ -123,11 +125,8 @@ DEBERTA_CONFIG = CONFIG.replace(
 
 
 # ModernBERT's settings: a global layer, then one within a window of 4 tokens each side.
-MODERNBERT_CONFIG = CONFIG.replace(
+MODERNBERT_CONFIG = WITHOUT_TYPES_POOLER_POSITIONS.replace(
     model_type="modernbert",
-    type_vocab_size=0,
-    pooler=False,
-    position_biased_input=False,
     pre_layer_norm=True,
     gated_feed_forward=True,
     dense_bias=False,
