@@ -277,3 +277,13 @@ def test_added_tokens_of_the_flagged_vocabulary_on_examples(flagged_tokenizers):
         [b"[SEP]", b"x"],
         [b"a", b"    ", b"\xc4\xa0b"],
     ]
+
+
+@pytest.mark.parametrize("merge", ["Ġ t h", "Ġt"])
+def test_a_merge_of_other_than_two_tokens_is_refused(merge, reference_dir, tmp_path):
+    values = json.loads((reference_dir / "variants" / "modernbert" / "tokenizer.json").read_text())
+    values["model"]["merges"][0] = merge
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(values))
+    with pytest.raises(keras_bert.ConfigError, match="a merge of tokens with spaces"):
+        BytePairTokenizer.from_tokenizer_json(path)
