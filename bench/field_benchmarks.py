@@ -457,11 +457,22 @@ class TaskSpeed:
 
 
 def task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
-    """Each task's `TaskSpeed`, in the grid's order: our runs at our latest revision in each
-    precision, beside Hugging Face's runs with the same settings (run_glue as its script pads,
-    to 128, and to each batch's longest; run_ner and run_qa as their scripts run) at our
-    revisions, or its latest if none ran there: the VM's speed varies by up to 15% between
-    runs."""
+    """Each CPU's `TaskSpeed`s (`cpu_task_speeds`), the CPUs in the order they were first
+    timed: a ratio compares the two sides on one CPU, never across CPUs."""
+    cpus = dict.fromkeys(record["cpu"] for record in records)
+    return [
+        speed
+        for cpu in cpus
+        for speed in cpu_task_speeds([record for record in records if record["cpu"] == cpu])
+    ]
+
+
+def cpu_task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
+    """Each task's `TaskSpeed` on one CPU's `records`, in the grid's order: our runs at our
+    latest revision in each precision, beside Hugging Face's runs with the same settings
+    (run_glue as its script pads, to 128, and to each batch's longest; run_ner and run_qa as
+    their scripts run) at our revisions, or its latest if none ran there: the VM's speed varies
+    by up to 15% between runs."""
     speeds = (lambda run: run["sequences_per_second"], after_first_epoch_rate)
 
     def medians(runs: list[dict]) -> list[float | None]:
@@ -686,11 +697,13 @@ def headline_rows(
     whole_split_speed_records: Sequence[dict] = (),
 ) -> list[str]:
     """The headline's rows of the field's benchmarks: quality (`quality_rows`), then training
-    speed on each task's sample and over a whole training split (`speed_row`)."""
+    speed on each task's sample, a row per CPU, and over a whole training split (`speed_row`)."""
     rows = quality_rows(records, anchors)
     sample = [speed for speed in task_speeds(speed_records) if speed.peer]
-    if sample:
-        rows.append(speed_row(f"training speed, samples of {counted(len(sample), 'task')}", sample))
+    for cpu in dict.fromkeys(speed.cpu for speed in sample):
+        on_cpu = [speed for speed in sample if speed.cpu == cpu]
+        measured = f"training speed, samples of {counted(len(on_cpu), 'task')}"
+        rows.append(speed_row(measured, on_cpu))
     for speed in (speed for speed in task_speeds(whole_split_speed_records) if speed.peer):
         measured = f"training speed, {short_name(speed.task)}'s whole split"
         rows.append(speed_row(measured, [speed]))

@@ -138,11 +138,15 @@ def training_speed(records: Sequence[dict]):
     axes.axvline(1.0, color=PEER, linewidth=1, label="Hugging Face (1×)")
     axes.set_xlim(0, 1.12 * axes.get_xlim()[1])  # room for the last bar's label
     axes.set_yticks([index + height / 2 for index in range(len(speeds))])
-    labels = [f"{short_name(speed.task).replace('`', '')}, {speed.size}" for speed in speeds]
+    cpus = "; ".join(dict.fromkeys(cpu_name(speed.cpu) for speed in speeds))
+    labels = [
+        f"{short_name(speed.task).replace('`', '')}, {speed.size}"
+        + (f", {cpu_name(speed.cpu)}" if ";" in cpus else "")
+        for speed in speeds
+    ]
     axes.set_yticklabels(labels)
     axes.invert_yaxis()
     axes.set_xlabel("sequences/s over Hugging Face's at its faster padding, whole runs")
-    cpus = "; ".join(dict.fromkeys(cpu_name(speed.cpu) for speed in speeds))
     title = f"Training speed against Hugging Face\nboth sides in one run on {cpus}"
     axes.set_title(title, loc="left")
     _legend_below(axes, len(precisions) + 1)

@@ -224,6 +224,27 @@ def test_the_speed_table_takes_medians_of_the_runs_at_our_latest_revision():
     assert mrpc.endswith(", new5678 (3) |")
 
 
+def test_each_cpu_gets_its_own_rows_compared_with_the_peer_on_that_cpu():
+    zen5 = "AMD EPYC, 2 cores; has: avx2, fma, avx512f, avx512_bf16, avx512_vnni, avx_vnni"
+    records = [
+        speed_record("keras_bert", 2, [30.0, 10.0]),
+        speed_record("hugging_face", 2, [40.0, 40.0], "longest"),
+        # The same revision on a faster CPU, later: its own row, against its own peer run.
+        *(
+            {**speed_record(side, 2, seconds, padding), "cpu": zen5}
+            for side, seconds, padding in (
+                ("keras_bert", [10.0, 10.0], ""),
+                ("hugging_face", [20.0, 20.0], "longest"),
+            )
+        ),
+    ]
+    avx2_row, zen5_row = speed_table(records).splitlines()[2:]
+    assert "| **2.00×**; **4.00×** |" in avx2_row and "has: avx2, fma," in avx2_row
+    assert "| **2.00×**; **2.00×** |" in zen5_row and "avx_vnni, abc1234 (1) |" in zen5_row
+    rows = field_benchmarks.headline_rows([], anchors(), records)
+    assert [row.split(" | ")[-2] for row in rows] == ["EPYC AVX2", "Zen 5"]
+
+
 def test_runs_over_the_whole_training_split_follow_the_samples_in_the_speed_table(tmp_path):
     def write(path, records):
         path.write_text("".join(json.dumps(record) + "\n" for record in records))
