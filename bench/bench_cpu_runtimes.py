@@ -164,6 +164,7 @@ class Worker:
         if runtime.runtime == "TF Serving export":
             # What docs/serving.md runs the server with: weights reordered once, not per call.
             environment |= {"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+        environment |= dict(runtime.environment)
         self.process = subprocess.Popen(
             [str(REPO_ROOT / runtime.venv / "bin" / "python"), "-m", "bench.runtime_workers"]
             + [name, str(models_path)],

@@ -225,6 +225,8 @@ class Runtime:
     runtime: str
     precision: str
     load: Callable[[Models], Classify]
+    # Variables its process starts with, beyond the runtime's own (bench.bench_cpu_runtimes).
+    environment: tuple[tuple[str, str], ...] = ()
 
     @property
     def venv(self) -> str:
@@ -247,6 +249,14 @@ RUNTIMES: dict[str, Runtime] = {
         )
         for precision in ("float32", "bfloat16")
     },
+    # TensorFlow turns oneDNN on by itself only on CPUs with AVX-512 VNNI, BF16 or AMX.
+    "ours-savedmodel-float32-onednn": Runtime(
+        "ours",
+        "TF Serving export",
+        "float32, TF_ENABLE_ONEDNN_OPTS=1",
+        savedmodel_runtime("float32"),
+        (("TF_ENABLE_ONEDNN_OPTS", "1"),),
+    ),
     **{
         f"ours-onnx-{variant}": _ours(
             "ONNX Runtime (OnnxModel)", variant.replace("-", " "), onnx_runtime(variant)
@@ -259,7 +269,9 @@ RUNTIMES: dict[str, Runtime] = {
         "ONNX Runtime", "int8 (quantize_dynamic)", peer_onnx_runtime("classifier.int8.onnx")
     ),
     "peer-openvino-f32": _peer("OpenVINO", "f32", peer_openvino_runtime("f32")),
-    "peer-openvino-default": _peer("OpenVINO", "default (bf16 here)", peer_openvino_runtime(None)),
+    "peer-openvino-default": _peer(
+        "OpenVINO", "default (bf16 where the CPU has it)", peer_openvino_runtime(None)
+    ),
     "peer-openvino-int8": _peer(
         "OpenVINO", "NNCF int8", peer_openvino_runtime(None, nncf_int8=True)
     ),

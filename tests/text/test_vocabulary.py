@@ -31,7 +31,7 @@ def test_minilm_vocabulary_is_uncased(minilm_dir):
 
 
 def test_learned_vocabulary_covers_its_corpus(data_dir):
-    sentences = read_corpus_sentences(data_dir)[:5000]
+    sentences = read_corpus_sentences(data_dir)[:2000]
     vocabulary = build_vocabulary(
         tf.data.Dataset.from_tensor_slices(sentences).batch(512), vocab_size=2000
     )
@@ -47,11 +47,11 @@ def test_build_vocab_pipeline_writes_a_vocab_file(data_dir, tmp_path):
     lines = (
         (data_dir / "pretraining" / "wikipedia_sample.txt").read_text(encoding="utf-8").split("\n")
     )
-    corpus.write_text("\n".join(lines[:4000]), encoding="utf-8")
+    corpus.write_text("\n".join(lines[:2000]), encoding="utf-8")
     output = tmp_path / "new_directory" / "vocab.txt"  # created by the pipeline
     command = [sys.executable, "-m", "pipelines.build_vocab", "--input_files", str(corpus)]
     command += ["--output", str(output)]
     subprocess.run(command + ["--vocab-size", "3000"], check=True, capture_output=True)
     vocabulary = load_vocabulary(output)
     assert vocabulary[:5] == list(SPECIAL_TOKENS) and 2000 < len(vocabulary) <= 3000
-    assert _unk_rate(vocabulary, [line for line in lines[:4000] if line]) < 0.002
+    assert _unk_rate(vocabulary, [line for line in lines[:2000] if line]) < 0.002
