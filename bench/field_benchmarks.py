@@ -67,6 +67,8 @@ WORK_DIR = (
 # Training speed of both sides, one run taking turns (`bench.bench_peer_finetuning --results`):
 # on a sample of each task, and on its whole training split with each side's recipe.
 SPEED_RESULTS = RESULTS.with_name("training_speed.jsonl")
+# A CPU's latest speed campaign: its runs that finished within this many days of its last one.
+CAMPAIGN_DAYS = 2
 WHOLE_SPLIT_SPEED_RESULTS = RESULTS.with_name("training_speed_whole_split.jsonl")
 ANCHORS = BENCHMARKS / "peer_anchors.json"
 # The campaign in the order it is worth running: a whole seed of the four small GLUE tasks at a
@@ -457,14 +459,17 @@ class TaskSpeed:
 
 
 def task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
-    """Each CPU's `TaskSpeed`s (`cpu_task_speeds`), the CPUs in the order they were first
-    timed: a ratio compares the two sides on one CPU, never across CPUs."""
-    cpus = dict.fromkeys(record["cpu"] for record in records)
-    return [
-        speed
-        for cpu in cpus
-        for speed in cpu_task_speeds([record for record in records if record["cpu"] == cpu])
-    ]
+    """Each CPU's `TaskSpeed`s (`cpu_task_speeds`) from its latest campaign (the runs that
+    finished within `CAMPAIGN_DAYS` of its last), the CPUs in the order they were first timed:
+    a ratio compares the two sides on one CPU, never across CPUs, and an older campaign's
+    tasks, timed on older code, are not shown as current."""
+    speeds = []
+    for cpu in dict.fromkeys(record["cpu"] for record in records):
+        on_cpu = [record for record in records if record["cpu"] == cpu]
+        last = max(datetime.datetime.fromisoformat(record["finished"]) for record in on_cpu)
+        since = (last - datetime.timedelta(days=CAMPAIGN_DAYS)).isoformat()
+        speeds += cpu_task_speeds([record for record in on_cpu if record["finished"] >= since])
+    return speeds
 
 
 def cpu_task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:

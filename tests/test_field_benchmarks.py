@@ -245,6 +245,19 @@ def test_each_cpu_gets_its_own_rows_compared_with_the_peer_on_that_cpu():
     assert [row.split(" | ")[-2] for row in rows] == ["EPYC AVX2", "Zen 5"]
 
 
+def test_a_cpus_older_campaign_is_not_shown_as_current():
+    older = {**speed_record("keras_bert", 2, [5.0, 5.0], revision="old1234")}
+    older["finished"] = "2026-11-20T10:00:00"
+    records = [
+        older,
+        {**speed_record("hugging_face", 2, [5.0, 5.0], "longest"), "task": "cola"},
+        {**speed_record("keras_bert", 2, [10.0, 10.0]), "task": "cola"},
+    ]
+    # The CPU's latest campaign timed CoLA only: MRPC's run of 9 days before is left out.
+    (cola,) = speed_table(records).splitlines()[2:]
+    assert cola.startswith("| cola, 1,000 × 2 | 100.0; 100.0 |")
+
+
 def test_runs_over_the_whole_training_split_follow_the_samples_in_the_speed_table(tmp_path):
     def write(path, records):
         path.write_text("".join(json.dumps(record) + "\n" for record in records))

@@ -33,10 +33,10 @@ def test_minilm_vocabulary_is_uncased(minilm_dir):
 def test_learned_vocabulary_covers_its_corpus(data_dir):
     sentences = read_corpus_sentences(data_dir)[:2000]
     vocabulary = build_vocabulary(
-        tf.data.Dataset.from_tensor_slices(sentences).batch(512), vocab_size=2000
+        tf.data.Dataset.from_tensor_slices(sentences).batch(512), vocab_size=1000
     )
     assert vocabulary[:5] == list(SPECIAL_TOKENS)
-    assert 1000 < len(vocabulary) <= 2000
+    assert 500 < len(vocabulary) <= 1000
     assert len(set(vocabulary)) == len(vocabulary)
     assert _unk_rate(vocabulary, sentences) < 0.002
 
@@ -51,7 +51,7 @@ def test_build_vocab_pipeline_writes_a_vocab_file(data_dir, tmp_path):
     output = tmp_path / "new_directory" / "vocab.txt"  # created by the pipeline
     command = [sys.executable, "-m", "pipelines.build_vocab", "--input_files", str(corpus)]
     command += ["--output", str(output)]
-    subprocess.run(command + ["--vocab-size", "3000"], check=True, capture_output=True)
+    subprocess.run(command + ["--vocab-size", "1500"], check=True, capture_output=True)
     vocabulary = load_vocabulary(output)
-    assert vocabulary[:5] == list(SPECIAL_TOKENS) and 2000 < len(vocabulary) <= 3000
+    assert vocabulary[:5] == list(SPECIAL_TOKENS) and 1000 < len(vocabulary) <= 1500
     assert _unk_rate(vocabulary, [line for line in lines[:2000] if line]) < 0.002
