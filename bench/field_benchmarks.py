@@ -466,9 +466,11 @@ def task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
     speeds = []
     for cpu in dict.fromkeys(record["cpu"] for record in records):
         on_cpu = [record for record in records if record["cpu"] == cpu]
-        last = max(datetime.datetime.fromisoformat(record["finished"]) for record in on_cpu)
-        since = (last - datetime.timedelta(days=CAMPAIGN_DAYS)).isoformat()
-        speeds += cpu_task_speeds([record for record in on_cpu if record["finished"] >= since])
+        last = max(record.get("finished", "") for record in on_cpu)
+        if last:
+            since = datetime.datetime.fromisoformat(last) - datetime.timedelta(days=CAMPAIGN_DAYS)
+            on_cpu = [r for r in on_cpu if r.get("finished", "") >= since.isoformat()]
+        speeds += cpu_task_speeds(on_cpu)
     return speeds
 
 

@@ -23,9 +23,11 @@ BATCHING_PARAMETERS_FILE = "batching_parameters.txt"
 CONTAINER_BASE_PATH = "/models"
 GRPC_PORT = 8500
 REST_PORT = 8501
-# oneDNN reorders each weight into its layout once and keeps it, instead of every request: a
-# server's weights never change (docs/serving.md; BENCHMARKS.md, section Serving).
-SERVER_ENVIRONMENT = "TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
+# The server's environment (docs/serving.md; BENCHMARKS.md, section Serving): oneDNN's kernels
+# on every CPU (TensorFlow turns them on by itself only with AVX-512 VNNI, BF16 or AMX; on the
+# AVX2 EPYC they took 17% off a request), and each weight reordered into oneDNN's layout once
+# and kept, instead of on every request: a server's weights never change.
+SERVER_ENVIRONMENT = (("TF_ENABLE_ONEDNN_OPTS", "1"), ("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1"))
 
 
 def model_names(base_dir: str | os.PathLike) -> list[str]:
@@ -108,11 +110,12 @@ def write_server_config(
 
 def docker_command(base_dir: str | os.PathLike) -> str:
     """The `docker run` command that serves every model of `base_dir` (REST 8501, gRPC 8500),
-    with oneDNN told that served weights never change (`SERVER_ENVIRONMENT`)."""
+    in the server's environment (`SERVER_ENVIRONMENT`)."""
     mount = Path(base_dir).resolve()
+    environment = " ".join(f"-e {name}={value}" for name, value in SERVER_ENVIRONMENT)
     return (
         f"docker run --rm -p {GRPC_PORT}:{GRPC_PORT} -p {REST_PORT}:{REST_PORT} "
-        f'-v "{mount}:{CONTAINER_BASE_PATH}" -e {SERVER_ENVIRONMENT} {TF_SERVING_IMAGE} '
+        f'-v "{mount}:{CONTAINER_BASE_PATH}" {environment} {TF_SERVING_IMAGE} '
         f"--model_config_file={CONTAINER_BASE_PATH}/{MODEL_CONFIG_FILE} "
         "--model_config_file_poll_wait_seconds=60 "
         "--enable_batching=true "
@@ -122,10 +125,11 @@ def docker_command(base_dir: str | os.PathLike) -> str:
 
 def model_server_command(base_dir: str | os.PathLike) -> str:
     """The `tensorflow_model_server` command for a `models.config` written with the absolute
-    `base_dir` as `serving_base_path`."""
+    `base_dir` as `serving_base_path`, in the server's environment (`SERVER_ENVIRONMENT`)."""
     base_dir = Path(base_dir).resolve()
+    environment = " ".join(f"{name}={value}" for name, value in SERVER_ENVIRONMENT)
     return (
-        f"{SERVER_ENVIRONMENT} tensorflow_model_server "
+        f"{environment} tensorflow_model_server "
         f"--port={GRPC_PORT} --rest_api_port={REST_PORT} "
         f"--model_config_file={base_dir / MODEL_CONFIG_FILE} "
         "--model_config_file_poll_wait_seconds=60 "

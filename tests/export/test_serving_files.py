@@ -67,7 +67,8 @@ def test_models_config_lists_every_export(exported_base):
     assert "tensorflow/serving:2.21.0" in command
     assert f"{exported_base.resolve()}:/models" in command
     assert "--model_config_file=/models/models.config" in command
-    assert "-e TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 tensorflow/serving" in command
+    environment = "-e TF_ENABLE_ONEDNN_OPTS=1 -e TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
+    assert f"{environment} tensorflow/serving" in command
 
 
 @pytest.mark.slow
