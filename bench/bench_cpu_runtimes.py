@@ -52,6 +52,7 @@ import numpy as np
 from bench.field_benchmarks import cpu_name, write_between_markers
 from bench.runtime_workers import RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
+from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA_DIR = REPO_ROOT.parent / "shared" / "data" / "sentiment"
@@ -162,8 +163,12 @@ class Worker:
         runtime = RUNTIMES[name]
         environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
         if runtime.runtime == "TF Serving export":
-            # What docs/serving.md runs the server with: weights reordered once, not per call.
-            environment |= {"TF_ONEDNN_ASSUME_FROZEN_WEIGHTS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+            # The server's environment (docs/serving.md) but its oneDNN switch, which a runtime
+            # sets itself: its rows time TensorFlow's default and the switch apart.
+            environment |= {
+                name: value for name, value in SERVER_ENVIRONMENT if name != "TF_ENABLE_ONEDNN_OPTS"
+            }
+            environment["TF_CPP_MIN_LOG_LEVEL"] = "2"
         environment |= dict(runtime.environment)
         self.process = subprocess.Popen(
             [str(REPO_ROOT / runtime.venv / "bin" / "python"), "-m", "bench.runtime_workers"]

@@ -38,6 +38,7 @@ import copy
 import dataclasses
 import datetime
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -468,8 +469,10 @@ def task_speeds(records: Sequence[dict]) -> list[TaskSpeed]:
         on_cpu = [record for record in records if record["cpu"] == cpu]
         last = max(record.get("finished", "") for record in on_cpu)
         if last:
-            since = datetime.datetime.fromisoformat(last) - datetime.timedelta(days=CAMPAIGN_DAYS)
-            on_cpu = [r for r in on_cpu if r.get("finished", "") >= since.isoformat()]
+            since = (
+                datetime.datetime.fromisoformat(last) - datetime.timedelta(days=CAMPAIGN_DAYS)
+            ).isoformat()
+            on_cpu = [record for record in on_cpu if record.get("finished", "") >= since]
         speeds += cpu_task_speeds(on_cpu)
     return speeds
 
@@ -707,8 +710,8 @@ def headline_rows(
     speed on each task's sample, a row per CPU, and over a whole training split (`speed_row`)."""
     rows = quality_rows(records, anchors)
     sample = [speed for speed in task_speeds(speed_records) if speed.peer]
-    for cpu in dict.fromkeys(speed.cpu for speed in sample):
-        on_cpu = [speed for speed in sample if speed.cpu == cpu]
+    for _, on_cpu in itertools.groupby(sample, key=lambda speed: speed.cpu):  # CPU by CPU
+        on_cpu = list(on_cpu)
         measured = f"training speed, samples of {counted(len(on_cpu), 'task')}"
         rows.append(speed_row(measured, on_cpu))
     for speed in (speed for speed in task_speeds(whole_split_speed_records) if speed.peer):

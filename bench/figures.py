@@ -138,10 +138,11 @@ def training_speed(records: Sequence[dict]):
     axes.axvline(1.0, color=PEER, linewidth=1, label="Hugging Face (1×)")
     axes.set_xlim(0, 1.12 * axes.get_xlim()[1])  # room for the last bar's label
     axes.set_yticks([index + height / 2 for index in range(len(speeds))])
-    cpus = "; ".join(dict.fromkeys(cpu_name(speed.cpu) for speed in speeds))
+    names = list(dict.fromkeys(cpu_name(speed.cpu) for speed in speeds))
+    cpus = "; ".join(names)
     labels = [
         f"{short_name(speed.task).replace('`', '')}, {speed.size}"
-        + (f", {cpu_name(speed.cpu)}" if ";" in cpus else "")
+        + (f", {cpu_name(speed.cpu)}" if len(names) > 1 else "")
         for speed in speeds
     ]
     axes.set_yticklabels(labels)

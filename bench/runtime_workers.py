@@ -234,8 +234,13 @@ class Runtime:
         return ".venv" if self.side == "ours" else ".venv-peers"
 
 
-def _ours(runtime: str, precision: str, load: Callable[[Models], Classify]) -> Runtime:
-    return Runtime("ours", runtime, precision, load)
+def _ours(
+    runtime: str,
+    precision: str,
+    load: Callable[[Models], Classify],
+    environment: tuple[tuple[str, str], ...] = (),
+) -> Runtime:
+    return Runtime("ours", runtime, precision, load, environment)
 
 
 def _peer(runtime: str, precision: str, load: Callable[[Models], Classify]) -> Runtime:
@@ -250,8 +255,7 @@ RUNTIMES: dict[str, Runtime] = {
         for precision in ("float32", "bfloat16")
     },
     # TensorFlow turns oneDNN on by itself only on CPUs with AVX-512 VNNI, BF16 or AMX.
-    "ours-savedmodel-float32-onednn": Runtime(
-        "ours",
+    "ours-savedmodel-float32-onednn": _ours(
         "TF Serving export",
         "float32, TF_ENABLE_ONEDNN_OPTS=1",
         savedmodel_runtime("float32"),
