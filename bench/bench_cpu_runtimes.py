@@ -89,6 +89,7 @@ def run_python(python: str, *arguments: str) -> None:
 SAVEDMODEL_EXPORTS = {
     "float32": [],
     "bfloat16": ["--precision", "bfloat16"],
+    "float32-xla": ["--jit-compile"],
 }
 ONNX_EXPORTS = {
     "float32": ["--format", "onnx"],
@@ -163,12 +164,8 @@ class Worker:
         runtime = RUNTIMES[name]
         environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
         if runtime.runtime == "TF Serving export":
-            # The server's environment (docs/serving.md) but its oneDNN switch, which a runtime
-            # sets itself: its rows time TensorFlow's default and the switch apart.
-            environment |= {
-                name: value for name, value in SERVER_ENVIRONMENT if name != "TF_ENABLE_ONEDNN_OPTS"
-            }
-            environment["TF_CPP_MIN_LOG_LEVEL"] = "2"
+            # The server's environment (docs/serving.md), which a runtime may vary.
+            environment |= dict(SERVER_ENVIRONMENT) | {"TF_CPP_MIN_LOG_LEVEL": "2"}
         environment |= dict(runtime.environment)
         self.process = subprocess.Popen(
             [str(REPO_ROOT / runtime.venv / "bin" / "python"), "-m", "bench.runtime_workers"]

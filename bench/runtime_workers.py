@@ -51,7 +51,8 @@ class Models:
 
     Args:
         seq_length: the export's packed length; the peers truncate there too.
-        savedmodels: TF Serving version directories by precision ("float32", "bfloat16").
+        savedmodels: TF Serving version directories by variant ("float32", "bfloat16",
+            "float32-xla": XLA-compiled model calls).
         onnx_exports: our ONNX version directories by precision ("float32", "bfloat16",
             "int8-dynamic", "int8-static").
         peer_directory: transformers' copy of the classifier: `classifier.onnx`,
@@ -254,12 +255,18 @@ RUNTIMES: dict[str, Runtime] = {
         )
         for precision in ("float32", "bfloat16")
     },
-    # TensorFlow turns oneDNN on by itself only on CPUs with AVX-512 VNNI, BF16 or AMX.
-    "ours-savedmodel-float32-onednn": _ours(
+    # XLA-compiled model calls, which TF Serving runs when started with
+    # --xla_cpu_compilation_enabled=true (the tokenizer stays TensorFlow's ops).
+    "ours-savedmodel-float32-xla": _ours(
+        "TF Serving export", "float32, XLA", savedmodel_runtime("float32-xla")
+    ),
+    # The server's environment but oneDNN: TensorFlow's default on CPUs without AVX-512 VNNI,
+    # BF16 or AMX, what the server's TF_ENABLE_ONEDNN_OPTS=1 saves there.
+    "ours-savedmodel-float32-onednn-off": _ours(
         "TF Serving export",
-        "float32, TF_ENABLE_ONEDNN_OPTS=1",
+        "float32, TF_ENABLE_ONEDNN_OPTS=0",
         savedmodel_runtime("float32"),
-        (("TF_ENABLE_ONEDNN_OPTS", "1"),),
+        (("TF_ENABLE_ONEDNN_OPTS", "0"),),
     ),
     **{
         f"ours-onnx-{variant}": _ours(

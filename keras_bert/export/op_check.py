@@ -55,13 +55,18 @@ class UnsupportedOpError(ValueError):
     """A SavedModel uses ops that the targeted TensorFlow Serving release does not have."""
 
 
+def _read_saved_model(export_dir: str | os.PathLike) -> saved_model_pb2.SavedModel:
+    saved_model = saved_model_pb2.SavedModel()
+    saved_model.ParseFromString((Path(export_dir) / "saved_model.pb").read_bytes())
+    return saved_model
+
+
 def saved_model_ops(export_dir: str | os.PathLike) -> set[str]:
     """The op types used by a SavedModel: every graph's nodes and every library function's.
 
     Calls of library functions (a node whose op is a function's name) are not ops.
     """
-    saved_model = saved_model_pb2.SavedModel()
-    saved_model.ParseFromString((Path(export_dir) / "saved_model.pb").read_bytes())
+    saved_model = _read_saved_model(export_dir)
     ops = set()
     for meta_graph in saved_model.meta_graphs:
         graph = meta_graph.graph_def
@@ -71,6 +76,17 @@ def saved_model_ops(export_dir: str | os.PathLike) -> set[str]:
             ops.update(node.op for node in function.node_def)
         ops -= function_names
     return ops
+
+
+def xla_compiled_functions(export_dir: str | os.PathLike) -> list[str]:
+    """The SavedModel's functions that must be XLA-compiled (`tf.function(jit_compile=True)`):
+    TensorFlow Serving runs them only when started with `--xla_cpu_compilation_enabled=true`."""
+    return [
+        function.signature.name
+        for meta_graph in _read_saved_model(export_dir).meta_graphs
+        for function in meta_graph.graph_def.library.function
+        if function.attr["_XlaMustCompile"].b
+    ]
 
 
 @functools.lru_cache(maxsize=1)

@@ -16,6 +16,7 @@ from google.protobuf import text_format
 from tensorflow_serving.config import model_server_config_pb2
 
 from keras_bert.export.layout import existing_versions
+from keras_bert.export.op_check import xla_compiled_functions
 
 TF_SERVING_IMAGE = "tensorflow/serving:2.21.0"
 MODEL_CONFIG_FILE = "models.config"
@@ -108,6 +109,28 @@ def write_server_config(
     return config_path, batching_path
 
 
+def server_flags(base_dir: str | os.PathLike, config_dir: str | os.PathLike) -> str:
+    """The model server's flags for the models of `base_dir`, its files read from `config_dir`
+    (where the server sees `base_dir`): XLA on if a model's served version (its latest) holds
+    XLA-compiled functions, which the server otherwise refuses to load."""
+    served = [
+        Path(base_dir) / name / str(existing_versions(Path(base_dir) / name)[-1])
+        for name in model_names(base_dir)
+    ]
+    xla = any(
+        xla_compiled_functions(version)
+        for version in served
+        if (version / "saved_model.pb").is_file()
+    )
+    return (
+        f"--model_config_file={config_dir}/{MODEL_CONFIG_FILE} "
+        "--model_config_file_poll_wait_seconds=60 "
+        "--enable_batching=true "
+        f"--batching_parameters_file={config_dir}/{BATCHING_PARAMETERS_FILE}"
+        + (" --xla_cpu_compilation_enabled=true" if xla else "")
+    )
+
+
 def docker_command(base_dir: str | os.PathLike) -> str:
     """The `docker run` command that serves every model of `base_dir` (REST 8501, gRPC 8500),
     in the server's environment (`SERVER_ENVIRONMENT`)."""
@@ -116,10 +139,7 @@ def docker_command(base_dir: str | os.PathLike) -> str:
     return (
         f"docker run --rm -p {GRPC_PORT}:{GRPC_PORT} -p {REST_PORT}:{REST_PORT} "
         f'-v "{mount}:{CONTAINER_BASE_PATH}" {environment} {TF_SERVING_IMAGE} '
-        f"--model_config_file={CONTAINER_BASE_PATH}/{MODEL_CONFIG_FILE} "
-        "--model_config_file_poll_wait_seconds=60 "
-        "--enable_batching=true "
-        f"--batching_parameters_file={CONTAINER_BASE_PATH}/{BATCHING_PARAMETERS_FILE}"
+        + server_flags(base_dir, CONTAINER_BASE_PATH)
     )
 
 
@@ -130,9 +150,5 @@ def model_server_command(base_dir: str | os.PathLike) -> str:
     environment = " ".join(f"{name}={value}" for name, value in SERVER_ENVIRONMENT)
     return (
         f"{environment} tensorflow_model_server "
-        f"--port={GRPC_PORT} --rest_api_port={REST_PORT} "
-        f"--model_config_file={base_dir / MODEL_CONFIG_FILE} "
-        "--model_config_file_poll_wait_seconds=60 "
-        "--enable_batching=true "
-        f"--batching_parameters_file={base_dir / BATCHING_PARAMETERS_FILE}"
+        f"--port={GRPC_PORT} --rest_api_port={REST_PORT} " + server_flags(base_dir, base_dir)
     )

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from tensorflow.core.protobuf import saved_model_pb2
 
 from keras_bert.export import (
     AgreementTolerance,
@@ -16,22 +15,17 @@ from keras_bert.export import (
     EncoderServing,
     PrecisionAgreementError,
     check_serving_ops,
+    docker_command,
     export_for_serving,
 )
 from keras_bert.export.exporter import AGREEMENT_FILE
+from keras_bert.export.op_check import xla_compiled_functions
 from keras_bert.export.precision import measure_agreement
 from keras_bert.models import BertClassifier
 from tests.export import builders
 from tests.export.fresh_process import run_signatures
 
 TEXTS = ["A gripping, beautifully [MASK] film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
-
-
-def _xla_functions(export_dir) -> list[str]:
-    saved_model = saved_model_pb2.SavedModel()
-    saved_model.ParseFromString((export_dir / "saved_model.pb").read_bytes())
-    library = [f for graph in saved_model.meta_graphs for f in graph.graph_def.library.function]
-    return [f.signature.name for f in library if f.attr["_XlaMustCompile"].b]
 
 
 def _served(export_dir, reference_dir) -> tuple[dict, dict]:
@@ -51,7 +45,8 @@ def test_xla_export_is_op_checked_and_answers_like_the_default(
     float32 = serving_modules["classifier"]
     module = ClassifierServing(float32.model, float32.preprocessor, jit_compile=True)
     export_dir = export_for_serving(module, tmp_path, "xla")
-    assert _xla_functions(export_dir)  # the model call; TF Serving needs the XLA flag for it
+    assert xla_compiled_functions(export_dir)  # the model call
+    assert docker_command(tmp_path).endswith(" --xla_cpu_compilation_enabled=true")
     assert {"FastWordpieceTokenizeWithOffsets", "MatMul"} <= check_serving_ops(export_dir)
     xla, default = _served(export_dir, exported_base / "classifier" / "1")
     np.testing.assert_allclose(xla["probabilities"], default["probabilities"], atol=1e-5)
@@ -67,7 +62,7 @@ def test_sharded_feed_forward_export_answers_like_the_default(
     assert module.model is not float32.model  # a copy; the trained model keeps its layout
     assert len(module.model.encoder.blocks[0].output_dense.kernels) == 2
     export_dir = export_for_serving(module, tmp_path, "sharded")
-    assert _xla_functions(export_dir) == []
+    assert xla_compiled_functions(export_dir) == []
     check_serving_ops(export_dir)
     sharded, default = _served(export_dir, exported_base / "classifier" / "1")
     np.testing.assert_allclose(sharded["probabilities"], default["probabilities"], atol=1e-5)
@@ -111,7 +106,7 @@ def test_bfloat16_export_agrees_with_float32_and_records_it(
     assert agreement["labels"] == 2 + len(module.buckets) + len(TEXTS)
     assert agreement["label_agreement"] == 1.0
     assert 0 < agreement["max_probability_difference"] < 0.01
-    assert _xla_functions(export_dir) == []
+    assert xla_compiled_functions(export_dir) == []
     check_serving_ops(export_dir)
     bfloat16, default = _served(export_dir, exported_base / "classifier" / "1")
     assert bfloat16["label"] == default["label"]

@@ -69,6 +69,7 @@ def test_models_config_lists_every_export(exported_base):
     assert "--model_config_file=/models/models.config" in command
     environment = "-e TF_ENABLE_ONEDNN_OPTS=1 -e TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
     assert f"{environment} tensorflow/serving" in command
+    assert "xla" not in command  # no export here is XLA-compiled
 
 
 @pytest.mark.slow
