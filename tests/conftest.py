@@ -3,7 +3,6 @@ and a loopback Hugging Face Hub serving the seeds' published checkpoints (and ta
 
 import json
 import os
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +15,8 @@ from tests.checkpoints.published import published_repos
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # Property tests. "ci", the default, is bounded and deterministic: the same examples on every
-# run, each under a deadline (TensorFlow's first call of a shape traces, hence the generous one).
+# run, and no deadline: an example's time is the machine's load (the first call of a shape
+# traces; one took 10.8 s beside a training job), and speed is measured in bench/, not here.
 # `pytest --hypothesis-profile thorough` searches ten times longer, with new examples each run.
 # Tests whose examples are expensive take a share of the profile's count
 # (e.g. `settings.default.max_examples // 4`), so both profiles scale them alike.
@@ -25,7 +25,7 @@ settings.register_profile(
     "ci",
     max_examples=200,
     derandomize=True,
-    deadline=timedelta(seconds=10),
+    deadline=None,
     suppress_health_check=_UNHURRIED,
 )
 settings.register_profile(
