@@ -11,7 +11,8 @@ user who wants speed picks instead, on the same weights: ONNX Runtime on transfo
   checked against float32 on every 8th training sentence) and writes transformers' copy
   (`bench.peer_onnx`, in the peer venv), once per directory.
 - `run` starts a worker per runtime, each in its venv, and times them in turn, round after
-  round, so that each sees the machine alike: batch 1 (each of the first 300 dev sentences
+  round, so that each sees the machine alike (each warmed up first on 20 of the sentences and
+  every batch): batch 1 (each of the first 300 dev sentences
   alone; p50 over all rounds) and batch 32 (12 batches of the first 384 dev sentences;
   sentences/s over all rounds). Then it scores every runtime on all 1,033 dev sentences, which
   nothing was chosen or calibrated on: label agreement with our float32 classifier and dev
@@ -212,7 +213,9 @@ def run(models_path: Path, names: Sequence[str], rounds: int, results_file: Path
         print(f"starting {name}", flush=True)
         workers[name] = Worker(name, models_path)
         workers[name].ask("latencies", texts=timed[:WARMUP_TEXTS])
-        workers[name].ask("throughput", batches=batches[:2])
+        # Every batch's shapes once, untimed: an XLA export compiles each, as a server's
+        # warm-up does.
+        workers[name].ask("throughput", batches=batches)
     latencies = {name: [] for name in names}
     batch_seconds = dict.fromkeys(names, 0.0)
     for round_index in range(rounds):
