@@ -280,12 +280,12 @@ def fastest(records: Sequence[dict], key: str, minimum: float = 0.0) -> dict | N
 
 
 def latest_runs(records: Sequence[dict]) -> dict[str, list[dict]]:
-    """The records of each CPU's latest run (by date and commit), by CPU."""
+    """The records of each CPU's latest run (the last appended to the file), by CPU."""
     by_cpu: dict[str, dict[tuple, list[dict]]] = {}
     for record in records:
         run_key = (record["date"], record["commit"], record["load_average_before"])
         by_cpu.setdefault(record["cpu"], {}).setdefault(run_key, []).append(record)
-    return {cpu: runs[max(runs)] for cpu, runs in by_cpu.items()}
+    return {cpu: runs[next(reversed(runs))] for cpu, runs in by_cpu.items()}
 
 
 def runtime_cell(record: dict) -> str:

@@ -160,12 +160,21 @@ def cpu_runtimes(records: Sequence[dict]):
     batch-1 p50 and batch-32 sentences/s, ours against the peers', each bar marked with its
     label agreement with float32 (a runtime below 99% does not serve the same answers)."""
     from bench.bench_cpu_runtimes import MIN_AGREEMENT, latest_runs
+    from bench.runtime_workers import RUNTIMES
 
-    runs = latest_runs(records)
-    pyplot = _pyplot()
-    rows = max(len(run) for run in runs.values())
-    figure, axes = pyplot.subplots(
-        len(runs), 2, figsize=(8.0, 0.3 * rows + 1.4), squeeze=False, sharey="row"
+    order = list(RUNTIMES)
+    runs = {
+        cpu: sorted(run, key=lambda record: order.index(record["runtime"]))
+        for cpu, run in latest_runs(records).items()
+    }
+    rows = [len(run) for _, run in sorted(runs.items())]
+    figure, axes = _pyplot().subplots(
+        len(runs),
+        2,
+        figsize=(8.0, 0.17 * sum(rows) + 0.9 * len(runs) + 0.3),
+        squeeze=False,
+        sharey="row",
+        gridspec_kw={"height_ratios": rows},
     )
     measures = (("batch1_p50_ms", "batch-1 p50, ms (less is faster)"),) + (
         ("batch32_sentences_per_second", "batch 32, sentences/s (more is faster)"),
@@ -180,7 +189,7 @@ def cpu_runtimes(records: Sequence[dict]):
                 marker = "" if record["agreement"] >= MIN_AGREEMENT else " (below 99%)"
                 text = f"{value:.1f}, {100 * record['agreement']:.1f}%{marker}"
                 panel.text(value, row, f" {text}", va="center", fontsize=6)
-            panel.set_xlim(0, 1.45 * max(values))
+            panel.set_xlim(0, 1.7 * max(values))
             panel.set_title(title, fontsize=8, loc="left")
         pair[0].set_yticks(range(len(run)))
         pair[0].set_yticklabels(labels, fontsize=7)
