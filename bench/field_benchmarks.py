@@ -586,10 +586,14 @@ def cpu_name(summary: str) -> str:
     'Zen 5'
     >>> cpu_name("AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f")
     'EPYC AVX2'
+    >>> cpu_name("Intel(R) Xeon(R), 2 cores; has: avx512f, avx512_vnni; lacks: avx512_bf16")
+    'Xeon no BF16'
     """
     has = set(summary.split("has: ")[-1].split(";")[0].split(", "))
     if summary.startswith("Intel"):
-        return "Xeon AMX" if "amx_bf16" in has else "Xeon no AMX"
+        if "amx_bf16" in has:
+            return "Xeon AMX"
+        return "Xeon no AMX" if "avx512_bf16" in has else "Xeon no BF16"
     if "avx512f" not in has:
         return "EPYC AVX2"
     if "avx512_bf16" in has:

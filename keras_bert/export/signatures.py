@@ -107,9 +107,11 @@ def _concat_rows(first, second, width: tf.Tensor, position_values: dict[str, flo
 
 @dataclasses.dataclass(frozen=True)
 class _Untracked:
-    """Holds a Keras model where a `tf.Module` does not track it (see `_Serving`)."""
+    """Holds a Keras model and its `tf.function` where a `tf.Module` does not track them (see
+    `_Serving`)."""
 
     model: keras.Model
+    call: tf.types.experimental.PolymorphicFunction
 
 
 class _Serving(tf.Module):
@@ -181,7 +183,17 @@ class _Serving(tf.Module):
         self.length_groups = length_groups
         self.bert_config = getattr(model, "encoder", model).bert_config
         check_preprocessor(preprocessor, self.bert_config)
-        self._untracked = _Untracked(serving_copy(model, precision, feed_forward_shards))
+        copy = serving_copy(model, precision, feed_forward_shards)
+        # One function of the model for every call of it (both signatures; the batch whole or
+        # each group): the SavedModel's graph holds the encoder once, not once a call (traced
+        # once, not once a signature); TensorFlow inlines it where it runs a signature.
+        call = tf.function(
+            lambda inputs: _as_float32(copy(inputs, training=False)),
+            jit_compile=jit_compile or None,
+            autograph=False,
+            reduce_retracing=True,
+        )
+        self._untracked = _Untracked(copy, call)
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
 
@@ -197,9 +209,13 @@ class _Serving(tf.Module):
     def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
         """The signatures to export, by name."""
         return {
-            DEFAULT_SIGNATURE: self.serve_text.get_concrete_function(),
+            DEFAULT_SIGNATURE: self.text_signature(),
             IDS_SIGNATURE: self.serve_ids.get_concrete_function(),
         }
+
+    def text_signature(self) -> tf.types.experimental.ConcreteFunction:
+        """`serving_default`: the module's function of strings."""
+        return self.serve_text.get_concrete_function()
 
     def example_inputs(self) -> dict[str, list]:
         """A small `serving_default` request, used for warm-up records."""
@@ -215,15 +231,7 @@ class _Serving(tf.Module):
         (outputs with a value per position then hold their `POSITION_OUTPUTS` value past a
         shorter group's columns, where the whole batch computed padding)."""
 
-        def run(model_inputs):
-            return _as_float32(self.model(model_inputs, training=False))
-
-        # One function of the model for its calls below (the batch whole, or each group): the
-        # signature's graph holds the encoder once, not once a call (a third of the tracing,
-        # and of the SavedModel's graph); TensorFlow inlines it where it runs the signature.
-        run = tf.function(
-            run, jit_compile=self.jit_compile or None, autograph=False, reduce_retracing=True
-        )
+        run = self._untracked.call
         if not self.length_groups:
             return run(inputs)
         order, first_rows = split_by_length(inputs["input_mask"], self.buckets, CALL_COST_TOKENS)
@@ -321,11 +329,12 @@ class ClassifierServing(_Serving):
             model.label_names or [str(index) for index in range(model.num_classes)]
         )
 
-    def signatures(self):
-        signatures = super().signatures()
+    def text_signature(self):
+        # Only the function the module serves is traced: both carry the whole model, and
+        # `tf.saved_model.save` traces (and saves) every function with an input signature.
         if self.text_pairs:
-            signatures[DEFAULT_SIGNATURE] = self.serve_text_pairs.get_concrete_function()
-        return signatures
+            return self.serve_text_pairs.get_concrete_function(_TEXT_SPEC, _TEXT_SPEC)
+        return self.serve_text.get_concrete_function(_TEXT_SPEC)
 
     def example_inputs(self):
         texts = ["A gripping, beautifully acted film.", "Dull and far too long."]
@@ -346,11 +355,11 @@ class ClassifierServing(_Serving):
             "logits": logits,
         }
 
-    @tf.function(input_signature=[_TEXT_SPEC])
+    @tf.function(reduce_retracing=True)
     def serve_text(self, text: tf.Tensor) -> dict[str, tf.Tensor]:
         return self._classify(self._run_model(self._trim(self.preprocessor(text))))
 
-    @tf.function(input_signature=[_TEXT_SPEC, _TEXT_SPEC])
+    @tf.function(reduce_retracing=True)
     def serve_text_pairs(self, text: tf.Tensor, text_pair: tf.Tensor) -> dict[str, tf.Tensor]:
         inputs = self._trim(self.preprocessor((text, text_pair)))
         return self._classify(self._run_model(inputs))
