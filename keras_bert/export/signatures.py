@@ -178,7 +178,6 @@ class _Serving(tf.Module):
                 f"buckets must ascend and end at seq_length {preprocessor.seq_length}, "
                 f"got {self.buckets}."
             )
-        self.jit_compile = jit_compile
         self.precision = precision
         self.length_groups = length_groups
         self.bert_config = getattr(model, "encoder", model).bert_config
