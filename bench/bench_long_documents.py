@@ -16,7 +16,8 @@ a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions
   (sampled every 2 ms), the loaded model, runtime and activations together; `loaded_mb` the
   resident memory before the first pass (both sides give the allocator's free memory back to
   the system first, `malloc_trim`); `process_peak_mb`, the process's peak over its whole life,
-  loading included (`ru_maxrss`).
+  loading included (`ru_maxrss`); `framework_mb`, the resident memory with the side's
+  libraries imported and no model loaded (`framework_mb`).
 
 The sides take turns, length by length, and every round starts with the other side, so that
 both meet the same load on a shared machine. Each measurement is a line appended to `--results`
@@ -194,10 +195,27 @@ def transformers_forward(weights: Path, length: int):
     return forward, versions | {"threads": torch.get_num_threads()}
 
 
+def framework_mb(side: str) -> float:
+    """The resident memory of the process with its side's libraries imported and no model yet
+    (TensorFlow, Keras and keras_bert; PyTorch and transformers), after `malloc_trim`: the part
+    of `forward_peak_mb` that is the framework's, whatever the model."""
+    if side == "keras_bert":
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+
+        import keras_bert.models  # noqa: F401
+    else:
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    _give_back_free_memory()
+    return round(_resident_mb(), 1)
+
+
 def child(side: str, weights: Path, length: int, calls: int) -> dict:
+    framework = framework_mb(side)
     build = keras_bert_forward if side == "keras_bert" else transformers_forward
     forward, versions = build(weights, length)
-    return measured(forward, calls) | {"versions": versions}
+    return measured(forward, calls) | {"framework_mb": framework, "versions": versions}
 
 
 # In the parent -------------------------------------------------------------------------

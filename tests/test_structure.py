@@ -149,3 +149,16 @@ def test_top_level_names_load_on_first_use():
     assert "BertEncoder" in dir(keras_bert) and keras_bert.BertEncoder.__name__ == "BertEncoder"
     with pytest.raises(AttributeError, match="no attribute 'Missing'"):
         keras_bert.Missing  # noqa: B018
+
+
+def test_encoders_load_without_tensorflow_text_and_tokenizers_import_it():
+    # Its op libraries are about 110 MB of resident memory that an encoder does not use.
+    checkpoint = "../shared/reference/variants/modernbert"
+    script = (
+        "import sys, keras_bert; "
+        f"keras_bert.load_encoder({checkpoint!r}); "
+        "assert 'tensorflow_text' not in sys.modules; "
+        "keras_bert.BertPreprocessor(['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'a'])(['a']); "
+        "assert 'tensorflow_text' in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)

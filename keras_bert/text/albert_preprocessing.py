@@ -16,10 +16,10 @@ differently; none of them is in an ALBERT vocabulary, so both sides give `<unk>`
 """
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.text import python_unicode_tables
 from keras_bert.text.normalization import char_class, replace_invalid_utf8, update_non_ascii
+from keras_bert.text.text_ops import tf_text
 
 _WHITESPACE_PATTERN = f"[{char_class(python_unicode_tables.WHITESPACE_CHARS)}]+"
 _COMBINING_PATTERN = f"[{char_class(python_unicode_tables.COMBINING_CHARS)}]+"
@@ -43,7 +43,7 @@ def _unicode_lowercase(texts: tf.Tensor) -> tf.Tensor:
 
 def _strip_accents(texts: tf.Tensor) -> tf.Tensor:
     """NFKD, then without combining marks."""
-    decomposed = tf_text.normalize_utf8(texts, "NFKD")
+    decomposed = tf_text().normalize_utf8(texts, "NFKD")
     return tf.strings.regex_replace(decomposed, _COMBINING_PATTERN, "")
 
 

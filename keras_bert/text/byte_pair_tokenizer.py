@@ -7,7 +7,6 @@ from typing import Any
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
@@ -15,6 +14,7 @@ from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end, round_to_characters
 from keras_bert.text.special_token_split import MARKER as _MARKER
 from keras_bert.text.special_token_split import SpecialTokens
+from keras_bert.text.text_ops import tf_text
 
 ROBERTA_SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>", "<mask>")
 _SPACE_SYMBOL = "\u0120"  # "Ġ", the byte-level symbol of a space
@@ -317,7 +317,7 @@ class BytePairTokenizer(keras.layers.Layer):
         return parts, tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
 
     def _normalize(self, texts: tf.Tensor) -> tf.Tensor:
-        return tf_text.normalize_utf8(texts, NORMALIZERS[self.normalizer])
+        return tf_text().normalize_utf8(texts, NORMALIZERS[self.normalizer])
 
     def _special_ids(self, words: tf.Tensor) -> tf.Tensor:
         """The id of each word that is a special token, -1 for the others."""
@@ -430,7 +430,7 @@ class BytePairTokenizer(keras.layers.Layer):
         for value in offsets:
             values = value.flat_values
             if self.normalizer is not None:
-                _, maps = tf_text.normalize_utf8_with_offsets_map(
+                _, maps = tf_text().normalize_utf8_with_offsets_map(
                     parts.flat_values, NORMALIZERS[self.normalizer]
                 )
                 by_part = tf.RaggedTensor.from_value_rowids(
@@ -439,7 +439,7 @@ class BytePairTokenizer(keras.layers.Layer):
                 # Each part led by a 0, cut off after: tensorflow-text's op fails on an empty row.
                 first = tf.RaggedTensor.from_tensor(tf.zeros([by_part.nrows(), 1], tf.int64))
                 by_part = tf.concat([first, by_part], axis=1)
-                values = tf_text.find_source_offsets(maps, by_part)[:, 1:].flat_values
+                values = tf_text().find_source_offsets(maps, by_part)[:, 1:].flat_values
             results.append(value.with_flat_values(values + item_starts))
         return tuple(results)
 

@@ -22,10 +22,10 @@ characters that become punctuation under NFD, which step 2 already splits off in
 from collections.abc import Callable, Sequence
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.text import unicode_tables
 from keras_bert.text.special_tokens import SPECIAL_TOKENS
+from keras_bert.text.text_ops import tf_text
 
 
 def char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
@@ -95,7 +95,7 @@ def _normalize_non_ascii(words: tf.Tensor, lowercase: bool) -> tf.Tensor:
     words = tf.strings.regex_replace(words, _REMOVED_PATTERN, "")
     if not lowercase:
         return words
-    words = tf_text.normalize_utf8(words, "NFD")
+    words = tf_text().normalize_utf8(words, "NFD")
     words = tf.strings.regex_replace(words, _NONSPACING_MARK_PATTERN, "")
     return tf.strings.lower(_apply_lowercase_overrides(words), encoding="utf-8")
 
@@ -143,7 +143,7 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     texts = update_non_ascii(texts, _ASCII_TEXT_PATTERN, texts, _sanitize)
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
-    raw_words, starts, ends = tf_text.regex_split_with_offsets(texts, delimiters, kept_delimiters)
+    raw_words, starts, ends = tf_text().regex_split_with_offsets(texts, delimiters, kept_delimiters)
     words = normalize_words(raw_words.flat_values, lowercase)
     # Drop the words that normalisation emptied, with one row partition for all four results.
     non_empty = tf.strings.length(words) > 0

@@ -10,9 +10,9 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
+from keras_bert.text.text_ops import tf_text
 
 
 def read_sentencepiece_model(proto: str | os.PathLike | bytes) -> bytes:
@@ -31,7 +31,7 @@ def read_sentencepiece_model(proto: str | os.PathLike | bytes) -> bytes:
     else:
         proto, source = bytes(proto), "the given bytes"
     try:
-        tf_text.SentencepieceTokenizer(proto).vocab_size()
+        tf_text().SentencepieceTokenizer(proto).vocab_size()
     except (tf.errors.InternalError, tf.errors.InvalidArgumentError):
         raise ConfigError(
             f"{source} is not a SentencePiece model (its bytes are no sentencepiece ModelProto): "

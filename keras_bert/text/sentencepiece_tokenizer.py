@@ -2,10 +2,10 @@
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.errors import ConfigError
 from keras_bert.text import python_unicode_tables
@@ -14,6 +14,10 @@ from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer
 from keras_bert.text.special_token_split import SpecialTokens
+from keras_bert.text.text_ops import tf_text
+
+if TYPE_CHECKING:
+    import tensorflow_text
 
 WORD_BOUNDARY = "\u2581"  # "▁", SentencePiece's marker of a preceding space
 
@@ -87,9 +91,9 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         super().__init__(proto, **kwargs)
         self.albert_preprocessing = albert_preprocessing
         self.lowercase = lowercase
-        self._sentencepiece = tf_text.FastSentencepieceTokenizer(self.proto)
+        self._sentencepiece = tf_text().FastSentencepieceTokenizer(self.proto)
         # The vocabulary and piece lookups, read once here with the (not exported) classic op.
-        model = tf_text.SentencepieceTokenizer(self.proto)
+        model = tf_text().SentencepieceTokenizer(self.proto)
         pieces = model.id_to_string(tf.range(self._sentencepiece.vocab_size()))
         self._set_vocabulary([piece.decode("utf-8") for piece in pieces.numpy()])
         self._split_pieces = self._digit_comma_splits(model) if albert_preprocessing else None
@@ -102,7 +106,9 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         self._surface_lengths = tf.constant([len(s.encode("utf-8")) for s in surfaces], tf.int64)
         self._separator_pattern = f"[{char_class(self._word_separators())}]+"
 
-    def _digit_comma_splits(self, model: tf_text.SentencepieceTokenizer) -> tf.RaggedTensor | None:
+    def _digit_comma_splits(
+        self, model: "tensorflow_text.SentencepieceTokenizer"
+    ) -> tf.RaggedTensor | None:
         """Each id's pieces after the "9," split (`[id]` for most), or None if none splits.
 
         google-research/albert re-encodes such a piece without its comma and "▁" markers,
@@ -167,7 +173,7 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         starts and ends [batch, (words)])` of the words that have pieces."""
         texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
         # RegexSplitWithOffsets stops at a NUL; \x01 (no separator either) keeps the offsets.
-        _, starts, ends = tf_text.regex_split_with_offsets(
+        _, starts, ends = tf_text().regex_split_with_offsets(
             tf.strings.regex_replace(texts, r"\x00", "\x01"), self._separator_pattern
         )
         rows = starts.value_rowids()

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 import keras
 import tensorflow as tf
-import tensorflow_text as tf_text
 
 from keras_bert.text.normalization import split_words
 from keras_bert.text.special_tokens import UNK_TOKEN
+from keras_bert.text.text_ops import tf_text
 from keras_bert.text.vocabulary import (
     check_vocabulary,
     infer_lowercase,
@@ -99,7 +99,7 @@ class WordPieceTokenizer(keras.layers.Layer):
             ),
             default_value=UNK_TOKEN,
         )
-        self._wordpiece = tf_text.FastWordpieceTokenizer(
+        self._wordpiece = tf_text().FastWordpieceTokenizer(
             vocab=self.vocabulary,
             suffix_indicator="##",
             max_bytes_per_word=_MAX_BYTES_PER_WORD,
