@@ -190,11 +190,13 @@ def cpu_runtimes(records: Sequence[dict]):
                 text = f"{value:.1f}, {100 * record['agreement']:.1f}%{marker}"
                 panel.text(value, row, f" {text}", va="center", fontsize=6)
             panel.set_xlim(0, 1.7 * max(values))
-            panel.set_title(title, fontsize=8, loc="left")
+            # The CPU above the left title: a y label sits left of the runtimes' names, off the
+            # figure.
+            heading = f"{cpu_name(cpu)}, {run[0]['date']}" if panel is pair[0] else ""
+            panel.set_title(f"{heading}\n{title}", fontsize=8, loc="left")
         pair[0].set_yticks(range(len(run)))
         pair[0].set_yticklabels(labels, fontsize=7)
         pair[0].invert_yaxis()
-        pair[0].set_ylabel(f"{cpu_name(cpu)}\n{run[0]['date']}", fontsize=7)
     figure.suptitle(
         "Serving strings on 2 cores: ours (blue) against the runtimes a user could pick "
         "(red), label agreement with float32 beside each bar",

@@ -164,6 +164,8 @@ def test_the_serving_bars_are_each_runtimes_latency_and_throughput(drawn):
     assert widths == [[4.0, 3.0], [500.0, 300.0]]
     labels = [text.get_text() for text in latency.texts]
     assert labels == [" 4.0, 100.0%", " 3.0, 95.0% (below 99%)"]
+    # The CPU and the date head the row, inside the figure.
+    assert latency.get_title(loc="left").splitlines()[0] == "Xeon AMX, 2026-12-01"
 
 
 def test_the_long_input_lines_are_each_sides_seconds_and_memory(drawn):
