@@ -5,8 +5,9 @@ A request of one sentence is about 20 token rows. MiniLM-L6's 36 projections (pe
 key, value, output 384 × 384; feed-forward 384 × 1,536 with GELU and 1,536 × 384, biases) run as
 one chain on `[rows, 384]`, random weights, in a TensorFlow graph session as TF Serving runs it
 (oneDNN on, weights assumed frozen: `SERVER_ENVIRONMENT`) with 1 and with 2 intra-op threads, and
-in ONNX Runtime with 2. Each measurement is the median of `--calls` runs after a warm-up; every
-configuration runs in a process of its own so that thread pools do not mix. Each is a line
+in ONNX Runtime with 2. Each measurement is the median of `--calls` runs after an untimed one
+(`keras_bert.timing`); every configuration runs in a process of its own so that thread pools do
+not mix. Each is a line
 appended to `--results` (`bench/results/request_matmuls.jsonl`) with the CPU, date and commit.
 
     .venv/bin/python -m bench.bench_request_matmuls [--rows 20 64 640] [--calls 300]
@@ -18,22 +19,20 @@ import argparse
 import datetime
 import json
 import os
-import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 from keras_bert.export.server_config import SERVER_ENVIRONMENT
+from keras_bert.timing import interleaved_median_seconds
 
 RESULTS = Path(__file__).resolve().parent / "results" / "request_matmuls.jsonl"
 
 HIDDEN = 384
 INTERMEDIATE = 1536
 BLOCKS = 6
-WARMUP_CALLS = 50
 
 
 def projection_shapes() -> list[tuple[int, int, bool]]:
@@ -56,17 +55,6 @@ def weights() -> list[tuple[np.ndarray, np.ndarray, bool]]:
         (0.02 * rng.standard_normal((n_in, n_out), np.float32), np.zeros(n_out, np.float32), gelu)
         for n_in, n_out, gelu in projection_shapes()
     ]
-
-
-def median_seconds(run, calls: int) -> float:
-    for _ in range(WARMUP_CALLS):
-        run()
-    seconds = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        run()
-        seconds.append(time.perf_counter() - start)
-    return statistics.median(seconds)
 
 
 def tensorflow_chain(rows: int, threads: int):
@@ -124,7 +112,8 @@ CONFIGURATIONS = (("tensorflow", 1), ("tensorflow", 2), ("onnxruntime", 2))
 
 
 def measure(runtime: str, threads: int, rows: int, calls: int) -> dict:
-    seconds = median_seconds(RUNTIMES[runtime](rows, threads), calls)
+    run = RUNTIMES[runtime](rows, threads)
+    seconds = interleaved_median_seconds({runtime: [run]}, rounds=calls)[runtime]
     flops = 2 * rows * sum(n_in * n_out for n_in, n_out, _ in projection_shapes())
     return {
         "runtime": runtime,
