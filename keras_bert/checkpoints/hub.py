@@ -136,10 +136,11 @@ def _download(name: str, revision: str | None, weights: bool) -> Path:
     settings = hub_settings()
     if _is_offline():
         return _cached_snapshot(name, revision, settings["cache_dir"])
-    try:
-        repo_files = HfApi(endpoint=settings["endpoint"]).list_repo_files(name, revision=revision)
+    try:  # one request: `list_repo_files` retries an unreachable Hub for 15 s (`http_backoff`)
+        info = HfApi(endpoint=settings["endpoint"]).model_info(name, revision=revision or "main")
     except httpx2.TransportError:  # the Hub cannot be reached: what the cache holds
         return _cached_snapshot(name, revision, settings["cache_dir"])
+    repo_files = [sibling.rfilename for sibling in info.siblings or ()]
     chosen = files_to_download(repo_files, weights)
     if CONFIG_FILE not in chosen:
         raise CheckpointError(
