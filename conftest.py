@@ -17,6 +17,7 @@ scan only what the next modules build. Without it each module's collection walke
 the worker ever kept: 2.4 s a module by the end, a fifth of the suite's time (Zen 5, clean
 clone: 21:27 -> 17:01 minutes). Cycles among frozen objects are never collected: the largest
 worker's peak grew from 9.1 to 10.1 GB.
+
 The workers (started after this file is read) and their children use two malloc arenas, not one
 per thread of TensorFlow's pools, whose free pages no trim returns.
 """

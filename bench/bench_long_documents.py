@@ -17,7 +17,7 @@ a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions
   resident memory before the first pass (both sides give the allocator's free memory back to
   the system first, `malloc_trim`); `process_peak_mb`, the process's peak over its whole life,
   loading included (`ru_maxrss`); `framework_mb`, the resident memory with the side's
-  libraries imported and no model loaded (`framework_mb`).
+  libraries imported and no model loaded.
 
 The sides take turns, length by length, and every round starts with the other side, so that
 both meet the same load on a shared machine. Each measurement is a line appended to `--results`

@@ -493,6 +493,13 @@ def read_records(path: Path | None) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
+def append_record(path: Path, record: dict) -> None:
+    """`record` as one more line of the results file `path` (created with its folders)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as results:
+        results.write(json.dumps(record) + "\n")
+
+
 # What a results line's revision leaves out: the results files, which a campaign commits
 # between its runs without changing the code that runs.
 OUTSIDE_RESULTS = ["--", ".", ":(exclude)bench/results"]

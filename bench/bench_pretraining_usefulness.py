@@ -45,7 +45,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from bench.bench_peer_finetuning import git_revision, read_records
+from bench.bench_peer_finetuning import append_record, git_revision, read_records
 
 RESULTS_DIR = Path(__file__).parent / "results"
 PRETRAINING_RESULTS = "pretraining_runs.jsonl"
@@ -105,12 +105,6 @@ def random_checkpoint(
         tensors, checkpoint.config, directory, vocabulary_file=checkpoint.vocabulary_file
     )
     return directory
-
-
-def append_record(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as results:
-        results.write(json.dumps(record) + "\n")
 
 
 def _provenance() -> dict:

@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         runtime, threads, rows = args.child
         print(json.dumps(measure(runtime, int(threads), int(rows), args.calls)))
         return
-    from bench.bench_peer_finetuning import git_revision
+    from bench.bench_peer_finetuning import append_record, git_revision
     from keras_bert.cpu import cpu_summary
 
     context = {
@@ -153,10 +153,8 @@ def main(argv: list[str] | None = None) -> None:
                 command, capture_output=True, text=True, check=True, env=environment
             )
             record = json.loads(completed.stdout.strip().splitlines()[-1])
-            line = json.dumps(record | context)
-            print(line, flush=True)
-            with open(args.results, "a", encoding="utf-8") as results:
-                results.write(line + "\n")
+            print(json.dumps(record | context), flush=True)
+            append_record(args.results, record | context)
 
 
 if __name__ == "__main__":

@@ -131,13 +131,15 @@ def _cached_snapshot(name: str, revision: str | None, cache_dir: str | None) -> 
 
 def _download(name: str, revision: str | None, weights: bool) -> Path:
     import httpx2
-    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub import HfApi, constants, snapshot_download
 
     settings = hub_settings()
     if _is_offline():
         return _cached_snapshot(name, revision, settings["cache_dir"])
     try:  # one request: `list_repo_files` retries an unreachable Hub for 15 s (`http_backoff`)
-        info = HfApi(endpoint=settings["endpoint"]).model_info(name, revision=revision or "main")
+        info = HfApi(endpoint=settings["endpoint"]).model_info(
+            name, revision=revision or constants.DEFAULT_REVISION
+        )
     except httpx2.TransportError:  # the Hub cannot be reached: what the cache holds
         return _cached_snapshot(name, revision, settings["cache_dir"])
     repo_files = [sibling.rfilename for sibling in info.siblings or ()]
