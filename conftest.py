@@ -19,7 +19,10 @@ clone: 21:27 -> 17:01 minutes). Cycles among frozen objects are never collected:
 worker's peak grew from 9.1 to 10.1 GB.
 
 The workers (started after this file is read) and their children use two malloc arenas, not one
-per thread of TensorFlow's pools, whose free pages no trim returns.
+per thread of TensorFlow's pools, whose free pages no trim returns. Each runs TensorFlow on one
+inter-op and one intra-op thread: two workers share two cores, and a second thread per pool only
+spun against the other worker (test_family_export and test_finetuning on two workers, Zen 5:
+116-121 -> 104-106 s).
 """
 
 import ctypes
@@ -33,6 +36,8 @@ import pytest
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent
 os.environ.setdefault("MALLOC_ARENA_MAX", "2")
+os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
+os.environ.setdefault("TF_NUM_INTRAOP_THREADS", "1")
 
 # Session fixtures that take tens of seconds to build, and the worker group of their readers.
 _EXPENSIVE_SESSION_FIXTURES = {
