@@ -79,8 +79,11 @@ def build_vocabulary(
     """Learns a WordPiece vocabulary from raw texts with tensorflow-text's learner.
 
     Words are split and normalised exactly as `WordPieceTokenizer` will split them, then
-    `tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset` counts them and learns the
-    pieces (tensorflow-text's own BERT normaliser is bypassed: it case-folds with NFKC).
+    tensorflow-text's `wordpiece_tokenizer_learner_lib` counts them and learns the pieces
+    (tensorflow-text's own BERT normaliser is bypassed: it case-folds with NFKC). The learner
+    searches for the smallest count a word needs by bisection, from `upper_thresh` (default:
+    the commonest word's count, not tensorflow-text's ten million: every threshold above that
+    count learns the same vocabulary, and each step of the search costs a pass over the words).
 
     Args:
         texts: dataset of string scalars or batches (e.g. lines of a corpus).
@@ -92,19 +95,13 @@ def build_vocabulary(
     Returns:
         The tokens: [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4), then the learned pieces.
     """
-    from tensorflow_text.tools.wordpiece_vocab.bert_vocab_from_dataset import (
-        bert_vocab_from_dataset,
-    )
+    from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
-    def normalized_text(text: tf.Tensor) -> tf.Tensor:
-        words = split_words(tf.reshape(text, [-1]), lowercase)[0]
-        return tf.strings.reduce_join(words, axis=1, separator=" ")
+    def words_of(text: tf.Tensor) -> tf.Tensor:
+        return split_words(tf.reshape(text, [-1]), lowercase)[0].flat_values
 
-    words = texts.map(normalized_text, num_parallel_calls=tf.data.AUTOTUNE)
-    return bert_vocab_from_dataset(
-        words,
-        vocab_size=vocab_size,
-        reserved_tokens=list(SPECIAL_TOKENS),
-        bert_tokenizer_params={"lower_case": False},
-        learn_params=learn_params,
+    counts = learner.count_words(
+        texts.map(words_of, num_parallel_calls=tf.data.AUTOTUNE).as_numpy_iterator()
     )
+    learn_params = {"upper_thresh": max(counts.values(), default=1), **(learn_params or {})}
+    return learner.learn(counts, vocab_size, list(SPECIAL_TOKENS), **learn_params)
