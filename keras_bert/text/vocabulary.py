@@ -1,10 +1,12 @@
 """WordPiece vocabularies: reading and checking `vocab.txt`, inferring casing, learning new ones."""
 
+import collections
 import os
 from collections.abc import Iterable, Sequence
 
 import tensorflow as tf
 
+from keras_bert.errors import DataError
 from keras_bert.text.normalization import split_words
 from keras_bert.text.special_tokens import REQUIRED_TOKENS, SPECIAL_TOKENS
 
@@ -78,12 +80,9 @@ def build_vocabulary(
 ) -> list[str]:
     """Learns a WordPiece vocabulary from raw texts with tensorflow-text's learner.
 
-    Words are split and normalised exactly as `WordPieceTokenizer` will split them, then
-    tensorflow-text's `wordpiece_tokenizer_learner_lib` counts them and learns the pieces
-    (tensorflow-text's own BERT normaliser is bypassed: it case-folds with NFKC). The learner
-    searches for the smallest count a word needs by bisection, from `upper_thresh` (default:
-    the commonest word's count, not tensorflow-text's ten million: every threshold above that
-    count learns the same vocabulary, and each step of the search costs a pass over the words).
+    Words are split and normalised exactly as `WordPieceTokenizer` will split them, counted,
+    and tensorflow-text's `wordpiece_tokenizer_learner_lib` learns the pieces from the counts
+    (tensorflow-text's own BERT normaliser is bypassed: it case-folds with NFKC).
 
     Args:
         texts: dataset of string scalars or batches (e.g. lines of a corpus).
@@ -94,14 +93,19 @@ def build_vocabulary(
 
     Returns:
         The tokens: [PAD] [UNK] [CLS] [SEP] [MASK] (ids 0..4), then the learned pieces.
+
+    Raises:
+        DataError: the texts hold no words (empty files, only whitespace).
     """
     from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib as learner
 
     def words_of(text: tf.Tensor) -> tf.Tensor:
         return split_words(tf.reshape(text, [-1]), lowercase)[0].flat_values
 
-    counts = learner.count_words(
-        texts.map(words_of, num_parallel_calls=tf.data.AUTOTUNE).as_numpy_iterator()
-    )
-    learn_params = {"upper_thresh": max(counts.values(), default=1), **(learn_params or {})}
-    return learner.learn(counts, vocab_size, list(SPECIAL_TOKENS), **learn_params)
+    raw_counts = collections.Counter()  # of UTF-8 bytes: decoded once a word, below
+    for words in texts.map(words_of, num_parallel_calls=tf.data.AUTOTUNE).as_numpy_iterator():
+        raw_counts.update(words)
+    counts = {word.decode("utf-8"): count for word, count in raw_counts.items()}
+    if not counts:
+        raise DataError("The texts hold no words: there is no vocabulary to learn from them.")
+    return learner.learn(counts, vocab_size, list(SPECIAL_TOKENS), **(learn_params or {}))

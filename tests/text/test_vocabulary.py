@@ -6,6 +6,7 @@ import sys
 import pytest
 import tensorflow as tf
 
+from keras_bert.errors import DataError
 from keras_bert.text import WordPieceTokenizer, infer_lowercase, load_vocabulary
 from keras_bert.text.special_tokens import SPECIAL_TOKENS
 from keras_bert.text.vocabulary import build_vocabulary
@@ -39,6 +40,11 @@ def test_learned_vocabulary_covers_its_corpus(data_dir):
     assert 500 < len(vocabulary) <= 1000
     assert len(set(vocabulary)) == len(vocabulary)
     assert _unk_rate(vocabulary, sentences) < 0.002
+
+
+def test_texts_without_words_are_a_data_error():
+    with pytest.raises(DataError, match="hold no words"):
+        build_vocabulary(tf.data.Dataset.from_tensor_slices(["", "  \n\t "]), vocab_size=100)
 
 
 @pytest.mark.slow
