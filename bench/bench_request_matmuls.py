@@ -152,9 +152,9 @@ def main(argv: list[str] | None = None) -> None:
             completed = subprocess.run(
                 command, capture_output=True, text=True, check=True, env=environment
             )
-            record = json.loads(completed.stdout.strip().splitlines()[-1])
-            print(json.dumps(record | context), flush=True)
-            append_record(args.results, record | context)
+            record = json.loads(completed.stdout.strip().splitlines()[-1]) | context
+            print(json.dumps(record), flush=True)
+            append_record(args.results, record)
 
 
 if __name__ == "__main__":
