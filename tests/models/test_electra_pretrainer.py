@@ -103,6 +103,25 @@ def test_keras_file_keeps_the_sharing_and_the_weights(tmp_path):
     np.testing.assert_array_equal(restored(INPUTS)["masked_lm"], model(INPUTS)["masked_lm"])
 
 
+@pytest.mark.parametrize(
+    "policy, generator_policy",
+    [("mixed_bfloat16", "float32"), ("mixed_float16", "mixed_float16"), ("float32", "float32")],
+)
+def test_generator_computes_in_float32_where_the_run_computes_in_bfloat16(
+    tmp_path, policy, generator_policy
+):
+    model = ElectraPretrainer(CONFIG, dtype=policy)
+    assert model.discriminator.dtype_policy.name == model.encoder.dtype_policy.name == policy
+    generator_layers = (model.generator, model.generator.encoder, model.generator.masked_lm_head)
+    assert {layer.dtype_policy.name for layer in generator_layers} == {generator_policy}
+    outputs = model(INPUTS)
+    assert outputs["masked_lm"].dtype == "float32"
+    model.save(tmp_path / "electra.keras")
+    restored = keras.saving.load_model(tmp_path / "electra.keras")
+    assert restored.generator.encoder.dtype_policy.name == generator_policy
+    np.testing.assert_array_equal(restored(INPUTS)["masked_lm"], outputs["masked_lm"])
+
+
 def test_checkpoints_are_the_discriminator_and_the_generator():
     model = ElectraPretrainer(CONFIG)
     checkpoints = electra_checkpoints(model)
