@@ -20,7 +20,7 @@ the seed, its vocabulary) with `keras_bert.finetuning.classification.finetune_cl
 code of `pipelines.finetune_classifier`, on the movie snippets; defaults are the job's
 (`FinetuningConfig` and `CLASSIFIER_RECIPE`: lr 5e-5, 10% warm-up, first-token head, length
 128); a line of `bench/results/pretraining_usefulness.jsonl` per model, seed, epochs and
-settings, skipped when recorded. `probe` looks inside each run's encoder and a random one's,
+settings, skipped when recorded for the variant's last pretraining run. `probe` looks inside each run's encoder and a random one's,
 without training them (`bench/results/pretraining_probes.jsonl`): the token table's root mean
 square, the LayerNorm scales, how alike the features of different sentences are (mean cosine
 similarity of the first token's output and of the mean over tokens), and what a linear
@@ -310,13 +310,15 @@ def _finetuned_accuracy(checkpoint: Path, output_dir: Path, arguments, seed: int
 def finetune(arguments: argparse.Namespace) -> None:
     settings = settings_of(arguments)
     results = arguments.results_dir / FINETUNING_RESULTS
+    pretraining_runs = read_records(arguments.results_dir / PRETRAINING_RESULTS)
+    pretrained_runs = {r["variant"]: r for r in pretraining_runs}  # each variant's last run
+    # A line counts for the variant's last pretraining run only: a new run is fine-tuned again.
     done = {
         (r["variant"], r["model"], r["seed"], r["epochs"])
         for r in read_records(results)
         if {"dropout_rate": 0.1, **r["settings"]} == settings
+        and r.get("pretraining_finished") == pretrained_runs.get(r["variant"], {}).get("finished")
     }
-    pretraining_runs = read_records(arguments.results_dir / PRETRAINING_RESULTS)
-    pretrained_runs = {r["variant"]: r for r in pretraining_runs}
     work = Path(tempfile.mkdtemp())
     for variant, seed, epochs, model in itertools.product(
         arguments.variants, arguments.seeds, arguments.epochs, arguments.models
