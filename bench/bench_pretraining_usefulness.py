@@ -11,23 +11,24 @@ random model of the same architecture, seed by seed, each run one line of a resu
         [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
-`pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget
-off (`total_steps` exactly, whatever the CPU's load) into `--runs-dir/<variant>` (resumable:
-rerun after a stop) and records the run in `bench/results/pretraining_runs.jsonl`: held-out
-`accuracy_at_mask` at every checkpoint, the precision, the training seconds, the CPU, the load.
-`finetune` fine-tunes each variant's run and a random model (the run's `BertConfig` drawn under
-the seed, its vocabulary) with `keras_bert.finetuning.classification.finetune_classifier`, the
-code of `pipelines.finetune_classifier`, on the movie snippets; defaults are the job's
+`pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget off
+(`total_steps` exactly, whatever the CPU's load) into `--runs-dir/<variant>` (resumable: rerun
+after a stop; `--again` trains a recorded variant anew, its finished run moved aside) and
+records the run in `bench/results/pretraining_runs.jsonl`: held-out `accuracy_at_mask` at every
+checkpoint, the precision, the training seconds, the CPU, the load. `finetune` fine-tunes each
+variant's run and a random model (the run's `BertConfig` drawn under the seed, its vocabulary)
+with `keras_bert.finetuning.classification.finetune_classifier`, the code of
+`pipelines.finetune_classifier`, on the movie snippets; defaults are the job's
 (`FinetuningConfig` and `CLASSIFIER_RECIPE`: lr 5e-5, 10% warm-up, first-token head, length
 128); a line of `bench/results/pretraining_usefulness.jsonl` per model, seed, epochs and
-settings, skipped when recorded for the variant's last pretraining run. `probe` looks inside each run's encoder and a random one's,
-without training them (`bench/results/pretraining_probes.jsonl`): the token table's root mean
-square, the LayerNorm scales, how alike the features of different sentences are (mean cosine
-similarity of the first token's output and of the mean over tokens), and what a linear
-classifier of the frozen features scores on the dev split (ridge regression on standardized
-features). `table` prints the mean dev accuracy of each model over its
-seeds and the differences; with `--write` it replaces the text between
-`<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
+settings, skipped when recorded for the variant's last pretraining run. `probe` looks inside
+each run's encoder and a random one's, without training them
+(`bench/results/pretraining_probes.jsonl`): the token table's root mean square, the LayerNorm
+scales, how alike the features of different sentences are (mean cosine similarity of the first
+token's output and of the mean over tokens), and what a linear classifier of the frozen features
+scores on the dev split (ridge regression on standardized features). `table` prints the mean dev
+accuracy of each model over its seeds and the differences; with `--write` it replaces the text
+between `<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
 """
 
 from __future__ import annotations
@@ -138,6 +139,22 @@ def pretraining_record(variant: str, run_dir: Path, precision: str) -> dict:
     }
 
 
+def set_aside_finished_run(run_dir: Path) -> Path | None:
+    """Moves a finished run (its `pretrainer.keras` written) and its log aside, to
+    `<run_dir>.<finished time>` beside it, so that the variant trains anew; a killed run stays
+    to resume. Returns where the run went (None: nothing finished there)."""
+    model = run_dir / "pretrainer.keras"
+    if not model.is_file():
+        return None
+    stamp = datetime.datetime.fromtimestamp(model.stat().st_mtime).strftime("%Y%m%dT%H%M%S")
+    moved = run_dir.with_name(f"{run_dir.name}.{stamp}")
+    run_dir.rename(moved)
+    log = run_dir.parent / f"{run_dir.name}.log"
+    if log.is_file():
+        log.rename(moved.with_name(f"{moved.name}.log"))
+    return moved
+
+
 def pretrain(arguments: argparse.Namespace) -> None:
     results = arguments.results_dir / PRETRAINING_RESULTS
     recorded = {record["variant"] for record in read_records(results)}
@@ -145,6 +162,8 @@ def pretrain(arguments: argparse.Namespace) -> None:
         run_dir = arguments.runs_dir / variant
         if variant in recorded and not arguments.again:
             continue
+        if arguments.again:
+            set_aside_finished_run(run_dir)
         if not (run_dir / "pretrainer.keras").is_file():
             recipe, flags = VARIANTS[variant]
             command = [sys.executable, "-m", "pipelines.pretrain", "--config", recipe]
@@ -425,7 +444,11 @@ def main() -> None:
         command.add_argument("--variants", nargs="+", choices=list(VARIANTS), required=True)
         command.add_argument("--runs-dir", type=Path, default=Path("runs/usefulness"))
     pretrain_parser.add_argument("--precision", default="mixed_bfloat16")
-    pretrain_parser.add_argument("--again", action="store_true", help="record a run again")
+    pretrain_parser.add_argument(
+        "--again",
+        action="store_true",
+        help="train a recorded variant anew (its finished run moved aside, a killed one resumed)",
+    )
     finetune_parser.add_argument(
         "--models", nargs="+", default=["pretrained", "random"], choices=list(MODELS)
     )

@@ -1,7 +1,7 @@
 """The pretraining campaign's table (`bench.bench_pretraining_usefulness table`) is its results
 file's: means over the seeds both models have, leads over the random model and the masked LM."""
 
-from bench.bench_pretraining_usefulness import table
+from bench.bench_pretraining_usefulness import set_aside_finished_run, table
 
 DEFAULTS = {"learning_rate": 5e-5, "pooling": "first_token", "embedding_rms": None,
             "seq_length": 128, "precision": "float32", "dropout_rate": 0.1}  # fmt: skip
@@ -46,3 +46,19 @@ def test_table_rows_are_the_results_files_means_and_leads():
     # --min-seeds 2: the rows of one seed go; --models pretrained: the run's halves.
     assert len(table(records, min_seeds=2).splitlines()) == 2 + 2
     assert len(table(records, models=("pretrained",)).splitlines()) == 2 + 3
+
+
+def test_again_sets_a_finished_run_aside_and_leaves_a_killed_one_to_resume(tmp_path):
+    killed = tmp_path / "mlm"
+    (killed / "backup").mkdir(parents=True)
+    assert set_aside_finished_run(killed) is None and (killed / "backup").is_dir()
+
+    finished = tmp_path / "electra"
+    finished.mkdir()
+    (finished / "pretrainer.keras").write_bytes(b"model")
+    (tmp_path / "electra.log").write_text("log")
+    moved = set_aside_finished_run(finished)
+    assert not finished.exists() and moved.parent == tmp_path
+    assert moved.name.startswith("electra.")
+    assert (moved / "pretrainer.keras").read_bytes() == b"model"
+    assert (tmp_path / f"{moved.name}.log").read_text() == "log"
