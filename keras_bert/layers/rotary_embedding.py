@@ -1,8 +1,18 @@
 """Rotary position embeddings: queries and keys rotated by their position (RoFormer's RoPE)."""
 
+import weakref
+
 import keras
 import numpy as np
 import tensorflow as tf
+
+# Per graph being traced: the `(cos, sin)` tables of each (length, head size, base, replica) a
+# rotary layer has built in it, for the next layer to read. A trace whose sequence length is
+# static would otherwise hold two tables per layer and call (queries, keys), each folded into
+# a constant by Grappler: ModernBERT-base at 512 tokens, 88 tables of 128 KB instead of 4; its
+# first call's resident memory 10 MB lower with the tables shared (15 MB at 2,048 and 8,192
+# tokens; Zen 5, 2026-12-04).
+_TABLES_OF_GRAPH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def inverse_frequencies(head_size: int, base: float) -> np.ndarray:
@@ -69,12 +79,28 @@ class RotaryEmbedding(keras.layers.Layer):
         self.built = True
 
     def call(self, heads):
-        angles = rotary_angles(tf.shape(heads)[1], self.head_size, self.base)
-        cos, sin = tf.cos(angles)[:, None, :], tf.sin(angles)[:, None, :]
+        cos, sin = self._tables(heads)
         heads32 = tf.cast(heads, tf.float32)
         first, second = tf.split(heads32, 2, axis=-1)
         rotated = heads32 * cos + tf.concat([-second, first], axis=-1) * sin
         return tf.cast(rotated, heads.dtype)
+
+    def _tables(self, heads) -> tuple[tf.Tensor, tf.Tensor]:
+        """`cos` and `sin` of the angles, float32 `[sequence, 1, head_size]`; built once per
+        traced graph for a static length (every layer of that base reads the same two)."""
+        length = heads.shape[1]
+        graph = tf.compat.v1.get_default_graph() if not tf.executing_eagerly() else None
+        replica = tf.distribute.get_replica_context()  # each replica's on its own device
+        replica = replica and tf.get_static_value(replica.replica_id_in_sync_group)
+        replica = None if replica is None else int(replica)
+        key = (length, self.head_size, self.base, replica)
+        if graph is not None and length is not None and key in _TABLES_OF_GRAPH.get(graph, {}):
+            return _TABLES_OF_GRAPH[graph][key]
+        angles = rotary_angles(tf.shape(heads)[1], self.head_size, self.base)
+        tables = tf.cos(angles)[:, None, :], tf.sin(angles)[:, None, :]
+        if graph is not None and length is not None:
+            _TABLES_OF_GRAPH.setdefault(graph, {})[key] = tables
+        return tables
 
     def compute_output_shape(self, heads_shape):
         return heads_shape

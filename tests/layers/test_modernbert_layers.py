@@ -50,6 +50,19 @@ def test_rotary_embedding_rotates_as_transformers_and_scores_by_distance():
     assert RotaryEmbedding.from_config(rotary.get_config()).base == 160_000.0
 
 
+def test_rotary_layers_of_one_base_share_their_tables_in_a_trace():
+    layers = [RotaryEmbedding(head_size=8, base=base) for base in (160_000.0, 160_000.0, 1e4)]
+    heads = np.random.default_rng(0).standard_normal((2, 7, 3, 8)).astype("float32")
+    traced = tf.function(lambda x: [layer(layer(x)) for layer in layers])
+    graph = traced.get_concrete_function(tf.TensorSpec((2, 7, 3, 8))).graph
+    assert [op.type for op in graph.get_operations()].count("Cos") == 2  # one per base
+    for layer, output in zip(layers, traced(heads), strict=True):
+        np.testing.assert_allclose(output, layer(layer(heads)), atol=1e-6)
+    # A length known only at run time: each layer its own tables.
+    dynamic = traced.get_concrete_function(tf.TensorSpec((2, None, 3, 8))).graph
+    assert [op.type for op in dynamic.get_operations()].count("Cos") == 6
+
+
 def test_rotary_embedding_needs_an_even_head_size():
     with pytest.raises(ValueError, match="even head_size"):
         RotaryEmbedding(7)
