@@ -89,17 +89,18 @@ class RotaryEmbedding(keras.layers.Layer):
         """`cos` and `sin` of the angles, float32 `[sequence, 1, head_size]`; built once per
         traced graph for a static length (every layer of that base reads the same two)."""
         length = heads.shape[1]
-        graph = tf.compat.v1.get_default_graph() if not tf.executing_eagerly() else None
-        replica = tf.distribute.get_replica_context()  # each replica's on its own device
-        replica = replica and tf.get_static_value(replica.replica_id_in_sync_group)
-        replica = None if replica is None else int(replica)
-        key = (length, self.head_size, self.base, replica)
-        if graph is not None and length is not None and key in _TABLES_OF_GRAPH.get(graph, {}):
-            return _TABLES_OF_GRAPH[graph][key]
+        shared = None  # the graph's tables, where a static length lets layers share them
+        if length is not None and not tf.executing_eagerly():
+            shared = _TABLES_OF_GRAPH.setdefault(tf.compat.v1.get_default_graph(), {})
+            replica = tf.distribute.get_replica_context()  # each replica's on its own device
+            replica = replica and tf.get_static_value(replica.replica_id_in_sync_group)
+            key = (length, self.head_size, self.base, None if replica is None else int(replica))
+            if key in shared:
+                return shared[key]
         angles = rotary_angles(tf.shape(heads)[1], self.head_size, self.base)
         tables = tf.cos(angles)[:, None, :], tf.sin(angles)[:, None, :]
-        if graph is not None and length is not None:
-            _TABLES_OF_GRAPH.setdefault(graph, {})[key] = tables
+        if shared is not None:
+            shared[key] = tables
         return tables
 
     def compute_output_shape(self, heads_shape):
