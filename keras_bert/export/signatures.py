@@ -205,16 +205,21 @@ class _Serving(tf.Module):
     def tokenizer(self):
         return self.preprocessor.tokenizer
 
-    def signatures(self) -> dict[str, tf.types.experimental.ConcreteFunction]:
-        """The signatures to export, by name."""
-        return {
-            DEFAULT_SIGNATURE: self.text_signature(),
-            IDS_SIGNATURE: self.serve_ids.get_concrete_function(),
-        }
+    def signatures(self) -> dict[str, tf.types.experimental.PolymorphicFunction]:
+        """The signatures to export, by name: functions with an input signature, which
+        `tf.saved_model.save` traces itself.
 
-    def text_signature(self) -> tf.types.experimental.ConcreteFunction:
-        """`serving_default`: the module's function of strings."""
-        return self.serve_text.get_concrete_function()
+        Not their concrete functions: the save traces every function of the module that has
+        an input signature anew (its trace key holds the save's options), so a concrete
+        function traced before it was a second copy of the model's graph in `saved_model.pb`
+        and a second trace of each signature (the RoBERTa token classifier export: 188
+        functions, 2.1 MB, 7.0 s, against 94 functions, 1.1 MB, 5.3 s).
+        """
+        return {DEFAULT_SIGNATURE: self.text_signature(), IDS_SIGNATURE: self.serve_ids}
+
+    def text_signature(self) -> tf.types.experimental.PolymorphicFunction:
+        """`serving_default`: the module's function of strings, with its input signature."""
+        return self.serve_text
 
     def example_inputs(self) -> dict[str, list]:
         """A small `serving_default` request, used for warm-up records."""
@@ -329,11 +334,11 @@ class ClassifierServing(_Serving):
         )
 
     def text_signature(self):
-        # Only the function the module serves is traced: both carry the whole model, and
-        # `tf.saved_model.save` traces (and saves) every function with an input signature.
+        # Only the function the module serves gets an input signature: both carry the whole
+        # model, and `tf.saved_model.save` traces (and saves) every function that has one.
         if self.text_pairs:
-            return self.serve_text_pairs.get_concrete_function(_TEXT_SPEC, _TEXT_SPEC)
-        return self.serve_text.get_concrete_function(_TEXT_SPEC)
+            return tf.function(self.serve_text_pairs.python_function, [_TEXT_SPEC, _TEXT_SPEC])
+        return tf.function(self.serve_text.python_function, [_TEXT_SPEC])
 
     def example_inputs(self):
         texts = ["A gripping, beautifully acted film.", "Dull and far too long."]

@@ -1,5 +1,7 @@
 """What TF Serving reads besides the graph: warm-up records, models.config, batching, CLI view."""
 
+import collections
+import re
 import shutil
 import subprocess
 import sys
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 import tensorflow as tf
 from google.protobuf import text_format
+from tensorflow.core.protobuf import saved_model_pb2
 from tensorflow_serving.config import model_server_config_pb2
 
 from keras_bert.export import docker_command
@@ -47,6 +50,25 @@ def test_warmup_records_are_prediction_logs_that_the_model_answers(exported_base
         assert batch_size > 0
         assert all(len(value) == batch_size for value in outputs.values())
     assert (export_dir / "assets" / "vocab.txt").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", TASKS)
+def test_the_graph_holds_each_signature_and_the_model_once(exported_base, task):
+    """The save traces the signatures itself: no second copy of the model's graph, traced
+    before the save under another trace key, beside the one it saves."""
+    saved_model = saved_model_pb2.SavedModel()
+    saved_model.ParseFromString((exported_base / task / "1" / "saved_model.pb").read_bytes())
+    names = [
+        re.sub(r"_\d+$", "", function.signature.name)
+        for function in saved_model.meta_graphs[0].graph_def.library.function
+    ]
+    traced = collections.Counter(name for name in names if name.startswith("__inference_serve"))
+    model_calls = names.count("__inference_<lambda>")
+    assert model_calls == 1 and len(traced) == 2 and set(traced.values()) == {1}, (
+        model_calls,
+        traced,
+    )
 
 
 @pytest.mark.slow
