@@ -28,7 +28,9 @@ from keras_bert.training import create_optimizer
 pytestmark = pytest.mark.slow
 
 SEQ_LENGTH = 32
-CONFIG = BertConfig.preset("tiny", hidden_size=64, dropout_rate=0.0, attention_dropout_rate=0.0)
+CONFIG = BertConfig.preset(
+    "tiny", num_layers=1, hidden_size=64, dropout_rate=0.0, attention_dropout_rate=0.0
+)
 
 
 def _first_step_loss(build, batch, jit_compile: bool) -> float:
