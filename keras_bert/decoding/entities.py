@@ -165,7 +165,10 @@ def text_entities(
         "entity_scores": (found["scores"], 0.0),
     }
     row_splits = tf.RaggedTensor.from_value_rowids(
-        entity_rows, tf.cast(entity_rows, tf.int64), nrows=tf.size(text, out_type=tf.int64)
+        entity_rows,
+        tf.cast(entity_rows, tf.int64),
+        nrows=tf.size(text, out_type=tf.int64),
+        validate=False,
     ).row_splits
     outputs = {
         name: tf.RaggedTensor.from_row_splits(values, row_splits, validate=False).to_tensor(

@@ -362,7 +362,7 @@ class BytePairTokenizer(keras.layers.Layer):
             (values, rows, tf.size(values) > 1),
             shape_invariants=(tf.TensorShape([None]), tf.TensorShape([None]), tf.TensorShape([])),
         )
-        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words)
+        return tf.RaggedTensor.from_value_rowids(values, rows, nrows=num_words, validate=False)
 
     def _word_pieces(
         self, texts: tf.Tensor
@@ -434,7 +434,10 @@ class BytePairTokenizer(keras.layers.Layer):
                     parts.flat_values, NORMALIZERS[self.normalizer]
                 )
                 by_part = tf.RaggedTensor.from_value_rowids(
-                    values, item_parts, nrows=tf.size(parts.flat_values, out_type=tf.int64)
+                    values,
+                    item_parts,
+                    nrows=tf.size(parts.flat_values, out_type=tf.int64),
+                    validate=False,
                 )
                 # Each part led by a 0, cut off after: tensorflow-text's op fails on an empty row.
                 first = tf.RaggedTensor.from_tensor(tf.zeros([by_part.nrows(), 1], tf.int64))

@@ -151,6 +151,8 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
         tf.cast(non_empty, tf.int64), raw_words.value_rowids(), raw_words.nrows()
     )
     return tuple(
-        tf.RaggedTensor.from_row_lengths(tf.boolean_mask(values, non_empty), row_lengths)
+        tf.RaggedTensor.from_row_lengths(
+            tf.boolean_mask(values, non_empty), row_lengths, validate=False
+        )
         for values in (words, raw_words.flat_values, starts.flat_values, ends.flat_values)
     )

@@ -201,7 +201,9 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
             )
             for exact_span, whole in ((exact_starts, starts), (exact_ends, ends))
         )
-        as_texts = lambda values: tf.RaggedTensor.from_row_lengths(values, row_lengths)  # noqa: E731
+        as_texts = lambda values: tf.RaggedTensor.from_row_lengths(  # noqa: E731
+            values, row_lengths, validate=False
+        )
         return (
             as_texts(ids),
             *(as_texts(span) for span in piece_spans),
