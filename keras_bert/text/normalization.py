@@ -25,7 +25,7 @@ import tensorflow as tf
 
 from keras_bert.text import unicode_tables
 from keras_bert.text.special_tokens import SPECIAL_TOKENS
-from keras_bert.text.text_ops import tf_text
+from keras_bert.text.text_ops import regex_split_with_offsets, tf_text
 
 
 def char_class(*range_tables: Sequence[tuple[int, int]]) -> str:
@@ -143,7 +143,7 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     texts = update_non_ascii(texts, _ASCII_TEXT_PATTERN, texts, _sanitize)
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
-    raw_words, starts, ends = tf_text().regex_split_with_offsets(texts, delimiters, kept_delimiters)
+    raw_words, starts, ends = regex_split_with_offsets(texts, delimiters, kept_delimiters)
     words = normalize_words(raw_words.flat_values, lowercase)
     # Drop the words that normalisation emptied, with one row partition for all four results.
     non_empty = tf.strings.length(words) > 0

@@ -14,7 +14,7 @@ from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer
 from keras_bert.text.special_token_split import SpecialTokens
-from keras_bert.text.text_ops import tf_text
+from keras_bert.text.text_ops import regex_split_with_offsets, tf_text
 
 if TYPE_CHECKING:
     import tensorflow_text
@@ -173,7 +173,7 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         starts and ends [batch, (words)])` of the words that have pieces."""
         texts = replace_invalid_utf8(tf.convert_to_tensor(texts, dtype=tf.string))
         # RegexSplitWithOffsets stops at a NUL; \x01 (no separator either) keeps the offsets.
-        _, starts, ends = tf_text().regex_split_with_offsets(
+        _, starts, ends = regex_split_with_offsets(
             tf.strings.regex_replace(texts, r"\x00", "\x01"), self._separator_pattern
         )
         rows = starts.value_rowids()

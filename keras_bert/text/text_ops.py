@@ -16,8 +16,38 @@ import functools
 import importlib
 import types
 
+import tensorflow as tf
+
 
 @functools.cache
 def tf_text() -> types.ModuleType:
     """The `tensorflow_text` module, imported on the first call."""
     return importlib.import_module("tensorflow_text")
+
+
+def regex_split_with_offsets(
+    texts: tf.Tensor, delimiters: str, kept_delimiters: str = ""
+) -> tuple[tf.RaggedTensor, tf.RaggedTensor, tf.RaggedTensor]:
+    """tensorflow-text's `regex_split_with_offsets` of a `[batch]` string tensor: the pieces
+    between matches of `delimiters`, and the matches that `kept_delimiters` (a part of
+    `delimiters`) also matches, with their byte offsets `[start, end)`, ragged
+    `[batch, (pieces)]`.
+
+    The same op, without the checks tensorflow-text's wrapper adds to the row partition the
+    op itself returns: three assertions a result, each a conditional that every batch runs
+    (the WordPiece preprocessor of text pairs: 404 of its 1,203 graph ops were these checks,
+    24 conditionals and their inputs; it traces in half the time without them).
+
+    Example:
+    >>> words, starts, ends = regex_split_with_offsets(tf.constant(["ab, c"]), r"\s+|,", ",")
+    >>> words.to_list(), starts.to_list(), ends.to_list()
+    ([[b'ab', b',', b'c']], [[0, 2, 4]], [[2, 3, 5]])
+    """
+    split_ops = importlib.import_module("tensorflow_text.python.ops.regex_split_ops")
+    pieces, starts, ends, row_splits = split_ops.gen_regex_split_ops.regex_split_with_offsets(
+        texts, f"({delimiters})".encode(), f"({kept_delimiters})".encode()
+    )
+    return tuple(
+        tf.RaggedTensor.from_row_splits(values, row_splits, validate=False)
+        for values in (pieces, starts, ends)
+    )
