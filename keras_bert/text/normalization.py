@@ -145,14 +145,13 @@ def split_words(texts: tf.Tensor, lowercase: bool) -> tuple[tf.RaggedTensor, ...
     delimiters, kept_delimiters = _SPLIT_PATTERNS[lowercase]
     raw_words, starts, ends = regex_split_with_offsets(texts, delimiters, kept_delimiters)
     words = normalize_words(raw_words.flat_values, lowercase)
-    # Drop the words that normalisation emptied, with one row partition for all four results.
+    # Drop the words that normalisation emptied; a row's kept words start after the words
+    # kept before it (one row partition for all four results, no per-word row ids).
     non_empty = tf.strings.length(words) > 0
-    row_lengths = tf.math.unsorted_segment_sum(
-        tf.cast(non_empty, tf.int64), raw_words.value_rowids(), raw_words.nrows()
-    )
+    kept = tf.where(non_empty)[:, 0]
+    kept_before = tf.concat([[0], tf.cumsum(tf.cast(non_empty, tf.int64))], axis=0)
+    row_splits = tf.gather(kept_before, raw_words.row_splits)
     return tuple(
-        tf.RaggedTensor.from_row_lengths(
-            tf.boolean_mask(values, non_empty), row_lengths, validate=False
-        )
+        tf.RaggedTensor.from_row_splits(tf.gather(values, kept), row_splits, validate=False)
         for values in (words, raw_words.flat_values, starts.flat_values, ends.flat_values)
     )
