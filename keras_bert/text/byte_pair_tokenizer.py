@@ -12,6 +12,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.text import byte_level_unicode_tables as tables
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end, round_to_characters
+from keras_bert.text.ragged_rows import row_ids
 from keras_bert.text.special_token_split import MARKER as _MARKER
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.text_ops import tf_text
@@ -307,7 +308,7 @@ class BytePairTokenizer(keras.layers.Layer):
         is_special = self._special_ids(pieces.flat_values) >= 0
         cut = tf.strings.regex_replace(pieces.flat_values, _LAST_SPACE_PATTERN, _MARKER + b"\\0")
         segments = tf.strings.split(tf.where(is_special, pieces.flat_values, cut), _MARKER)
-        segment_is_special = tf.gather(is_special, segments.value_rowids())
+        segment_is_special = tf.gather(is_special, row_ids(segments.row_splits))
         marked = tf.strings.regex_replace(segments.flat_values, _WORD_PATTERN, _MARKER + b"\\0")
         marked = tf.where(segment_is_special, segments.flat_values, marked)
         words = pieces.with_flat_values(
@@ -355,7 +356,7 @@ class BytePairTokenizer(keras.layers.Layer):
             kept = ~tf.concat([[False], merge], axis=0)
             return tf.boolean_mask(values, kept), tf.boolean_mask(rows, kept), tf.reduce_any(merge)
 
-        values, rows = symbols.flat_values, symbols.value_rowids()
+        values, rows = symbols.flat_values, row_ids(symbols.row_splits)
         values, rows, _ = tf.while_loop(
             lambda values, rows, merged: merged,
             step,
@@ -391,7 +392,7 @@ class BytePairTokenizer(keras.layers.Layer):
             tf.zeros([word_lengths.nrows()], tf.int64), word_lengths
         )
         # An added token spans its word (which holds the whitespace it strips).
-        piece_words = ids.value_rowids()
+        piece_words = row_ids(ids.row_splits)
         is_added = tf.gather(self._special_ids(words.flat_values) >= 0, piece_words)
         piece_lengths = ids.with_flat_values(
             tf.where(
@@ -403,7 +404,7 @@ class BytePairTokenizer(keras.layers.Layer):
         piece_starts, piece_ends = lay_end_to_end(word_starts.flat_values, piece_lengths)
         in_rows = lambda values: words.with_flat_values(values).merge_dims(1, 2)  # noqa: E731
         pieces = in_rows(ids.with_flat_values(tf.cast(ids.flat_values, tf.int32)))
-        word_parts = words.values.value_rowids()
+        word_parts = row_ids(words.values.row_splits)
         return (
             texts,
             parts,
@@ -457,7 +458,7 @@ class BytePairTokenizer(keras.layers.Layer):
             token that is only spaces has an empty span at its end.
         """
         texts, parts, pieces, starts, ends, _, _, _, word_parts = self._words_with_offsets(texts)
-        piece_parts = tf.gather(word_parts, pieces.values.value_rowids())
+        piece_parts = tf.gather(word_parts, row_ids(pieces.values.row_splits))
         pieces, starts, ends = (values.merge_dims(1, 2) for values in (pieces, starts, ends))
         leading = tf.gather(self._leading_spaces, pieces.flat_values)
         starts = starts.with_flat_values(tf.minimum(starts.flat_values + leading, ends.flat_values))

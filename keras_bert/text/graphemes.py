@@ -22,6 +22,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.text import grapheme_tables
+from keras_bert.text.ragged_rows import row_ids
 
 # Grapheme_Cluster_Break values (the low 4 bits of a code point's properties).
 OTHER, CR, LF, CONTROL, EXTEND, ZWJ, REGIONAL_INDICATOR, PREPEND, SPACING_MARK = range(9)
@@ -113,7 +114,7 @@ def grapheme_starts(code_points: tf.RaggedTensor) -> tf.RaggedTensor:
     value = properties & _BREAK_VALUE_BITS
     previous = _shifted(value, 1, OTHER)
     position = tf.range(tf.size(flat, out_type=tf.int64))
-    row_start = tf.gather(code_points.row_splits, code_points.value_rowids())
+    row_start = tf.gather(code_points.row_splits, row_ids(code_points.row_splits))
     is_row_start = tf.equal(position, row_start)
 
     def flag(name: int) -> tf.Tensor:

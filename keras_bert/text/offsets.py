@@ -9,6 +9,8 @@ byte sequences are replaced by U+FFFD (`sanitize_utf8`).
 
 import tensorflow as tf
 
+from keras_bert.text.ragged_rows import repeat
+
 
 def lay_end_to_end(
     starts: tf.Tensor, lengths: tf.RaggedTensor
@@ -33,7 +35,7 @@ def lay_end_to_end(
     ends = tf.cumsum(lengths.flat_values)
     before_row = tf.gather(tf.concat([[0], ends], axis=0), lengths.row_starts())
     row_lengths = lengths.row_lengths()
-    ends += tf.repeat(tf.cast(starts, tf.int64) - before_row, row_lengths)
+    ends += repeat(tf.cast(starts, tf.int64) - before_row, row_lengths)
     return lengths.with_flat_values(ends - lengths.flat_values), lengths.with_flat_values(ends)
 
 

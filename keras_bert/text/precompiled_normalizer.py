@@ -24,6 +24,7 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.text.graphemes import grapheme_starts
+from keras_bert.text.ragged_rows import repeat, row_ids
 
 # `tokenizers` looks a cluster up whole only below this many UTF-8 bytes.
 _WHOLE_CLUSTER_BYTES = 6
@@ -155,7 +156,7 @@ class PrecompiledNormalizer(tf.Module):
                 code_points.with_flat_values(position + 1),
             )
         untouched = (flat < 128) & tf.gather(self._untouched_ascii, tf.minimum(flat, 127))
-        row_of = code_points.value_rowids()
+        row_of = row_ids(code_points.row_splits)
         kept = tf.math.unsorted_segment_min(
             tf.cast(untouched, tf.int32), row_of, code_points.nrows()
         )
@@ -227,7 +228,7 @@ class PrecompiledNormalizer(tf.Module):
             whole, tf.gather(cluster_start + cluster_sizes, cluster), position + 1
         )
         row_lengths = tf.math.unsorted_segment_sum(
-            lengths, code_points.value_rowids(), code_points.nrows()
+            lengths, row_ids(code_points.row_splits), code_points.nrows()
         )
 
         def rows(values: tf.Tensor) -> tf.RaggedTensor:
@@ -235,8 +236,8 @@ class PrecompiledNormalizer(tf.Module):
 
         return (
             rows(normalized),
-            rows(tf.repeat(source_start, lengths)),
-            rows(tf.repeat(source_end, lengths)),
+            rows(repeat(source_start, lengths)),
+            rows(repeat(source_end, lengths)),
         )
 
     def _cluster_rules(

@@ -12,6 +12,7 @@ from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
+from keras_bert.text.ragged_rows import repeat, row_ids
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.text_ops import regex_split_with_offsets, tf_text
@@ -176,7 +177,7 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         _, starts, ends = regex_split_with_offsets(
             tf.strings.regex_replace(texts, r"\x00", "\x01"), self._separator_pattern
         )
-        rows = starts.value_rowids()
+        rows = row_ids(starts.row_splits)
         starts, ends = starts.flat_values, ends.flat_values
         words = tf.strings.substr(tf.gather(texts, rows), starts, ends - starts)
         ids = self.call(words)
@@ -194,10 +195,10 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         )
         lengths = ids.with_flat_values(tf.gather(self._surface_lengths, ids.flat_values))
         exact_starts, exact_ends = lay_end_to_end(starts, lengths)
-        exact = tf.repeat(pieces_spell_word, ids.row_lengths())
+        exact = repeat(pieces_spell_word, ids.row_lengths())
         piece_spans = (
             ids.with_flat_values(
-                tf.where(exact, exact_span.flat_values, tf.repeat(whole, ids.row_lengths()))
+                tf.where(exact, exact_span.flat_values, repeat(whole, ids.row_lengths()))
             )
             for exact_span, whole in ((exact_starts, starts), (exact_ends, ends))
         )

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from keras_bert.text.precompiled_normalizer import utf8_lengths
+from keras_bert.text.ragged_rows import row_ids
 
 # `tokenizers`' (and `sentencepiece`'s) penalty of the unknown piece below the lowest score.
 UNKNOWN_PENALTY = 10.0
@@ -68,7 +69,7 @@ class UnigramModel(tf.Module):
         flat = words.flat_values
         byte_ends = tf.cumsum(tf.cast(utf8_lengths(flat), tf.int64))
         byte_starts = byte_ends - tf.cast(utf8_lengths(flat), tf.int64)
-        word = words.value_rowids()
+        word = row_ids(words.row_splits)
         word_start = tf.gather(words.row_splits, word)
         position = tf.range(tf.size(flat, out_type=tf.int64))
         first = position[:, tf.newaxis] - tf.range(self.longest_piece, dtype=tf.int64)
@@ -222,11 +223,11 @@ class UnigramModel(tf.Module):
         flat_starts = starts.flat_values
         is_last = tf.equal(
             tf.range(tf.size(flat_starts, out_type=tf.int64)),
-            tf.gather(starts.row_splits[1:] - 1, starts.value_rowids()),
+            tf.gather(starts.row_splits[1:] - 1, row_ids(starts.row_splits)),
         )
         ends = tf.where(
             is_last,
-            tf.gather(lengths, starts.value_rowids()),
+            tf.gather(lengths, row_ids(starts.row_splits)),
             tf.concat([flat_starts[1:], [0]], 0),
         )
         return tf.cast(pieces, tf.int32), starts, starts.with_flat_values(ends)

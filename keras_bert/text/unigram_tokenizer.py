@@ -11,6 +11,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.text.normalization import replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
 from keras_bert.text.precompiled_normalizer import PrecompiledNormalizer, utf8_lengths
+from keras_bert.text.ragged_rows import repeat, row_ids
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer, read_sentencepiece_proto
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.unigram import UnigramModel
@@ -159,7 +160,7 @@ class UnigramTokenizer(SentencePieceModelLayer):
             tf.where(special_ids >= 0, "", part_texts), "UTF-8"
         )
         code_points = code_points.with_row_splits_dtype(tf.int64)
-        byte_starts = byte_starts.flat_values + tf.repeat(part_starts, code_points.row_lengths())
+        byte_starts = byte_starts.flat_values + repeat(part_starts, code_points.row_lengths())
         byte_ends = byte_starts + tf.cast(utf8_lengths(code_points.flat_values), tf.int64)
         normalized, source_starts, source_ends = self._normalizer.normalize(code_points)
         word_parts, word_tokens = self._part_words(
@@ -181,7 +182,7 @@ class UnigramTokenizer(SentencePieceModelLayer):
         word_tokens = tf.gather(word_tokens, order)
         words_per_text = tf.math.unsorted_segment_sum(
             tf.ones_like(order, tf.int64),
-            tf.gather(parts.value_rowids(), tf.gather(word_parts, order)),
+            tf.gather(row_ids(parts.row_splits), tf.gather(word_parts, order)),
             parts.nrows(),
         )
         tokens = word_tokens.flat_values
@@ -217,7 +218,7 @@ class UnigramTokenizer(SentencePieceModelLayer):
             tf.reduce_any(tf.equal(flat[:, tf.newaxis], self._whitespace), axis=1)
         )
         position = tf.range(tf.size(flat, out_type=tf.int64))
-        part = normalized.value_rowids()
+        part = row_ids(normalized.row_splits)
         previous_kept = tf.concat([[False], kept[:-1]], 0) & tf.not_equal(
             position, tf.gather(normalized.row_splits, part)
         )
@@ -234,9 +235,9 @@ class UnigramTokenizer(SentencePieceModelLayer):
             tf.stack([marked, tf.ones_like(marked)], 1),
         )
         point_lengths = points.row_lengths()
-        point_starts = tf.repeat(tf.gather(source_starts, kept_index), point_lengths)
-        point_ends = tf.repeat(tf.gather(source_ends, kept_index), point_lengths)
-        cut_of_point = tf.repeat(
+        point_starts = repeat(tf.gather(source_starts, kept_index), point_lengths)
+        point_ends = repeat(tf.gather(source_ends, kept_index), point_lengths)
+        cut_of_point = repeat(
             tf.cumsum(tf.cast(tf.gather(cut_start, kept_index), tf.int64)) - 1, point_lengths
         )
         cuts = tf.RaggedTensor.from_value_rowids(
@@ -246,7 +247,7 @@ class UnigramTokenizer(SentencePieceModelLayer):
             validate=False,
         )
         ids, starts, ends = self._segment(cuts)
-        first_point = tf.repeat(cuts.row_starts(), ids.row_lengths())
+        first_point = repeat(cuts.row_starts(), ids.row_lengths())
         tokens = tf.stack(
             [
                 tf.cast(ids.flat_values, tf.int64),
