@@ -212,8 +212,9 @@ class _Serving(tf.Module):
         Not their concrete functions: the save traces every function of the module that has
         an input signature anew (its trace key holds the save's options), so a concrete
         function traced before it was a second copy of the model's graph in `saved_model.pb`
-        and a second trace of each signature (the RoBERTa token classifier export: 188
-        functions, 2.1 MB, 7.0 s, against 94 functions, 1.1 MB, 5.3 s).
+        and a second trace of each signature (the RoBERTa token classifier: 188 functions
+        and 2.1 MB, traced and saved in 4.5 s, against 99, 1.2 MB and 3.5 s; MiniLM-L6's
+        classifier: 3.0 against 2.3 MB, 4.0 against 2.3-2.8 s; Zen 5).
         """
         return {DEFAULT_SIGNATURE: self.text_signature(), IDS_SIGNATURE: self.serve_ids}
 
