@@ -9,7 +9,7 @@ byte sequences are replaced by U+FFFD (`sanitize_utf8`).
 
 import tensorflow as tf
 
-from keras_bert.text.ragged_rows import repeat
+from keras_bert.text.ragged_rows import row_ids
 
 
 def lay_end_to_end(
@@ -34,8 +34,7 @@ def lay_end_to_end(
     lengths = tf.cast(lengths, tf.int64)
     ends = tf.cumsum(lengths.flat_values)
     before_row = tf.gather(tf.concat([[0], ends], axis=0), lengths.row_starts())
-    row_lengths = lengths.row_lengths()
-    ends += repeat(tf.cast(starts, tf.int64) - before_row, row_lengths)
+    ends += tf.gather(tf.cast(starts, tf.int64) - before_row, row_ids(lengths.row_splits))
     return lengths.with_flat_values(ends - lengths.flat_values), lengths.with_flat_values(ends)
 
 

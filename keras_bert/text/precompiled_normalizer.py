@@ -234,11 +234,8 @@ class PrecompiledNormalizer(tf.Module):
         def rows(values: tf.Tensor) -> tf.RaggedTensor:
             return tf.RaggedTensor.from_row_lengths(values, row_lengths, validate=False)
 
-        return (
-            rows(normalized),
-            rows(repeat(source_start, lengths)),
-            rows(repeat(source_end, lengths)),
-        )
+        source_spans = repeat(tf.stack([source_start, source_end], axis=1), lengths)
+        return rows(normalized), rows(source_spans[:, 0]), rows(source_spans[:, 1])
 
     def _cluster_rules(
         self,

@@ -4,7 +4,7 @@
 shape checks: about 70 graph ops each. The tokenizers call them a dozen times a text, and
 every trace pays for the ops. Here the same values come from one binary search of the row
 limits, a third of the ops (XLM-RoBERTa's preprocessor: 2,931 graph ops with TensorFlow's,
-2,307 with these, traced in 0.57 -> 0.45 s on the Zen 5; its batch-1 time, 1.1 ms, did not
+2,170 with these, traced in 0.57 -> 0.43 s on the Zen 5; its batch-1 time, 1.1 ms, did not
 change: Grappler had removed most of them from the running graph).
 
 Example:

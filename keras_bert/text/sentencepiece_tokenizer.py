@@ -12,7 +12,7 @@ from keras_bert.text import python_unicode_tables
 from keras_bert.text.albert_preprocessing import albert_preprocess
 from keras_bert.text.normalization import char_class, replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
-from keras_bert.text.ragged_rows import repeat, row_ids
+from keras_bert.text.ragged_rows import row_ids
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.text_ops import regex_split_with_offsets, tf_text
@@ -195,10 +195,11 @@ class SentencePieceTokenizer(SentencePieceModelLayer):
         )
         lengths = ids.with_flat_values(tf.gather(self._surface_lengths, ids.flat_values))
         exact_starts, exact_ends = lay_end_to_end(starts, lengths)
-        exact = repeat(pieces_spell_word, ids.row_lengths())
+        word_of_piece = row_ids(ids.row_splits)
+        exact = tf.gather(pieces_spell_word, word_of_piece)
         piece_spans = (
             ids.with_flat_values(
-                tf.where(exact, exact_span.flat_values, repeat(whole, ids.row_lengths()))
+                tf.where(exact, exact_span.flat_values, tf.gather(whole, word_of_piece))
             )
             for exact_span, whole in ((exact_starts, starts), (exact_ends, ends))
         )

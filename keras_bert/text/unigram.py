@@ -221,13 +221,14 @@ class UnigramModel(tf.Module):
         pieces, starts = (tf.ragged.boolean_mask(values, kept) for values in (pieces, starts))
         # Pieces are contiguous: each ends where the next kept one starts, the last at the end.
         flat_starts = starts.flat_values
+        row = row_ids(starts.row_splits)
         is_last = tf.equal(
             tf.range(tf.size(flat_starts, out_type=tf.int64)),
-            tf.gather(starts.row_splits[1:] - 1, row_ids(starts.row_splits)),
+            tf.gather(starts.row_splits[1:] - 1, row),
         )
         ends = tf.where(
             is_last,
-            tf.gather(lengths, row_ids(starts.row_splits)),
+            tf.gather(lengths, row),
             tf.concat([flat_starts[1:], [0]], 0),
         )
         return tf.cast(pieces, tf.int32), starts, starts.with_flat_values(ends)

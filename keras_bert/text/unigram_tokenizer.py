@@ -11,7 +11,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.text.normalization import replace_invalid_utf8
 from keras_bert.text.offsets import lay_end_to_end
 from keras_bert.text.precompiled_normalizer import PrecompiledNormalizer, utf8_lengths
-from keras_bert.text.ragged_rows import repeat, row_ids
+from keras_bert.text.ragged_rows import row_ids
 from keras_bert.text.sentencepiece_model import SentencePieceModelLayer, read_sentencepiece_proto
 from keras_bert.text.special_token_split import SpecialTokens
 from keras_bert.text.unigram import UnigramModel
@@ -160,7 +160,9 @@ class UnigramTokenizer(SentencePieceModelLayer):
             tf.where(special_ids >= 0, "", part_texts), "UTF-8"
         )
         code_points = code_points.with_row_splits_dtype(tf.int64)
-        byte_starts = byte_starts.flat_values + repeat(part_starts, code_points.row_lengths())
+        byte_starts = byte_starts.flat_values + tf.gather(
+            part_starts, row_ids(code_points.row_splits)
+        )
         byte_ends = byte_starts + tf.cast(utf8_lengths(code_points.flat_values), tf.int64)
         normalized, source_starts, source_ends = self._normalizer.normalize(code_points)
         word_parts, word_tokens = self._part_words(
@@ -234,11 +236,12 @@ class UnigramTokenizer(SentencePieceModelLayer):
             ),
             tf.stack([marked, tf.ones_like(marked)], 1),
         )
-        point_lengths = points.row_lengths()
-        point_starts = repeat(tf.gather(source_starts, kept_index), point_lengths)
-        point_ends = repeat(tf.gather(source_ends, kept_index), point_lengths)
-        cut_of_point = repeat(
-            tf.cumsum(tf.cast(tf.gather(cut_start, kept_index), tf.int64)) - 1, point_lengths
+        point_row = row_ids(points.row_splits)
+        point_source = tf.gather(kept_index, point_row)
+        point_starts = tf.gather(source_starts, point_source)
+        point_ends = tf.gather(source_ends, point_source)
+        cut_of_point = tf.gather(
+            tf.cumsum(tf.cast(tf.gather(cut_start, kept_index), tf.int64)) - 1, point_row
         )
         cuts = tf.RaggedTensor.from_value_rowids(
             points.flat_values,
@@ -247,7 +250,7 @@ class UnigramTokenizer(SentencePieceModelLayer):
             validate=False,
         )
         ids, starts, ends = self._segment(cuts)
-        first_point = repeat(cuts.row_starts(), ids.row_lengths())
+        first_point = tf.gather(cuts.row_starts(), row_ids(ids.row_splits))
         tokens = tf.stack(
             [
                 tf.cast(ids.flat_values, tf.int64),
