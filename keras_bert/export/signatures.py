@@ -333,13 +333,18 @@ class ClassifierServing(_Serving):
         self.label_names = tf.constant(
             model.label_names or [str(index) for index in range(model.num_classes)]
         )
-
-    def text_signature(self):
         # Only the function the module serves gets an input signature: both carry the whole
         # model, and `tf.saved_model.save` traces (and saves) every function that has one.
-        if self.text_pairs:
-            return tf.function(self.serve_text_pairs.python_function, [_TEXT_SPEC, _TEXT_SPEC])
-        return tf.function(self.serve_text.python_function, [_TEXT_SPEC])
+        # Made once: every caller of `signatures()` shares its trace.
+        serve, specs = (
+            (self.serve_text_pairs, [_TEXT_SPEC, _TEXT_SPEC])
+            if text_pairs
+            else (self.serve_text, [_TEXT_SPEC])
+        )
+        self._serve_strings = tf.function(serve.python_function, input_signature=specs)
+
+    def text_signature(self):
+        return self._serve_strings
 
     def example_inputs(self):
         texts = ["A gripping, beautifully acted film.", "Dull and far too long."]
