@@ -1,18 +1,10 @@
 """Rotary position embeddings: queries and keys rotated by their position (RoFormer's RoPE)."""
 
-import weakref
-
 import keras
 import numpy as np
 import tensorflow as tf
 
-# Per graph being traced: the `(cos, sin)` tables of each (length, head size, base, replica) a
-# rotary layer has built in it, for the next layer to read. A trace whose sequence length is
-# static would otherwise hold two tables per layer and call (queries, keys), each folded into
-# a constant by Grappler: ModernBERT-base at 512 tokens, 88 tables of 128 KB instead of 4; its
-# first call's resident memory 10 MB lower with the tables shared (15 MB at 2,048 and 8,192
-# tokens; Zen 5, 2026-12-04).
-_TABLES_OF_GRAPH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+from keras_bert.layers.graph_shared import shared_in_graph
 
 
 def inverse_frequencies(head_size: int, base: float) -> np.ndarray:
@@ -86,22 +78,20 @@ class RotaryEmbedding(keras.layers.Layer):
         return tf.cast(rotated, heads.dtype)
 
     def _tables(self, heads) -> tuple[tf.Tensor, tf.Tensor]:
-        """`cos` and `sin` of the angles, float32 `[sequence, 1, head_size]`; built once per
-        traced graph for a static length (every layer of that base reads the same two)."""
+        """`cos` and `sin` of the angles, float32 `[sequence, 1, head_size]`; for a static
+        length, built once per traced graph (every layer of that base reads the same two: at
+        ModernBERT-base's 512 tokens 4 tables of 128 KB, not 88, each folded into a constant by
+        Grappler; its first call's resident memory 10 MB lower, 15 MB at 2,048 and 8,192 tokens;
+        Zen 5, 2026-12-04)."""
+
+        def build() -> tuple[tf.Tensor, tf.Tensor]:
+            angles = rotary_angles(tf.shape(heads)[1], self.head_size, self.base)
+            return tf.cos(angles)[:, None, :], tf.sin(angles)[:, None, :]
+
         length = heads.shape[1]
-        shared = None  # the graph's tables, where a static length lets layers share them
-        if length is not None and not tf.executing_eagerly():
-            shared = _TABLES_OF_GRAPH.setdefault(tf.compat.v1.get_default_graph(), {})
-            replica = tf.distribute.get_replica_context()  # each replica's on its own device
-            replica = replica and tf.get_static_value(replica.replica_id_in_sync_group)
-            key = (length, self.head_size, self.base, None if replica is None else int(replica))
-            if key in shared:
-                return shared[key]
-        angles = rotary_angles(tf.shape(heads)[1], self.head_size, self.base)
-        tables = tf.cos(angles)[:, None, :], tf.sin(angles)[:, None, :]
-        if shared is not None:
-            shared[key] = tables
-        return tables
+        if length is None:  # lengths known only when run may differ between tensors
+            return build()
+        return shared_in_graph(("rotary", length, self.head_size, self.base), build)
 
     def compute_output_shape(self, heads_shape):
         return heads_shape

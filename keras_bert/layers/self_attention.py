@@ -248,8 +248,12 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
     ):
         query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
         output_shape = query_positions_shape(tf.shape(hidden_states), first_token_only)
+        static_length = hidden_states.shape[1]
         in_blocks = self.query_block_size and not (
-            return_attention_scores or first_token_only or self.relative_attention_buckets
+            return_attention_scores
+            or first_token_only
+            or self.relative_attention_buckets
+            or (static_length is not None and static_length <= self.query_block_size)
         )
         # A block recomputed for the gradient would draw another dropout mask.
         if in_blocks and not (training and self.attention_dropout_rate):

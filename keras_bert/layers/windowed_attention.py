@@ -5,6 +5,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from keras_bert.layers.graph_shared import shared_in_graph
 from keras_bert.layers.self_attention import (
     MASKED_SCORE,
     MultiHeadSelfAttention,
@@ -17,6 +18,9 @@ def neighbourhoods(blocks: tf.Tensor, axis: int) -> tf.Tensor:
     """Each block beside its two neighbours: `[..., blocks, block, ...]` → `[..., blocks,
     3 * block, ...]` (block `i - 1`, `i`, `i + 1` along `axis + 1`; zeros past either end).
 
+    Three slices of the blocks padded with one on each side, offset by 0, 1 and 2 (a slice's
+    bounds need no shape: 10 graph ops, where gathers of position ranges took 20).
+
     Example:
     >>> neighbourhoods(tf.constant([[1, 2], [3, 4], [5, 6]]), axis=0).numpy().tolist()
     [[0, 0, 1, 2, 3, 4], [1, 2, 3, 4, 5, 6], [3, 4, 5, 6, 0, 0]]
@@ -24,10 +28,8 @@ def neighbourhoods(blocks: tf.Tensor, axis: int) -> tf.Tensor:
     padding = [[0, 0]] * len(blocks.shape)
     padding[axis] = [1, 1]
     padded = tf.pad(blocks, padding)
-    count = tf.shape(blocks)[axis]
-    shifted = [
-        tf.gather(padded, tf.range(offset, offset + count), axis=axis) for offset in range(3)
-    ]
+    leading = (slice(None),) * axis
+    shifted = [padded[(*leading, slice(offset, offset - 2 or None))] for offset in range(3)]
     return tf.concat(shifted, axis=axis + 1)
 
 
@@ -42,6 +44,28 @@ def window_band(block_length: tf.Tensor, window: int) -> tf.Tensor:
     queries = tf.range(block_length)[:, None]
     keys = tf.range(3 * block_length)[None, :] - block_length
     return tf.abs(keys - queries) <= window
+
+
+def window_mask(padding_mask: tf.Tensor, window: int, dtype: tf.DType) -> tf.Tensor:
+    """What `WindowedSelfAttention` adds to the scores of each block's neighbourhood:
+    `MASKED_SCORE` where a key is padding or more than `window` positions from the query, 0
+    elsewhere; `[batch, 1, blocks, block, 3 * block]` (blocks of `window` positions, one if the
+    sequence is shorter), of `dtype`.
+
+    Example (the second block, position 1: its neighbourhood is positions 0-2, 2 is padding):
+    >>> mask = window_mask(tf.constant([[1, 1, 0]]), window=1, dtype=tf.float32)
+    >>> (mask[0, 0, 1] < 0).numpy().tolist()
+    [[False, False, True]]
+    """
+    batch, length = tf.shape(padding_mask)[0], tf.shape(padding_mask)[1]
+    block = tf.minimum(window, length)
+    count = (length + block - 1) // block
+    key_is_real = tf.reshape(
+        tf.pad(tf.cast(padding_mask, tf.bool), [[0, 0], [0, count * block - length]]),
+        [batch, count, block],
+    )
+    seen = window_band(block, window)[None, None] & neighbourhoods(key_is_real, axis=1)[:, :, None]
+    return tf.cast(~seen[:, None], dtype) * tf.cast(MASKED_SCORE, dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -118,20 +142,18 @@ class WindowedSelfAttention(MultiHeadSelfAttention):
             by_head = tf.pad(
                 tf.transpose(heads, [0, 2, 1, 3]), [[0, 0], [0, 0], [0, padded - length], [0, 0]]
             )
-            return tf.reshape(by_head, [batch, self.num_heads, count, block, self.head_size])
+            return tf.reshape(by_head, [batch, self.num_heads, count, block, -1])
 
-        keys = neighbourhoods(in_blocks(key), axis=2)  # [batch, heads, blocks, 3 * block, size]
-        values = neighbourhoods(in_blocks(value), axis=2)
+        # Keys and values cut into neighbourhoods together, `[batch, heads, blocks, 3 * block,
+        # size]` each: one pass of shape ops for both.
+        keys_and_values = neighbourhoods(in_blocks(tf.concat([key, value], axis=-1)), axis=2)
+        keys, values = tf.split(keys_and_values, 2, axis=-1)
         scores = tf.matmul(in_blocks(query), keys, transpose_b=True)
-        key_is_real = tf.reshape(
-            tf.pad(tf.cast(padding_mask, tf.bool), [[0, 0], [0, padded - length]]),
-            [batch, count, block],
+        padding_mask = tf.convert_to_tensor(padding_mask)
+        unseen = shared_in_graph(  # the same in every window layer of a model
+            ("window", padding_mask.ref(), self.attention_window, scores.dtype),
+            lambda: window_mask(padding_mask, self.attention_window, scores.dtype),
         )
-        seen = (
-            window_band(block, self.attention_window)[None, None]
-            & neighbourhoods(key_is_real, axis=1)[:, :, None, :]
-        )  # [batch, blocks, block, 3 * block]
-        unseen = ops.cast(~seen[:, None], scores.dtype) * ops.cast(MASKED_SCORE, scores.dtype)
         probabilities = self.dropout(ops.softmax(scores + unseen, axis=-1), training=training)
         context = tf.matmul(probabilities, values)  # [batch, heads, blocks, block, size]
         context = tf.reshape(context, [batch, self.num_heads, padded, self.head_size])

@@ -110,9 +110,24 @@ def test_windowed_attention_equals_full_attention_masked_to_the_window(length):
     np.testing.assert_allclose(first[:, 0], expected[:, 0], atol=2e-5)
 
 
+def test_window_layers_over_one_padding_mask_share_it_in_a_trace():
+    layers = [
+        WindowedSelfAttention(HIDDEN, HEADS, attention_window=window, use_bias=False)
+        for window in (3, 3, 2)
+    ]
+    hidden = RANDOM.normal(size=(2, 9, HIDDEN)).astype("float32")
+    mask = np.array([[1] * 9, [1] * 5 + [0] * 4], "int32")
+    traced = tf.function(lambda x, m: [layer(x, m) for layer in layers])
+    graph = traced.get_concrete_function(hidden, mask).graph
+    assert [op.type for op in graph.get_operations()].count("Abs") == 2  # a band per window
+    for layer, output in zip(layers, traced(hidden, mask), strict=True):
+        np.testing.assert_allclose(output, layer(hidden, mask), atol=1e-6)
+
+
 def test_windowed_attention_scores_grow_linearly_with_the_length():
     """No tensor of the graph holds a `[sequence, sequence]` score matrix: at 512 tokens and a
-    window of 8, the largest holds `batch × heads × 512 × 3 × 8` scores."""
+    window of 8, the largest are the keys' and values' neighbourhoods, `batch × 512 × 3 ×
+    2 * hidden` numbers, and the scores `batch × heads × 512 × 3 × 8`."""
     layer = WindowedSelfAttention(HIDDEN, HEADS, attention_window=8, rotary_base=10_000.0)
     length = 512
     specs = (tf.TensorSpec([1, length, HIDDEN]), tf.TensorSpec([1, length], tf.int32))
@@ -122,7 +137,8 @@ def test_windowed_attention_scores_grow_linearly_with_the_length():
         for op in graph.graph.get_operations()
         for output in op.outputs
     ]
-    assert max(sizes) == HEADS * length * 3 * 8 < length * length
+    assert max(sizes) == length * 3 * 2 * HIDDEN < length * length
+    assert HEADS * length * 3 * 8 in sizes
 
 
 def test_modernbert_block_serializes_and_trains(tmp_path):
