@@ -6,7 +6,6 @@ same window; built in each layer, a trace holds one copy per layer (Grappler mer
 only after the trace and its first optimisation have held them all).
 """
 
-import weakref
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
@@ -14,8 +13,10 @@ import tensorflow as tf
 
 Built = TypeVar("Built")
 
-# Per graph being traced: what `shared_in_graph` has built in it, by key.
-_BUILT_IN_GRAPH: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# The attribute of a graph that holds what `shared_in_graph` built in it, by key: on the graph
+# itself, so that it goes when the graph goes (the tensors it holds reference their graph, so a
+# `WeakKeyDictionary` of graphs would keep every graph, and each model call traced in it, alive).
+_BUILT = "_keras_bert_shared_in_graph"
 
 
 def shared_in_graph(key: tuple[Hashable, ...], build: Callable[[], Built]) -> Built:
@@ -37,7 +38,11 @@ def shared_in_graph(key: tuple[Hashable, ...], build: Callable[[], Built]) -> Bu
         return build()
     replica = tf.distribute.get_replica_context()
     replica = replica and tf.get_static_value(replica.replica_id_in_sync_group)
-    built = _BUILT_IN_GRAPH.setdefault(tf.compat.v1.get_default_graph(), {})
+    graph = tf.compat.v1.get_default_graph()
+    built = getattr(graph, _BUILT, None)
+    if built is None:
+        built = {}
+        setattr(graph, _BUILT, built)
     key = (*key, None if replica is None else int(replica))
     if key not in built:
         built[key] = build()
