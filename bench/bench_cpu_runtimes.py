@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.field_benchmarks import cpu_name, write_between_markers
-from bench.runtime_workers import RUNTIMES, Models
+from bench.runtime_workers import NOT_BY_DEFAULT, RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
 from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
@@ -91,6 +91,7 @@ SAVEDMODEL_EXPORTS = {
     "float32": [],
     "bfloat16": ["--precision", "bfloat16"],
     "float32-xla": ["--jit-compile"],
+    "bfloat16-xla": ["--precision", "bfloat16", "--jit-compile"],
 }
 ONNX_EXPORTS = {
     "float32": ["--format", "onnx"],
@@ -349,7 +350,12 @@ def main(argv: list[str] | None = None) -> None:
         default=str(REPO_ROOT / ".venv-peer/bin/python"),
         help="the project's peer venv (`.[test,peer]`): writes transformers' copy",
     )
-    parser.add_argument("--runtimes", nargs="+", default=list(RUNTIMES), choices=list(RUNTIMES))
+    parser.add_argument(
+        "--runtimes",
+        nargs="+",
+        default=[name for name in RUNTIMES if name not in NOT_BY_DEFAULT],
+        choices=list(RUNTIMES),
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--results", type=Path, default=RESULTS_FILE)
     parser.add_argument("--write", type=Path, help="the Markdown file to write the table into")

@@ -257,9 +257,12 @@ RUNTIMES: dict[str, Runtime] = {
     },
     # XLA-compiled model calls, which TF Serving runs when started with
     # --xla_cpu_compilation_enabled=true (the tokenizer stays TensorFlow's ops).
-    "ours-savedmodel-float32-xla": _ours(
-        "TF Serving export", "float32, XLA", savedmodel_runtime("float32-xla")
-    ),
+    **{
+        f"ours-savedmodel-{precision}-xla": _ours(
+            "TF Serving export", f"{precision}, XLA", savedmodel_runtime(f"{precision}-xla")
+        )
+        for precision in ("float32", "bfloat16")
+    },
     # The server's environment but oneDNN: TensorFlow's default on CPUs without AVX-512 VNNI,
     # BF16 or AMX, what the server's TF_ENABLE_ONEDNN_OPTS=1 saves there.
     "ours-savedmodel-float32-onednn-off": _ours(
@@ -293,6 +296,11 @@ RUNTIMES: dict[str, Runtime] = {
         for precision in ("int8", "float32")
     },
 }
+
+# Runtimes `bench_cpu_runtimes run` times only when named: bfloat16 with XLA ran slower than
+# bfloat16 and than float32 with XLA on the Zen 5 (docs/serving.md; results in
+# bench/results/cpu_runtimes_by_name.jsonl), so it is no row of BENCHMARKS' table.
+NOT_BY_DEFAULT = frozenset({"ours-savedmodel-bfloat16-xla"})
 
 
 def answer(classify: Classify, command: dict) -> dict:
