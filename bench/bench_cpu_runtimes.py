@@ -7,12 +7,12 @@ user who wants speed picks instead, on the same weights: ONNX Runtime on transfo
 (float32, int8), OpenVINO (f32, default, NNCF int8) and CTranslate2 (int8, float32).
 
 - `prepare` exports the classifier with `pipelines.export` (the user's command: SavedModel in
-  float32, bfloat16 and float32 with XLA, ONNX float32, bfloat16 (OpenVINO's) and int8, each
+  float32, bfloat16, each with and without XLA, ONNX float32, bfloat16 (OpenVINO's) and int8, each
   reduced precision checked against float32 on every 8th training sentence) and writes
   transformers' copy (`bench.peer_onnx`, in the peer venv), once per directory.
-- `run` starts a worker per runtime, each in its venv, and times them in turn, round after
-  round, so that each sees the machine alike (each warmed up first on 20 of the sentences and
-  every batch): batch 1 (each of the first 300 dev sentences alone; p50 over all rounds) and
+- `run` starts a worker per runtime (all but `NOT_BY_DEFAULT`'s, unless named), each in its
+  venv, and times them in turn, round after round, so that each sees the machine alike (each
+  warmed up first on 20 of the sentences and every batch): batch 1 (each of the first 300 dev sentences alone; p50 over all rounds) and
   batch 32 (12 batches of the first 384 dev sentences; sentences/s over all rounds). Then it
   scores every runtime on all 1,033 dev sentences, which nothing was chosen or calibrated on:
   label agreement with our float32 classifier and dev accuracy. Each runtime's line goes to
