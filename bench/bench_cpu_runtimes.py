@@ -13,8 +13,9 @@ user who wants speed picks instead, on the same weights: ONNX Runtime on transfo
 - `run` starts a worker per runtime (all but `NOT_BY_DEFAULT`'s, unless named), each in its
   venv, and times them in turn, round after round, so that each sees the machine alike (each
   warmed up first on 20 of the sentences and every batch): batch 1 (each of the first 300 dev
-  sentences alone; p50 over all rounds) and batch 32 (12 batches of the first 384 dev sentences; sentences/s over all rounds). Then it
-  scores every runtime on all 1,033 dev sentences, which nothing was chosen or calibrated on:
+  sentences alone; p50 over all rounds) and batch 32 (12 batches of the first 384 dev
+  sentences; sentences/s over all rounds). Then it scores every runtime on all 1,033 dev
+  sentences, which nothing was chosen or calibrated on:
   label agreement with our float32 classifier and dev accuracy. Each runtime's line goes to
   `bench/results/cpu_runtimes.jsonl` with the CPU, its features, the commit and the load around
   the run.
