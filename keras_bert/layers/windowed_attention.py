@@ -33,6 +33,18 @@ def neighbourhoods(blocks: tf.Tensor, axis: int) -> tf.Tensor:
     return tf.concat(shifted, axis=axis + 1)
 
 
+def window_blocks(length: tf.Tensor, window: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """How `WindowedSelfAttention` cuts `length` positions: blocks of `window` positions (one
+    block if the sequence is shorter), and how many (the last padded).
+
+    Example:
+    >>> [int(value) for value in window_blocks(tf.constant(7), 3)]
+    [3, 3]
+    """
+    block = tf.minimum(window, length)
+    return block, (length + block - 1) // block
+
+
 def window_band(block_length: tf.Tensor, window: int) -> tf.Tensor:
     """`[block, 3 * block]` booleans: which keys of a block's neighbourhood (`neighbourhoods`) its
     queries see, those at most `window` positions away.
@@ -58,8 +70,7 @@ def window_mask(padding_mask: tf.Tensor, window: int, dtype: tf.DType) -> tf.Ten
     [[False, False, True]]
     """
     batch, length = tf.shape(padding_mask)[0], tf.shape(padding_mask)[1]
-    block = tf.minimum(window, length)
-    count = (length + block - 1) // block
+    block, count = window_blocks(length, window)
     key_is_real = tf.reshape(
         tf.pad(tf.cast(padding_mask, tf.bool), [[0, 0], [0, count * block - length]]),
         [batch, count, block],
@@ -132,8 +143,7 @@ class WindowedSelfAttention(MultiHeadSelfAttention):
     def _windowed_context(self, query, key, value, padding_mask, training):
         """The context `[batch, sequence, heads, head_size]` of the window's keys."""
         batch, length = tf.shape(query)[0], tf.shape(query)[1]
-        block = tf.minimum(self.attention_window, length)
-        count = (length + block - 1) // block
+        block, count = window_blocks(length, self.attention_window)
         padded = count * block
 
         def in_blocks(
