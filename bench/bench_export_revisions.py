@@ -1,11 +1,11 @@
 """A classifier's export as two (or more) commits write it, side by side in one process: the
 ONNX graph (`--format onnx`) or the SavedModel as TensorFlow Serving loads it
-(`--format saved_model`).
+(`--format saved_model`, in `--precision` float32 or bfloat16).
 
 For each `--revisions` commit, a temporary `git worktree` of it exports the same classifier
 (`--classifier`, a `.keras` model; default: the installed MiniLM-L6 with a seeded 2-class head),
-in a subprocess: the float32 graph of `keras_bert.export.onnx.task_graph`, or the float32
-SavedModel of `export_for_serving`. The exports then take the dev sentences: ONNX Runtime
+in a subprocess: the float32 graph of `keras_bert.export.onnx.task_graph`, or the SavedModel of
+`export_for_serving` in `--precision`. The exports then take the dev sentences: ONNX Runtime
 sessions (`OnnxModel`'s options: 2 intra-op threads) their ids, each batch cut to its longest
 sentence; SavedModels (`pipelines.query_export.SessionModel`, TensorFlow's default threads) the
 strings. Batch 1 over `--requests` sentences and batch 32 over `--batches` batches, the exports
@@ -14,7 +14,14 @@ export's logits from the first's, batch-1 p50 and batch-32 sentences/s, and each
 ratios to the first's.
 
     python -m bench.bench_export_revisions --revisions 3f6f41b HEAD [--classifier model.keras] \
-        [--format onnx|saved_model]
+        [--format onnx|saved_model] [--precision float32|bfloat16]
+
+Run it in TF Serving's environment (`keras_bert.export.server_config.SERVER_ENVIRONMENT`) to
+time SavedModels as the server runs them:
+
+    TF_ENABLE_ONEDNN_OPTS=1 TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 \\
+        python -m bench.bench_export_revisions --revisions 3f6f41b HEAD --format saved_model \\
+        --precision bfloat16
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 WRITE_EXPORT = """
 import sys, keras, keras_bert
 from pipelines.common import default_checkpoint
-path, classifier, export_format, seq_length = sys.argv[1:]
+path, classifier, export_format, seq_length, precision = sys.argv[1:]
 if classifier:
     model = keras.saving.load_model(classifier)
     preprocessor = model.preprocessor
@@ -59,12 +66,15 @@ if export_format == "onnx":
     save_model(task_graph(model), path)
 else:
     from keras_bert.export import export_for_serving, serving_module
-    export_for_serving(serving_module(model, preprocessor), path, "classifier", version=1)
+    module = serving_module(model, preprocessor, precision=precision)
+    export_for_serving(module, path, "classifier", version=1)
 """
 FORMATS = ("onnx", "saved_model")
 
 
-def write_export(revision: str, classifier: str | None, export_format: str, path: Path) -> None:
+def write_export(
+    revision: str, classifier: str | None, export_format: str, precision: str, path: Path
+) -> None:
     """Writes the classifier's export as `revision`'s code does, from a worktree of it."""
     with tempfile.TemporaryDirectory() as directory:
         worktree = Path(directory) / "tree"
@@ -73,7 +83,7 @@ def write_export(revision: str, classifier: str | None, export_format: str, path
         try:
             subprocess.run(
                 [sys.executable, "-c", WRITE_EXPORT, str(path), classifier or ""]
-                + [export_format, str(SEQ_LENGTH)],
+                + [export_format, str(SEQ_LENGTH), precision],
                 cwd=worktree,
                 env={**os.environ, "PYTHONPATH": str(worktree), "TF_CPP_MIN_LOG_LEVEL": "2"},
                 check=True,
@@ -105,6 +115,9 @@ def main() -> None:
     parser.add_argument("--revisions", nargs="+", required=True, help="commits, the first the base")
     parser.add_argument("--classifier", help=".keras classifier (default: MiniLM-L6, new head)")
     parser.add_argument("--format", choices=FORMATS, default="onnx", help="what to export")
+    parser.add_argument(
+        "--precision", choices=("float32", "bfloat16"), default="float32", help="SavedModels'"
+    )
     parser.add_argument("--requests", type=int, default=600, help="batch-1 calls per export")
     parser.add_argument("--batches", type=int, default=60, help="batch-32 calls per export")
     args = parser.parse_args()
@@ -123,7 +136,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for revision in args.revisions:
             path = Path(directory) / revision
-            write_export(revision, classifier, args.format, path)
+            write_export(revision, classifier, args.format, args.precision, path)
             calls[revision] = {1: calls_of(path, singles), 32: calls_of(path, batches)}
         base = args.revisions[0]
         logits = {revision: calls[revision][32][0]() for revision in calls}
