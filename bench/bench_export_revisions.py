@@ -67,7 +67,11 @@ if export_format == "onnx":
 else:
     from keras_bert.export import export_for_serving, serving_module
     module = serving_module(model, preprocessor, precision=precision)
-    export_for_serving(module, path, "classifier", version=1)
+    # A reduced precision's export checks its labels against float32's.
+    reference = {}
+    if precision != "float32":
+        reference = {"float32_module": serving_module(model, preprocessor)}
+    export_for_serving(module, path, "classifier", version=1, **reference)
 """
 FORMATS = ("onnx", "saved_model")
 
