@@ -51,9 +51,9 @@ def layer_normalization(
 
 # From this many values on, `inference_layer_normalization` runs oneDNN's fused kernel: its call
 # costs about 0.1 ms whatever the size, the element-wise ops' cost grows with it (AMD EPYC Zen 5,
-# one layer norm over rows of 384 in a TensorFlow session: 0.09 against 0.15 ms at 98,304 values
-# in bfloat16, 0.12 against 0.12 in float32; 0.20 against 0.15 at 110,592; 0.38 against 0.19 at
-# 245,760).
+# one layer norm over rows of 384 in a TensorFlow session, the element-wise ops against the
+# kernel: 0.09 against 0.15 ms at 98,304 values in bfloat16, 0.12 against 0.12 in float32; 0.20
+# against 0.15 at 110,592; 0.38 against 0.19 at 245,760).
 FUSED_KERNEL_MIN_VALUES = 100_000
 
 
