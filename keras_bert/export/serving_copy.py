@@ -38,7 +38,7 @@ def serving_copy(
       request, faster than float32 on CPUs with AVX512_BF16 or AMX (BENCHMARKS.md, section
       Serving). Layer norms over 100,000 values or more (a batch of 32 sentences) run oneDNN's
       fused kernel (`inference_layer_normalization`), which spares their casts and element-wise
-      passes: batch 32 at 1.09x the rate (MiniLM-L6, Zen 5; docs/serving.md). Float32 copies
+      passes: batch 32 at 1.09-1.11x the rate (MiniLM-L6, Zen 5; docs/serving.md). Float32 copies
       gained nothing from it and keep the element-wise form.
     - `precision="int8"`: the encoder's dense layers (attention projections, feed-forward,
       pooler) quantized by Keras (`Dense.quantize("int8")`): int8 kernels with one scale per
