@@ -97,11 +97,10 @@ def inference_layer_normalization(
     def element_wise() -> tf.Tensor:
         return layer_normalization(x, gamma, beta, epsilon)
 
-    values = tf.size(x)
-    static_values = tf.get_static_value(values)
+    static_values = x.shape.num_elements()
     if static_values is not None:
         return fused() if static_values >= FUSED_KERNEL_MIN_VALUES else element_wise()
-    return tf.cond(values >= FUSED_KERNEL_MIN_VALUES, fused, element_wise)
+    return tf.cond(tf.size(x) >= FUSED_KERNEL_MIN_VALUES, fused, element_wise)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
