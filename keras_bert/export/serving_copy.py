@@ -3,8 +3,9 @@ float32, bfloat16 or int8 and/or with its feed-forward weights in independent bl
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +14,7 @@ import keras
 from keras_bert.config import ConfigError
 from keras_bert.export.precision import PRECISIONS
 from keras_bert.layers.activations import gelu, inference_gelu
-from keras_bert.layers.layer_normalization import (
-    FastLayerNormalization,
-    inference_layer_normalization,
-)
+from keras_bert.layers.layer_normalization import FastLayerNormalization
 
 
 def serving_copy(
@@ -36,10 +34,8 @@ def serving_copy(
       (`inference_gelu`), and task heads compute in float32. Stored rather than cast per call
       (`mixed_bfloat16`), the weights are read at half the bytes and without a cast each
       request, faster than float32 on CPUs with AVX512_BF16 or AMX (BENCHMARKS.md, section
-      Serving). Layer norms over 100,000 values or more (a batch of 32 sentences) run oneDNN's
-      fused kernel (`inference_layer_normalization`), which spares their casts and element-wise
-      passes: batch 32 at 1.09-1.11x the rate (MiniLM-L6, Zen 5; docs/serving.md). Float32 copies
-      gained nothing from it and keep the element-wise form.
+      Serving). Its serving module runs large batches with oneDNN's fused layer norm
+      (`layer_normalization_form`).
     - `precision="int8"`: the encoder's dense layers (attention projections, feed-forward,
       pooler) quantized by Keras (`Dense.quantize("int8")`): int8 kernels with one scale per
       output channel, the inputs quantized per row at every call (dynamic quantization) and
@@ -102,8 +98,6 @@ def serving_copy(
             model.save_weights(weights_file)
             copy.load_weights(weights_file)
     _use_inference_gelu(copy)
-    if precision == "bfloat16":
-        _use_inference_layer_normalization(copy)
     if precision == "int8":
         _quantize_encoder_dense_layers(copy)
     return copy
@@ -143,11 +137,36 @@ def _use_inference_gelu(model: keras.Model) -> None:
             layer.activation = inference_gelu
 
 
-def _use_inference_layer_normalization(model: keras.Model) -> None:
-    """Every `FastLayerNormalization` of `model` applies `inference_layer_normalization`."""
-    for layer in model._flatten_layers():
-        if isinstance(layer, FastLayerNormalization):
-            layer.normalize = inference_layer_normalization
+@contextlib.contextmanager
+def layer_normalization_form(model: keras.Model, normalize: Callable) -> Iterator[None]:
+    """Within the block, every `FastLayerNormalization` of `model` applies `normalize`; after it,
+    what it applied before. A serving module traces its bfloat16 copy in it twice: with the
+    element-wise `layer_normalization`, and with `fused_layer_normalization`, which runs
+    oneDNN's fused kernel and spares the casts and element-wise passes where a batch holds
+    `FUSED_KERNEL_MIN_VALUES` values or more (batch 32 at 1.09-1.11x the rate, MiniLM-L6, Zen 5;
+    docs/serving.md). Float32 copies gained nothing from it.
+
+    Example:
+    >>> from keras_bert import BertConfig, BertEncoder
+    >>> from keras_bert.layers.layer_normalization import fused_layer_normalization
+    >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
+    >>> with layer_normalization_form(encoder, fused_layer_normalization):
+    ...     encoder.embeddings.layer_norm.normalize.__name__
+    'fused_layer_normalization'
+    >>> encoder.embeddings.layer_norm.normalize.__name__
+    'layer_normalization'
+    """
+    layers = [
+        layer for layer in model._flatten_layers() if isinstance(layer, FastLayerNormalization)
+    ]
+    before = [layer.normalize for layer in layers]
+    for layer in layers:
+        layer.normalize = normalize
+    try:
+        yield
+    finally:
+        for layer, previous in zip(layers, before, strict=True):
+            layer.normalize = previous
 
 
 def _quantize_encoder_dense_layers(model: keras.Model) -> None:

@@ -19,7 +19,7 @@ converted in the graph.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import keras
 import tensorflow as tf
@@ -40,8 +40,13 @@ from keras_bert.decoding.buckets import (
 )
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
-from keras_bert.export.serving_copy import serving_copy
+from keras_bert.export.serving_copy import layer_normalization_form, serving_copy
 from keras_bert.families import family
+from keras_bert.layers.layer_normalization import (
+    FUSED_KERNEL_MIN_VALUES,
+    fused_layer_normalization,
+    layer_normalization,
+)
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.models.input_checks import check_preprocessor
 from keras_bert.text.preprocessor import TextPreprocessor
@@ -60,6 +65,21 @@ def _as_float32(outputs):
     return tf.nest.map_structure(
         lambda tensor: tf.cast(tensor, tf.float32) if tensor.dtype.is_floating else tensor,
         outputs,
+    )
+
+
+def _model_function(
+    model: keras.Model, normalize: Callable, jit_compile: bool
+) -> tf.types.experimental.PolymorphicFunction:
+    """`model`'s call (inference, floats out in float32) as a `tf.function` whose traces apply
+    `normalize` in every layer norm (`layer_normalization_form`)."""
+
+    def model_call(inputs):
+        with layer_normalization_form(model, normalize):
+            return _as_float32(model(inputs, training=False))
+
+    return tf.function(
+        model_call, jit_compile=jit_compile or None, autograph=False, reduce_retracing=True
     )
 
 
@@ -112,6 +132,9 @@ class _Untracked:
 
     model: keras.Model
     call: tf.types.experimental.PolymorphicFunction
+    # The call with oneDNN's fused layer norms, for batches of `FUSED_KERNEL_MIN_VALUES` or
+    # more (bfloat16 without XLA), else None.
+    large_batch_call: tf.types.experimental.PolymorphicFunction | None
 
 
 class _Serving(tf.Module):
@@ -136,8 +159,9 @@ class _Serving(tf.Module):
       `--xla_cpu_compilation_enabled=true`; without the flag the first request that reaches it
       (a warm-up record) fails, and so does loading the version.
     - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
-      and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs).
-      `export_for_serving` checks a bfloat16 module against its float32 twin.
+      and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs;
+      large batches with oneDNN's fused layer norms, `_call_model`). `export_for_serving`
+      checks a bfloat16 module against its float32 twin.
     - `length_groups`: a batch's rows run as two groups of similar length, each padded to its
       own bucket, where that saves more padded work than the second model call costs
       (`split_by_length`, `CALL_COST_TOKENS`); the answers are the same, each row's computed
@@ -186,13 +210,14 @@ class _Serving(tf.Module):
         # One function of the model for every call of it (both signatures; the batch whole or
         # each group): the SavedModel's graph holds the encoder once, not once a call (traced
         # once, not once a signature); TensorFlow inlines it where it runs a signature.
-        call = tf.function(
-            lambda inputs: _as_float32(copy(inputs, training=False)),
-            jit_compile=jit_compile or None,
-            autograph=False,
-            reduce_retracing=True,
+        # bfloat16 has a second one for large batches (`_call_model`).
+        self._untracked = _Untracked(
+            copy,
+            _model_function(copy, layer_normalization, jit_compile),
+            _model_function(copy, fused_layer_normalization, jit_compile=False)
+            if precision == "bfloat16" and not jit_compile
+            else None,
         )
-        self._untracked = _Untracked(copy, call)
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
 
@@ -236,7 +261,7 @@ class _Serving(tf.Module):
         (outputs with a value per position then hold their `POSITION_OUTPUTS` value past a
         shorter group's columns, where the whole batch computed padding)."""
 
-        run = self._untracked.call
+        run = self._call_model
         if not self.length_groups:
             return run(inputs)
         order, first_rows = split_by_length(inputs["input_mask"], self.buckets, CALL_COST_TOKENS)
@@ -258,6 +283,20 @@ class _Serving(tf.Module):
             return tf.nest.map_structure(lambda tensor: tf.gather(tensor, inverse), joined)
 
         return tf.cond(first_rows < tf.shape(order)[0], in_two_groups, lambda: run(inputs))
+
+    def _call_model(self, inputs: dict[str, tf.Tensor]):
+        """The model function's outputs on `inputs`: a bfloat16 module's runs oneDNN's fused
+        layer norms where its encoder normalizes `FUSED_KERNEL_MIN_VALUES` values or more (a
+        batch of about 32 sentences), the element-wise ones below (one request)."""
+        untracked = self._untracked
+        if untracked.large_batch_call is None:
+            return untracked.call(inputs)
+        fused_min_tokens = -(-FUSED_KERNEL_MIN_VALUES // self.bert_config.hidden_size)
+        return tf.cond(
+            tf.size(inputs["input_word_ids"]) >= fused_min_tokens,
+            lambda: untracked.large_batch_call(inputs),
+            lambda: untracked.call(inputs),
+        )
 
     def _trim(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         return trim_to_bucket(inputs, self.buckets)

@@ -49,58 +49,49 @@ def layer_normalization(
     return tf.cast(normalized * gamma32 + beta32, x.dtype), gradient
 
 
-# From this many values on, `inference_layer_normalization` runs oneDNN's fused kernel: its call
-# costs about 0.1 ms whatever the size, the element-wise ops' cost grows with it (AMD EPYC Zen 5,
-# one layer norm over rows of 384 in a TensorFlow session, the element-wise ops against the
-# kernel: 0.09 against 0.15 ms at 98,304 values in bfloat16, 0.12 against 0.12 in float32; 0.20
-# against 0.15 at 110,592; 0.38 against 0.19 at 245,760).
+# From this many values on, oneDNN's fused layer-norm kernel (`fused_layer_normalization`) costs
+# less than the element-wise ops: its call costs about 0.1 ms whatever the size, theirs grows
+# with it (AMD EPYC Zen 5, one layer norm over rows of 384 in a TensorFlow session, the
+# element-wise ops against the kernel: 0.09 against 0.15 ms at 98,304 values in bfloat16, 0.12
+# against 0.12 in float32; 0.20 against 0.15 at 110,592; 0.38 against 0.19 at 245,760).
 FUSED_KERNEL_MIN_VALUES = 100_000
 
 
-def inference_layer_normalization(
+def fused_layer_normalization(
     x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float
 ) -> tf.Tensor:
-    """`layer_normalization`'s values, for graphs that serve (no gradient): inputs of
-    `FUSED_KERNEL_MIN_VALUES` values or more go through the form that TensorFlow's CPU graph
-    optimizer fuses into one oneDNN kernel (`_MklLayerNorm`, where oneDNN is on, as the TF Serving
-    command of `keras_bert.export` runs it), smaller ones through `layer_normalization`'s
-    element-wise ops, which cost less there. The choice is made in the graph, by the input's
-    size, where its shape is not static.
+    """`layer_normalization`'s values, for graphs that serve (no gradient), in the form that
+    TensorFlow's CPU graph optimizer fuses into one oneDNN kernel (`_MklLayerNorm`, where oneDNN
+    is on, as the TF Serving command of `keras_bert.export` runs it). It pays from
+    `FUSED_KERNEL_MIN_VALUES` values on; below, the element-wise ops cost less.
 
-    The fused form is Keras 2's layer norm, the one pattern the optimizer matches: each row is a
+    The form is Keras 2's layer norm, the one pattern the optimizer matches: each row is a
     channel of a training-mode `FusedBatchNormV3`, then gamma and beta. Without oneDNN that op is
-    2-3 times slower than the element-wise ops (docs/serving.md).
+    2-3 times slower than the element-wise ops (docs/serving.md). Choose between the two forms
+    outside the model (`keras_bert.export.signatures`), not with a `tf.cond` around each layer
+    norm: TensorFlow 2.21 with oneDNN fails such a graph ("Retval[0] does not have value") when
+    a session runs it on fed ids (`serving_ids`), and only there.
 
     Example:
     >>> x = tf.constant([[1.0, 2.0, 3.0]])
-    >>> values = inference_layer_normalization(x, tf.ones(3), tf.zeros(3), 1e-12)
+    >>> values = fused_layer_normalization(x, tf.ones(3), tf.zeros(3), 1e-12)
     >>> [round(float(v), 4) for v in values[0]]
     [-1.2247, 0.0, 1.2247]
     """
-
-    def fused() -> tf.Tensor:
-        shape = tf.shape(x)
-        rows = tf.reduce_prod(shape[:-1])
-        normalized = tf.raw_ops.FusedBatchNormV3(
-            x=tf.reshape(x, tf.stack([1, rows, shape[-1], 1])),
-            scale=tf.fill([rows], 1.0),
-            offset=tf.fill([rows], 0.0),
-            mean=tf.constant([], tf.float32),
-            variance=tf.constant([], tf.float32),
-            epsilon=epsilon,
-            data_format="NCHW",
-            is_training=True,
-        ).y
-        normalized = tf.reshape(normalized, shape)
-        return normalized * tf.cast(gamma, x.dtype) + tf.cast(beta, x.dtype)
-
-    def element_wise() -> tf.Tensor:
-        return layer_normalization(x, gamma, beta, epsilon)
-
-    static_values = x.shape.num_elements()
-    if static_values is not None:
-        return fused() if static_values >= FUSED_KERNEL_MIN_VALUES else element_wise()
-    return tf.cond(tf.size(x) >= FUSED_KERNEL_MIN_VALUES, fused, element_wise)
+    shape = tf.shape(x)
+    rows = tf.reduce_prod(shape[:-1])
+    normalized = tf.raw_ops.FusedBatchNormV3(
+        x=tf.reshape(x, tf.stack([1, rows, shape[-1], 1])),
+        scale=tf.fill([rows], 1.0),
+        offset=tf.fill([rows], 0.0),
+        mean=tf.constant([], tf.float32),
+        variance=tf.constant([], tf.float32),
+        epsilon=epsilon,
+        data_format="NCHW",
+        is_training=True,
+    ).y
+    normalized = tf.reshape(normalized, shape)
+    return normalized * tf.cast(gamma, x.dtype) + tf.cast(beta, x.dtype)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
@@ -110,8 +101,9 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
     Same weights, config and float32 statistics as Keras' layer; in a bfloat16 training step its
     hand-written gradient costs about half of Keras' differentiated moments. `center=False` (no
     beta: ModernBERT's LayerNorms) adds zeros. Other axes, or `scale=False`, fall back to Keras'
-    implementation. `normalize` is the function it applies: serving copies set it to
-    `inference_layer_normalization` (`keras_bert.export.serving_copy`).
+    implementation. `normalize` is the function it applies: bfloat16 serving modules trace their
+    model once with `fused_layer_normalization` too
+    (`keras_bert.export.serving_copy.layer_normalization_form`).
 
     Example:
     >>> layer = FastLayerNormalization(epsilon=1e-12)

@@ -7,19 +7,23 @@ no keras_bert module got imported): TensorFlow Serving has only their ops. It lo
 server could run). One child serves the whole test session (one per pytest worker), as one model
 server serves many exports: it is started on the first call and answers each batch of calls on a
 line of JSON, loading each export once per batch, so the suite pays TensorFlow's start-up once
-instead of once per export.
+instead of once per export. It runs in the model server's environment (`SERVER_ENVIRONMENT`:
+oneDNN on, as docs/serving.md starts TF Serving).
 """
 
 from __future__ import annotations
 
 import atexit
 import json
+import os
 import select
 import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
+
+from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
 # Generous: the first call of a signature traces it; the child never waits on the tests.
 _ANSWER_TIMEOUT_SECONDS = 600
@@ -83,6 +87,8 @@ class ServingProcess:
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
+            # As the model server runs (docs/serving.md): oneDNN on, whatever the CPU.
+            env=os.environ | dict(SERVER_ENVIRONMENT),
         )
 
     @property

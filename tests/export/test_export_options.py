@@ -21,8 +21,13 @@ from keras_bert.export import (
 from keras_bert.export.exporter import AGREEMENT_FILE
 from keras_bert.export.op_check import xla_compiled_functions
 from keras_bert.export.precision import measure_agreement
+from keras_bert.layers.layer_normalization import (
+    FUSED_KERNEL_MIN_VALUES,
+    FastLayerNormalization,
+)
 from keras_bert.models import BertClassifier
 from tests.export import builders
+from tests.export.builders import SEQ_LENGTH
 from tests.export.fresh_process import run_signatures
 
 TEXTS = ["A gripping, beautifully [MASK] film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
@@ -107,11 +112,49 @@ def test_bfloat16_export_agrees_with_float32_and_records_it(
     assert agreement["label_agreement"] == 1.0
     assert 0 < agreement["max_probability_difference"] < 0.01
     assert xla_compiled_functions(export_dir) == []
-    check_serving_ops(export_dir)
+    # Large batches run the layer norms in the form oneDNN fuses (`_call_model`).
+    assert "FusedBatchNormV3" in check_serving_ops(export_dir)
     bfloat16, default = _served(export_dir, exported_base / "classifier" / "1")
     assert bfloat16["label"] == default["label"]
     difference = np.abs(np.array(bfloat16["probabilities"]) - default["probabilities"]).max()
     assert 0 < difference <= agreement["max_probability_difference"] + 0.01
+    # A batch that takes that form (33 rows of 32 tokens, over FUSED_KERNEL_MIN_VALUES values),
+    # by text and by ids, in TF Serving's environment (oneDNN on: TensorFlow 2.21 fused a
+    # layer-norm form chosen per layer into a graph that failed on fed ids).
+    texts = [" ".join([text] * 16) for text in TEXTS] * 11  # each cut at SEQ_LENGTH
+    ids = {
+        name: value.numpy().tolist()
+        for name, value in module.pack_texts(tf.constant(texts)).items()
+    }
+    assert len(texts) * SEQ_LENGTH * module.bert_config.hidden_size >= FUSED_KERNEL_MIN_VALUES
+    calls = [
+        {"export_dir": path, "signature": signature, "inputs": inputs}
+        for signature, inputs in (("serving_default", {"text": texts}), ("serving_ids", ids))
+        for path in (export_dir, exported_base / "classifier" / "1")
+    ]
+    by_text, by_text_float32, by_ids, by_ids_float32 = run_signatures(calls)
+    for bfloat16_logits, float32_logits in ((by_text, by_text_float32), (by_ids, by_ids_float32)):
+        np.testing.assert_allclose(bfloat16_logits["logits"], float32_logits["logits"], atol=0.05)
+
+
+def test_a_bfloat16_module_traces_its_model_with_each_layer_norm_form(serving_modules):
+    float32 = serving_modules["encoder"]
+    bfloat16 = EncoderServing(float32.model, float32.preprocessor, precision="bfloat16")
+    inputs = {name: tf.ones([2, 8], tf.int32) for name in ("input_word_ids", "input_mask")}
+    inputs["input_type_ids"] = tf.zeros([2, 8], tf.int32)
+
+    def operations(function) -> set[str]:
+        return {op.type for op in function.get_concrete_function(inputs).graph.get_operations()}
+
+    assert "FusedBatchNormV3" in operations(bfloat16._untracked.large_batch_call)
+    assert "FusedBatchNormV3" not in operations(bfloat16._untracked.call)
+    assert float32._untracked.large_batch_call is None
+    # Outside those traces the copy keeps the element-wise form.
+    assert {
+        layer.normalize.__name__
+        for layer in bfloat16.model._flatten_layers()
+        if isinstance(layer, FastLayerNormalization)
+    } == {"layer_normalization"}
 
 
 @pytest.mark.parametrize("precision", ["bfloat16", "int8"])

@@ -64,7 +64,7 @@ def test_the_graph_holds_each_signature_and_the_model_once(exported_base, task):
         for function in saved_model.meta_graphs[0].graph_def.library.function
     ]
     traced = collections.Counter(name for name in names if name.startswith("__inference_serve"))
-    model_calls = names.count("__inference_<lambda>")
+    model_calls = names.count("__inference_model_call")
     assert model_calls == 1 and len(traced) == 2 and set(traced.values()) == {1}, (
         model_calls,
         traced,

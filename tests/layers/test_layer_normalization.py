@@ -4,9 +4,8 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.layers.layer_normalization import (
-    FUSED_KERNEL_MIN_VALUES,
     FastLayerNormalization,
-    inference_layer_normalization,
+    fused_layer_normalization,
     layer_normalization,
 )
 
@@ -44,20 +43,19 @@ def test_other_axes_fall_back_to_keras():
 
 
 @pytest.mark.parametrize("dtype, tolerance", [("float32", 1e-5), ("bfloat16", 2e-2)])
-@pytest.mark.parametrize("rows", [8, 400])  # 8 x 384 values, and 400 x 384 (the fused kernel)
-def test_the_inference_form_has_the_training_forms_values(dtype, tolerance, rows):
+@pytest.mark.parametrize("rows", [8, 400])
+def test_the_fused_form_has_the_training_forms_values(dtype, tolerance, rows):
     inputs = tf.cast(
         tf.random.stateless_normal((2, rows // 2, 384), seed=[5, 6]) * 3.0 + 1.0, dtype
     )
     gamma = tf.cast(tf.linspace(0.5, 1.5, 384), dtype)
     beta = tf.cast(tf.linspace(-0.2, 0.2, 384), dtype)
     expected = layer_normalization(inputs, gamma, beta, 1e-12)
-    static = inference_layer_normalization(inputs, gamma, beta, 1e-12)
+    static = fused_layer_normalization(inputs, gamma, beta, 1e-12)
     dynamic_function = tf.function(
-        lambda x: inference_layer_normalization(x, gamma, beta, 1e-12),
+        lambda x: fused_layer_normalization(x, gamma, beta, 1e-12),
         input_signature=[tf.TensorSpec([None, None, 384], dtype)],
     )
-    assert (rows * 384 >= FUSED_KERNEL_MIN_VALUES) == (rows == 400)
     for actual in (static, dynamic_function(inputs)):
         assert actual.dtype == expected.dtype
         np.testing.assert_allclose(
@@ -65,21 +63,3 @@ def test_the_inference_form_has_the_training_forms_values(dtype, tolerance, rows
             tf.cast(expected, "float32").numpy(),
             atol=tolerance * 4,
         )
-
-
-def test_a_bfloat16_serving_copy_normalizes_by_the_inference_form_and_float32_does_not():
-    from keras_bert import BertConfig, BertEncoder
-    from keras_bert.export.serving_copy import serving_copy
-
-    encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
-
-    def normalizations(model):
-        return {
-            layer.normalize.__name__
-            for layer in model._flatten_layers()
-            if isinstance(layer, FastLayerNormalization)
-        }
-
-    assert normalizations(encoder) == {"layer_normalization"}
-    assert normalizations(serving_copy(encoder)) == {"layer_normalization"}
-    assert normalizations(serving_copy(encoder, "bfloat16")) == {"inference_layer_normalization"}
