@@ -140,8 +140,9 @@ def _use_inference_gelu(model: keras.Model) -> None:
 @contextlib.contextmanager
 def layer_normalization_form(model: keras.Model, normalize: Callable) -> Iterator[None]:
     """Within the block, every `FastLayerNormalization` of `model` applies `normalize`; after it,
-    what it applied before. A serving module traces its bfloat16 copy in it twice: with the
-    element-wise `layer_normalization`, and with `fused_layer_normalization`, which runs
+    what it applied before. A serving module traces its copy in it with
+    `element_wise_layer_normalization` (`layer_normalization`'s ops, no custom gradient to
+    warn about on loading), and a bfloat16 copy also with `fused_layer_normalization`, which runs
     oneDNN's fused kernel and spares the casts and element-wise passes where a batch holds
     `FUSED_KERNEL_MIN_VALUES` values or more (batch 32 at 1.09-1.11x the rate, MiniLM-L6, Zen 5;
     docs/serving.md). Float32 copies gained nothing from it.

@@ -44,8 +44,8 @@ from keras_bert.export.serving_copy import layer_normalization_form, serving_cop
 from keras_bert.families import family
 from keras_bert.layers.layer_normalization import (
     FUSED_KERNEL_MIN_VALUES,
+    element_wise_layer_normalization,
     fused_layer_normalization,
-    layer_normalization,
 )
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.models.input_checks import check_preprocessor
@@ -213,7 +213,7 @@ class _Serving(tf.Module):
         # bfloat16 has a second one for large batches (`_call_model`).
         self._untracked = _Untracked(
             copy,
-            _model_function(copy, layer_normalization, jit_compile),
+            _model_function(copy, element_wise_layer_normalization, jit_compile),
             _model_function(copy, fused_layer_normalization, jit_compile=False)
             if precision == "bfloat16" and not jit_compile
             else None,

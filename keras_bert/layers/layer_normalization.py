@@ -21,13 +21,7 @@ def layer_normalization(
     >>> [round(float(v), 4) for v in layer_normalization(x, tf.ones(3), tf.zeros(3), 1e-12)[0]]
     [-1.2247, 0.0, 1.2247]
     """
-    x32 = tf.cast(x, tf.float32)
-    mean = tf.reduce_mean(x32, axis=-1, keepdims=True)
-    centered = x32 - mean
-    inverse_sigma = tf.math.rsqrt(
-        tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon
-    )
-    normalized = centered * inverse_sigma
+    normalized, inverse_sigma = _standardized(x, epsilon)
     gamma32, beta32 = tf.cast(gamma, tf.float32), tf.cast(beta, tf.float32)
 
     def gradient(upstream):
@@ -49,6 +43,32 @@ def layer_normalization(
     return tf.cast(normalized * gamma32 + beta32, x.dtype), gradient
 
 
+def _standardized(x: tf.Tensor, epsilon: float) -> tuple[tf.Tensor, tf.Tensor]:
+    """`(x - mean) / sigma` over the last axis, and `1 / sigma`, in float32."""
+    x32 = tf.cast(x, tf.float32)
+    centered = x32 - tf.reduce_mean(x32, axis=-1, keepdims=True)
+    inverse_sigma = tf.math.rsqrt(
+        tf.reduce_mean(tf.square(centered), axis=-1, keepdims=True) + epsilon
+    )
+    return centered * inverse_sigma, inverse_sigma
+
+
+def element_wise_layer_normalization(
+    x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor, epsilon: float
+) -> tf.Tensor:
+    """`layer_normalization`'s ops and values without its gradient, for graphs that serve: a
+    SavedModel that holds a custom gradient warns each time TensorFlow loads it.
+
+    Example:
+    >>> x = tf.constant([[1.0, 2.0, 3.0]])
+    >>> values = element_wise_layer_normalization(x, tf.ones(3), tf.zeros(3), 1e-12)
+    >>> [round(float(v), 4) for v in values[0]]
+    [-1.2247, 0.0, 1.2247]
+    """
+    normalized, _ = _standardized(x, epsilon)
+    return tf.cast(normalized * tf.cast(gamma, tf.float32) + tf.cast(beta, tf.float32), x.dtype)
+
+
 # From this many values on, oneDNN's fused layer-norm kernel (`fused_layer_normalization`) costs
 # less than the element-wise ops: its call costs about 0.1 ms whatever the size, theirs grows
 # with it (AMD EPYC Zen 5, one layer norm over rows of 384 in a TensorFlow session, the
@@ -63,7 +83,8 @@ def fused_layer_normalization(
     """`layer_normalization`'s values, for graphs that serve (no gradient), in the form that
     TensorFlow's CPU graph optimizer fuses into one oneDNN kernel (`_MklLayerNorm`, where oneDNN
     is on, as the TF Serving command of `keras_bert.export` runs it). It pays from
-    `FUSED_KERNEL_MIN_VALUES` values on; below, the element-wise ops cost less.
+    `FUSED_KERNEL_MIN_VALUES` values on; below, the element-wise ops cost less
+    (`element_wise_layer_normalization`).
 
     The form is Keras 2's layer norm, the one pattern the optimizer matches: each row is a
     channel of a training-mode `FusedBatchNormV3`, then gamma and beta. Without oneDNN that op is
@@ -101,8 +122,8 @@ class FastLayerNormalization(keras.layers.LayerNormalization):
     Same weights, config and float32 statistics as Keras' layer; in a bfloat16 training step its
     hand-written gradient costs about half of Keras' differentiated moments. `center=False` (no
     beta: ModernBERT's LayerNorms) adds zeros. Other axes, or `scale=False`, fall back to Keras'
-    implementation. `normalize` is the function it applies: bfloat16 serving modules trace their
-    model once with `fused_layer_normalization` too
+    implementation. `normalize` is the function it applies: serving modules trace their model with
+    `element_wise_layer_normalization`, bfloat16 ones also with `fused_layer_normalization`
     (`keras_bert.export.serving_copy.layer_normalization_form`).
 
     Example:

@@ -5,6 +5,7 @@ import tensorflow as tf
 
 from keras_bert.layers.layer_normalization import (
     FastLayerNormalization,
+    element_wise_layer_normalization,
     fused_layer_normalization,
     layer_normalization,
 )
@@ -44,16 +45,17 @@ def test_other_axes_fall_back_to_keras():
 
 @pytest.mark.parametrize("dtype, tolerance", [("float32", 1e-5), ("bfloat16", 2e-2)])
 @pytest.mark.parametrize("rows", [8, 400])
-def test_the_fused_form_has_the_training_forms_values(dtype, tolerance, rows):
+@pytest.mark.parametrize("form", [fused_layer_normalization, element_wise_layer_normalization])
+def test_the_serving_forms_have_the_training_forms_values(dtype, tolerance, rows, form):
     inputs = tf.cast(
         tf.random.stateless_normal((2, rows // 2, 384), seed=[5, 6]) * 3.0 + 1.0, dtype
     )
     gamma = tf.cast(tf.linspace(0.5, 1.5, 384), dtype)
     beta = tf.cast(tf.linspace(-0.2, 0.2, 384), dtype)
     expected = layer_normalization(inputs, gamma, beta, 1e-12)
-    static = fused_layer_normalization(inputs, gamma, beta, 1e-12)
+    static = form(inputs, gamma, beta, 1e-12)
     dynamic_function = tf.function(
-        lambda x: fused_layer_normalization(x, gamma, beta, 1e-12),
+        lambda x: form(x, gamma, beta, 1e-12),
         input_signature=[tf.TensorSpec([None, None, 384], dtype)],
     )
     for actual in (static, dynamic_function(inputs)):
