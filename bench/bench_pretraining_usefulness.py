@@ -8,7 +8,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
     python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--models pretrained] \\
-        [--write BENCHMARKS.md]
+        [--settings "the job's defaults" ...] [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget off
@@ -389,16 +389,19 @@ MODEL_LABELS = {
 
 
 def table(
-    records: list[dict], min_seeds: int = 1, models: tuple[str, ...] = tuple(MODEL_LABELS)
+    records: list[dict],
+    min_seeds: int = 1,
+    models: tuple[str, ...] = tuple(MODEL_LABELS),
+    settings: tuple[str, ...] | None = None,
 ) -> str:
     """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
     run, and the points by which it leads the random model of its architecture (and ELECTRA's
     run the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left
-    out."""
+    out, and with `settings` (labels as the table writes them) the other settings' rows."""
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
-        settings = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
-        key = (json.dumps(settings, sort_keys=True), record["epochs"])
+        recorded = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
+        key = (json.dumps(recorded, sort_keys=True), record["epochs"])
         scores = groups[key].setdefault((record["variant"], record["model"]), {})
         scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
     lines = [
@@ -406,8 +409,10 @@ def table(
         "| lead over mlm |",
         "|---|---:|---|---|---:|---:|---:|---:|",
     ]
-    for (settings, epochs), group in sorted(groups.items()):
-        label = _setting_label(json.loads(settings))
+    for (setting, epochs), group in sorted(groups.items()):
+        label = _setting_label(json.loads(setting))
+        if settings is not None and label not in settings:
+            continue
         for (variant, model), scores in sorted(group.items()):
             if model not in models or len(scores) < min_seeds:
                 continue
@@ -467,6 +472,9 @@ def main() -> None:
     table_parser.add_argument(
         "--models", nargs="+", default=list(MODEL_LABELS), choices=list(MODEL_LABELS)
     )
+    table_parser.add_argument(
+        "--settings", nargs="+", help="only these settings' rows (labels as the table has them)"
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -478,7 +486,8 @@ def main() -> None:
         probe(arguments)
     else:
         records = read_records(arguments.results_dir / FINETUNING_RESULTS)
-        text = table(records, arguments.min_seeds, tuple(arguments.models))
+        settings = tuple(arguments.settings) if arguments.settings else None
+        text = table(records, arguments.min_seeds, tuple(arguments.models), settings)
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 

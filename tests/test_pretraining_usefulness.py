@@ -46,6 +46,8 @@ def test_table_rows_are_the_results_files_means_and_leads():
     # --min-seeds 2: the rows of one seed go; --models pretrained: the run's halves.
     assert len(table(records, min_seeds=2).splitlines()) == 2 + 2
     assert len(table(records, models=("pretrained",)).splitlines()) == 2 + 3
+    only_the_rate = table(records, settings=("learning_rate 0.0005",)).splitlines()
+    assert [row.split("|")[1].strip() for row in only_the_rate[2:]] == ["learning_rate 0.0005"]
 
 
 def test_again_sets_a_finished_run_aside_and_leaves_a_killed_one_to_resume(tmp_path):
