@@ -8,7 +8,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
     python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--models pretrained] \\
-        [--settings "the job's defaults" ...] [--write BENCHMARKS.md]
+        [--settings "the job's defaults" ...] [--variants mlm electra] [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget off
@@ -64,6 +64,9 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         ["--mask-token-rate", "0.8", "--random-token-rate", "0.1"],
     ),
     "electra": ("pipelines/recipes/electra_tiny.json", []),
+    # A third of the masked LM's steps (its rate decayed over them): 5 passes over the corpus,
+    # not 16, to see whether a corpus learned by heart is what fine-tuning must unlearn.
+    "mlm_1000_steps": ("pipelines/recipes/budget_tiny.json", ["--total-steps", "1000"]),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
@@ -393,11 +396,12 @@ def table(
     min_seeds: int = 1,
     models: tuple[str, ...] = tuple(MODEL_LABELS),
     settings: tuple[str, ...] | None = None,
+    variants: tuple[str, ...] | None = None,
 ) -> str:
     """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
     run, and the points by which it leads the random model of its architecture (and ELECTRA's
     run the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left
-    out, and with `settings` (labels as the table writes them) the other settings' rows."""
+    out, and with `settings` (labels as the table writes them) or `variants` the others' rows."""
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
         recorded = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
@@ -415,6 +419,8 @@ def table(
             continue
         for (variant, model), scores in sorted(group.items()):
             if model not in models or len(scores) < min_seeds:
+                continue
+            if variants is not None and variant not in variants:
                 continue
             random = group.get((variant, "random"), {})
             seeds = sorted(set(scores) & set(random)) or sorted(scores)
@@ -475,6 +481,9 @@ def main() -> None:
     table_parser.add_argument(
         "--settings", nargs="+", help="only these settings' rows (labels as the table has them)"
     )
+    table_parser.add_argument(
+        "--variants", nargs="+", choices=list(VARIANTS), help="only these variants' rows"
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -487,7 +496,8 @@ def main() -> None:
     else:
         records = read_records(arguments.results_dir / FINETUNING_RESULTS)
         settings = tuple(arguments.settings) if arguments.settings else None
-        text = table(records, arguments.min_seeds, tuple(arguments.models), settings)
+        variants = tuple(arguments.variants) if arguments.variants else None
+        text = table(records, arguments.min_seeds, tuple(arguments.models), settings, variants)
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 

@@ -48,6 +48,8 @@ def test_table_rows_are_the_results_files_means_and_leads():
     assert len(table(records, models=("pretrained",)).splitlines()) == 2 + 3
     only_the_rate = table(records, settings=("learning_rate 0.0005",)).splitlines()
     assert [row.split("|")[1].strip() for row in only_the_rate[2:]] == ["learning_rate 0.0005"]
+    only_mlm = table(records, variants=("mlm",)).splitlines()
+    assert [row.split("|")[3].strip() for row in only_mlm[2:]] == ["mlm"]
 
 
 def test_again_sets_a_finished_run_aside_and_leaves_a_killed_one_to_resume(tmp_path):
