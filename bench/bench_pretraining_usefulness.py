@@ -64,9 +64,11 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         ["--mask-token-rate", "0.8", "--random-token-rate", "0.1"],
     ),
     "electra": ("pipelines/recipes/electra_tiny.json", []),
-    # A third of the masked LM's steps (its rate decayed over them): 5 passes over the corpus,
-    # not 16, to see whether a corpus learned by heart is what fine-tuning must unlearn.
+    # A third of the masked LM's steps, two fifths of ELECTRA's (the rate decayed over them): 5
+    # passes over the corpus, not 16 and 13, to see whether a corpus learned by heart is what
+    # fine-tuning must unlearn.
     "mlm_1000_steps": ("pipelines/recipes/budget_tiny.json", ["--total-steps", "1000"]),
+    "electra_1000_steps": ("pipelines/recipes/electra_tiny.json", ["--total-steps", "1000"]),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
