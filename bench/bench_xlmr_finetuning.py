@@ -185,6 +185,8 @@ def main(argv: list[str] | None = None) -> None:
             if "transformers" in seconds
         },
         "cpu": cpu_summary(),
+        # TensorFlow's oneDNN switch as set (None: TensorFlow's default, off on AVX2-only CPUs).
+        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
         "revision": git_revision(),
         "command": " ".join(["python -m bench.bench_xlmr_finetuning", *(argv or sys.argv[1:])]),
         "finished": datetime.datetime.now().isoformat(timespec="seconds"),
