@@ -419,16 +419,15 @@ def table(
         label = _setting_label(json.loads(setting))
         if settings is not None and label not in settings:
             continue
+        mlm = group.get(("mlm", "pretrained"), {})
         for (variant, model), scores in sorted(group.items()):
-            if model not in models or len(scores) < min_seeds:
-                continue
-            if variants is not None and variant not in variants:
+            shown = variants is None or variant in variants
+            if not shown or model not in models or len(scores) < min_seeds:
                 continue
             random = group.get((variant, "random"), {})
             seeds = sorted(set(scores) & set(random)) or sorted(scores)
             mean = statistics.mean(scores[seed] for seed in seeds)
             random_mean = statistics.mean(random[s] for s in seeds) if random else None
-            mlm = group.get(("mlm", "pretrained"), {})
             mlm_seeds = sorted(set(scores) & set(mlm))
             over_mlm = (
                 mean - statistics.mean(mlm[s] for s in mlm_seeds)
