@@ -529,7 +529,13 @@ def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[di
 
     recorded = [] if args.again else read_records(args.results)
     done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in recorded]
-    context = {"cpu": cpu_summary(), "command": command, "revision": git_revision()}
+    context = {
+        "cpu": cpu_summary(),
+        # The runs inherit it (`pipelines`: 1 on AVX2-only CPUs; None: TensorFlow's default).
+        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+        "command": command,
+        "revision": git_revision(),
+    }
     records = []
     for task in args.tasks:
         for number, seed in enumerate(seeds):

@@ -152,7 +152,9 @@ def main(argv: list[str] | None = None) -> None:
         "--results", type=Path, default=REPO_ROOT / "bench/results/xlmr_finetuning.jsonl"
     )
     args = parser.parse_args(argv)
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # TensorFlow as every job starts it: quietly, oneDNN on where faster (AVX2-only CPUs).
+    import pipelines  # noqa: F401
+
     variants = args.variants.split(",")
     from keras_bert.cpu import cpu_summary
     from keras_bert.timing import interleaved_median_seconds
@@ -185,7 +187,8 @@ def main(argv: list[str] | None = None) -> None:
             if "transformers" in seconds
         },
         "cpu": cpu_summary(),
-        # TensorFlow's oneDNN switch as set (None: TensorFlow's default, off on AVX2-only CPUs).
+        # TensorFlow's oneDNN switch as the run had it: `pipelines` sets 1 on AVX2-only CPUs
+        # (since 2026-12-05); None is TensorFlow's default, on with AVX-512 VNNI, BF16 or AMX.
         "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
         "revision": git_revision(),
         "command": " ".join(["python -m bench.bench_xlmr_finetuning", *(argv or sys.argv[1:])]),

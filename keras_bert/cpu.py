@@ -74,6 +74,27 @@ def has_bfloat16_units(features: Mapping[str, bool] | None = None) -> bool:
     return bool(features.get("avx512_bf16") or features.get("amx_bf16"))
 
 
+def tensorflow_leaves_faster_onednn_off(features: Mapping[str, bool] | None = None) -> bool:
+    """Whether TensorFlow leaves its oneDNN kernels off on a CPU with `features` (default:
+    this one's) although they train faster there: an x86 CPU with AVX2 and FMA but without
+    AVX-512.
+
+    TensorFlow turns oneDNN on by itself only where the CPU has AVX-512 VNNI, AVX512_BF16,
+    AVX-VNNI or AMX; `TF_ENABLE_ONEDNN_OPTS=1` turns it on elsewhere. On the AMD EPYC with AVX2
+    only, that fine-tuned MiniLM-L6 1.10-1.14x faster (MRPC, CoLA, CoNLL-2003; docs/pipelines.md).
+    AVX-512 CPUs without VNNI or BF16 were not measured, so they keep TensorFlow's choice.
+
+    Example:
+    >>> tensorflow_leaves_faster_onednn_off({"avx2": True, "fma": True, "avx512f": False})
+    True
+    >>> tensorflow_leaves_faster_onednn_off({"avx2": True, "fma": True, "avx512f": True})
+    False
+    """
+    if features is None:
+        features = cpu_features()
+    return bool(features.get("avx2") and features.get("fma") and not features.get("avx512f"))
+
+
 def cpu_summary() -> str:
     """One line naming the CPU, its core count and the features of `CPU_FEATURES` it has and
     lacks.

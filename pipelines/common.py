@@ -21,7 +21,7 @@ import re
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,32 @@ def _stderr_discarded():
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
+
+
+ONEDNN_SWITCH = "TF_ENABLE_ONEDNN_OPTS"
+
+
+def turn_onednn_on_where_faster(environment: MutableMapping[str, str] = os.environ) -> bool:
+    """Sets `TF_ENABLE_ONEDNN_OPTS=1` in `environment` on a CPU where TensorFlow leaves its
+    faster oneDNN kernels off (AVX2 without AVX-512, `keras_bert.cpu`); returns whether it did.
+
+    A value the user set, `0` included, is kept, and so is TensorFlow's own choice once it is
+    imported (it reads the switch as it starts). `pipelines/__init__.py` calls it before
+    `quiet_tensorflow`, so every job trains, and times `--precision auto`, with the kernels
+    the server runs (docs/serving.md).
+
+    Example:
+    >>> turn_onednn_on_where_faster({ONEDNN_SWITCH: "0"})
+    False
+    """
+    from keras_bert.cpu import tensorflow_leaves_faster_onednn_off
+
+    if ONEDNN_SWITCH in environment or "tensorflow" in sys.modules:
+        return False
+    if not tensorflow_leaves_faster_onednn_off():
+        return False
+    environment[ONEDNN_SWITCH] = "1"
+    return True
 
 
 def quiet_tensorflow(argv: Sequence[str]) -> None:
