@@ -21,6 +21,12 @@ sparse_updates=True)`, TF's LazyAdam): faster, but a row the batch missed keeps 
 and is not decayed, which is not transformers' AdamW. The default stays dense (see
 docs/families.md, XLM-RoBERTa at its real size).
 
+How fast a step can be: its matmuls are about 1.07 TFLOP at base size (forward 2 x 85M
+weights x 2,048 tokens plus attention's 9.7 GFLOP, backward twice that), and the fastest
+matmul rate measured here on the step's own shapes (TensorFlow's and torch's, 2 threads)
+gives the step's floor: the matmuls alone, nothing else. transformers' step over that floor
+is the most any step could beat it by on this CPU (`best_possible_speedup`).
+
 Prints the CPU, each variant's median seconds per step and its speed-up over transformers;
 appends one JSON record per run to `--results`. Runs in the peer environment:
 
@@ -135,6 +141,47 @@ def transformers_step(directory: Path, total_steps: int):
     return step
 
 
+def step_matmul_flops(size: str, batch_size: int, seq_length: int) -> float:
+    """The floating-point operations of a training step's matmuls: the blocks' weights and
+    attention's scores and context, forward (2 per multiply-add) and backward (twice that)."""
+    hidden, layers = SIZES[size]["hidden_size"], SIZES[size]["num_hidden_layers"]
+    block_weights = 4 * hidden * hidden + 2 * hidden * SIZES[size]["intermediate_size"]
+    tokens = batch_size * seq_length
+    forward = layers * (2 * block_weights * tokens + 4 * batch_size * seq_length**2 * hidden)
+    return 3 * forward
+
+
+def matmul_gflops(size: str, batch_size: int, seq_length: int) -> dict[str, float]:
+    """The fastest rate, in GFLOP/s, that TensorFlow and torch each reach on the step's three
+    matmul shapes (tokens x hidden by hidden x hidden, x intermediate, and back): each library
+    in a block of its own (torch's threads spin between calls), median of 20 calls."""
+    import tensorflow as tf
+    import torch
+
+    from keras_bert.timing import interleaved_median_seconds
+
+    def matmuls(left: np.ndarray, right: np.ndarray) -> dict:
+        tf_left, tf_right = tf.constant(left), tf.constant(right)
+        torch_left, torch_right = torch.from_numpy(left), torch.from_numpy(right)
+        tf_matmul = tf.function(lambda: tf.matmul(tf_left, tf_right))
+        return {
+            "tensorflow": lambda: tf_matmul().numpy(),
+            "torch": lambda: torch_left @ torch_right,
+        }
+
+    hidden, intermediate = SIZES[size]["hidden_size"], SIZES[size]["intermediate_size"]
+    tokens = batch_size * seq_length
+    random = np.random.default_rng(0)
+    rates = {"tensorflow": 0.0, "torch": 0.0}
+    for inner, columns in ((hidden, hidden), (hidden, intermediate), (intermediate, hidden)):
+        left = random.standard_normal((tokens, inner), np.float32)
+        right = random.standard_normal((inner, columns), np.float32)
+        for name, call in matmuls(left, right).items():
+            seconds = interleaved_median_seconds({name: [call] * 20}, rounds=1)[name]
+            rates[name] = max(rates[name], 2 * tokens * inner * columns / seconds / 1e9)
+    return {name: round(rate, 1) for name, rate in rates.items()}
+
+
 def git_revision() -> str:
     return subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
@@ -197,6 +244,21 @@ def main(argv: list[str] | None = None) -> None:
     for name, value in seconds.items():
         ratio = record["speedup_over_transformers"].get(name)
         print(f"{name:18s} {value:8.3f} s/step" + (f"  {ratio:.2f}x transformers" if ratio else ""))
+    flops = step_matmul_flops(args.size, args.batch_size, args.seq_length)
+    rates = matmul_gflops(args.size, args.batch_size, args.seq_length)
+    floor_seconds = flops / max(rates.values()) / 1e9
+    record |= {
+        "step_matmul_tflop": round(flops / 1e12, 3),
+        "matmul_gflops": rates,
+        "matmul_floor_seconds": round(floor_seconds, 3),
+    }
+    print(
+        f"the step's matmuls: {flops / 1e12:.3f} TFLOP; fastest matmul rate here {rates} GFLOP/s; "
+        f"floor {floor_seconds:.2f} s/step"
+    )
+    if "transformers" in seconds:
+        record["best_possible_speedup"] = round(seconds["transformers"] / floor_seconds, 3)
+        print(f"no step can beat transformers' by more than {record['best_possible_speedup']}x")
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with args.results.open("a", encoding="utf-8") as file:
         file.write(json.dumps(record) + "\n")
