@@ -23,6 +23,10 @@ per thread of TensorFlow's pools, whose free pages no trim returns. Each runs Te
 inter-op and one intra-op thread: two workers share two cores, and a second thread per pool only
 spun against the other worker (the whole suite on a clean clone, Zen 5: 17:01 -> 15:00 minutes
 of pytest).
+
+TensorFlow starts as every job starts it (`pipelines/__init__.py`): with oneDNN's kernels on where
+TensorFlow would leave them off although they are faster (AVX2 without AVX-512), so the tests and
+the jobs they run in subprocesses compute with the same kernels on every CPU.
 """
 
 import ctypes
@@ -31,6 +35,9 @@ import inspect
 import os
 from pathlib import Path
 
+import pipelines  # noqa: F401 (TensorFlow as the jobs start it, before Keras imports it)
+
+# isort: split
 import keras
 import pytest
 
