@@ -81,7 +81,8 @@ def tensorflow_leaves_faster_onednn_off(features: Mapping[str, bool] | None = No
 
     TensorFlow turns oneDNN on by itself only where the CPU has AVX-512 VNNI, AVX512_BF16,
     AVX-VNNI or AMX; `TF_ENABLE_ONEDNN_OPTS=1` turns it on elsewhere. On the AMD EPYC with AVX2
-    only, that fine-tuned MiniLM-L6 1.10-1.14x faster (MRPC, CoLA, CoNLL-2003; docs/pipelines.md).
+    only, that fine-tuned MiniLM-L6 1.10-1.14x faster (MRPC, CoLA, CoNLL-2003) and stepped the
+    pretraining recipes 1.65-1.77x faster (docs/pipelines.md).
     AVX-512 CPUs without VNNI or BF16 were not measured, so they keep TensorFlow's choice.
 
     Example:
