@@ -161,6 +161,8 @@ class MaskedLMHead(TiedDecoderHead):
 
     def call(self, sequence_output, masked_positions):
         masked_positions = ops.cast(masked_positions, "int32")
-        # [batch, predictions, hidden]: the vectors at the masked positions only.
-        gathered = ops.take_along_axis(sequence_output, masked_positions[:, :, None], axis=1)
+        # [batch, predictions, hidden]: the vectors at the masked positions only. One batched
+        # gather on int32 indices: `ops.take_along_axis` builds int64 index arithmetic around
+        # it (transposes, broadcasts, selects), which oneDNN declines on AVX2-only CPUs.
+        gathered = tf.gather(sequence_output, masked_positions, batch_dims=1)
         return self.decode(self.layer_norm(self.dense(gathered)))
