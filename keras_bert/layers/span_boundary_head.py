@@ -110,8 +110,9 @@ class SpanBoundaryHead(TiedDecoderHead):
         offset = ops.minimum(offset, self.max_span_offset - 1)
         hidden = ops.concatenate(
             [
-                ops.take_along_axis(sequence_output, left[:, :, None], axis=1),
-                ops.take_along_axis(sequence_output, right[:, :, None], axis=1),
+                # Batched gathers, as `MaskedLMHead`'s: no integer transposes for oneDNN.
+                tf.gather(sequence_output, ops.cast(left, "int32"), batch_dims=1),
+                tf.gather(sequence_output, ops.cast(right, "int32"), batch_dims=1),
                 ops.cast(self.offset_embedding(offset), sequence_output.dtype),
             ],
             axis=-1,
