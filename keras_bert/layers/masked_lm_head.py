@@ -11,6 +11,20 @@ from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.sequence_dense import SequenceDense
 
 
+def vectors_at(sequence_output: tf.Tensor, positions: tf.Tensor) -> tf.Tensor:
+    """The `[batch, positions, hidden]` vectors of `sequence_output` `[batch, sequence, hidden]`
+    at `positions` `[batch, positions]`.
+
+    One batched gather on int32 indices: `ops.take_along_axis` along the sequence axis builds
+    int64 transposes around it, which oneDNN declines on CPUs without AVX-512, logging an error.
+
+    Example:
+    >>> vectors_at(tf.reshape(tf.range(6.0), [1, 3, 2]), [[2, 0]]).numpy().tolist()
+    [[[4.0, 5.0], [0.0, 1.0]]]
+    """
+    return tf.gather(sequence_output, ops.cast(positions, "int32"), batch_dims=1)
+
+
 class TiedDecoderHead(keras.layers.Layer):
     """The base of heads that predict tokens: transforms (dense → activation → LayerNorm) made
     by `transform`, and a decoder tied to the token embeddings plus an output bias of its own.
@@ -160,9 +174,5 @@ class MaskedLMHead(TiedDecoderHead):
         self.built = True
 
     def call(self, sequence_output, masked_positions):
-        masked_positions = ops.cast(masked_positions, "int32")
-        # [batch, predictions, hidden]: the vectors at the masked positions only. One batched
-        # gather on int32 indices: `ops.take_along_axis` builds int64 index arithmetic around
-        # it (transposes, broadcasts, selects), which oneDNN declines on AVX2-only CPUs.
-        gathered = tf.gather(sequence_output, masked_positions, batch_dims=1)
+        gathered = vectors_at(sequence_output, masked_positions)
         return self.decode(self.layer_norm(self.dense(gathered)))

@@ -7,7 +7,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from keras_bert.layers.masked_lm_head import TiedDecoderHead
+from keras_bert.layers.masked_lm_head import TiedDecoderHead, vectors_at
 
 
 def span_boundaries(masked_positions: tf.Tensor, sequence_length: int | tf.Tensor):
@@ -110,9 +110,8 @@ class SpanBoundaryHead(TiedDecoderHead):
         offset = ops.minimum(offset, self.max_span_offset - 1)
         hidden = ops.concatenate(
             [
-                # Batched gathers, as `MaskedLMHead`'s: no integer transposes for oneDNN.
-                tf.gather(sequence_output, ops.cast(left, "int32"), batch_dims=1),
-                tf.gather(sequence_output, ops.cast(right, "int32"), batch_dims=1),
+                vectors_at(sequence_output, left),
+                vectors_at(sequence_output, right),
                 ops.cast(self.offset_embedding(offset), sequence_output.dtype),
             ],
             axis=-1,
