@@ -8,7 +8,8 @@ random model of the same architecture, seed by seed, each run one line of a resu
     python -m bench.bench_pretraining_usefulness finetune --variants mlm --learning-rate 5e-4 \\
         --pooling mean --embedding-rms 0.01      # other settings: their own lines
     python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--models pretrained] \\
-        [--settings "the job's defaults" ...] [--variants mlm electra] [--write BENCHMARKS.md]
+        [--settings "the job's defaults" ...] [--variants mlm electra] [--cpu "Zen 5"] \\
+        [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget off
@@ -69,6 +70,13 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     # fine-tuning must unlearn.
     "mlm_1000_steps": ("pipelines/recipes/budget_tiny.json", ["--total-steps", "1000"]),
     "electra_1000_steps": ("pipelines/recipes/electra_tiny.json", ["--total-steps", "1000"]),
+    # ELECTRA's recipe with BERT's and ELECTRA's own dropout (0.1) in pretraining: 13 passes
+    # over a small corpus without it, to see whether dropout keeps it from being learned by
+    # heart.
+    "electra_dropout": (
+        "pipelines/recipes/electra_tiny.json",
+        ["--model-config", '{"dropout_rate": 0.1, "attention_dropout_rate": 0.1}'],
+    ),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
@@ -399,13 +407,20 @@ def table(
     models: tuple[str, ...] = tuple(MODEL_LABELS),
     settings: tuple[str, ...] | None = None,
     variants: tuple[str, ...] | None = None,
+    cpu: str | None = None,
 ) -> str:
     """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
     run, and the points by which it leads the random model of its architecture (and ELECTRA's
     run the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left
-    out, and with `settings` (labels as the table writes them) or `variants` the others' rows."""
+    out, and with `settings` (labels as the table writes them) or `variants` the others' rows.
+    With `cpu` (BENCHMARKS' short name of a CPU, `cpu_name`: "Zen 5", "EPYC AVX2", ...) only
+    that CPU's lines count: a seed's last line is otherwise whichever CPU ran it last."""
+    from bench.field_benchmarks import cpu_name
+
     groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
+        if cpu is not None and cpu_name(record["cpu"]) != cpu:
+            continue
         recorded = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
         key = (json.dumps(recorded, sort_keys=True), record["epochs"])
         scores = groups[key].setdefault((record["variant"], record["model"]), {})
@@ -485,6 +500,9 @@ def main() -> None:
     table_parser.add_argument(
         "--variants", nargs="+", choices=list(VARIANTS), help="only these variants' rows"
     )
+    table_parser.add_argument(
+        "--cpu", help='only the lines of this CPU, as BENCHMARKS names it ("Zen 5", "EPYC AVX2")'
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -498,7 +516,9 @@ def main() -> None:
         records = read_records(arguments.results_dir / FINETUNING_RESULTS)
         settings = tuple(arguments.settings) if arguments.settings else None
         variants = tuple(arguments.variants) if arguments.variants else None
-        text = table(records, arguments.min_seeds, tuple(arguments.models), settings, variants)
+        text = table(
+            records, arguments.min_seeds, tuple(arguments.models), settings, variants, arguments.cpu
+        )
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 

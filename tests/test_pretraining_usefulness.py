@@ -52,6 +52,20 @@ def test_table_rows_are_the_results_files_means_and_leads():
     assert [row.split("|")[3].strip() for row in only_mlm[2:]] == ["mlm"]
 
 
+def test_table_of_one_cpu_leaves_the_other_cpus_lines_out():
+    zen5 = "AMD EPYC, 2 cores; has: avx2, fma, avx512f, avx512_bf16, avx_vnni; lacks: amx_bf16"
+    avx2 = "AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f, avx512_bf16"
+    records = [
+        {**_record("electra", "pretrained", 0, 0.58), "cpu": zen5},
+        {**_record("electra", "random", 0, 0.57), "cpu": zen5},
+        # The same seed again, later, on another CPU: without the filter its line wins.
+        {**_record("electra", "pretrained", 0, 0.55), "cpu": avx2},
+    ]
+    means = {cpu: table(records, cpu=cpu).splitlines()[2].split("|")[5].strip()
+             for cpu in ("Zen 5", "EPYC AVX2", None)}  # fmt: skip
+    assert means == {"Zen 5": "**58.00**", "EPYC AVX2": "**55.00**", None: "**55.00**"}
+
+
 def test_again_sets_a_finished_run_aside_and_leaves_a_killed_one_to_resume(tmp_path):
     killed = tmp_path / "mlm"
     (killed / "backup").mkdir(parents=True)
