@@ -77,6 +77,9 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         "pipelines/recipes/electra_tiny.json",
         ["--model-config", '{"dropout_rate": 0.1, "attention_dropout_rate": 0.1}'],
     ),
+    # A generator half the discriminator's width (64, not 32): the top of the paper's best range
+    # (1/4-1/2), its replacements harder to detect.
+    "electra_generator_0.5": ("pipelines/recipes/electra_tiny.json", ["--generator-width", "0.5"]),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
