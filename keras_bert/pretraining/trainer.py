@@ -25,6 +25,7 @@ from keras_bert.data.document_stream import document_ids, documents_by_id
 from keras_bert.data.streaming import streaming_pretraining_dataset
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.pretraining.config import PretrainingConfig
+from keras_bert.pretraining.embedding_scale import rescaled_embedding_tables
 from keras_bert.training.precision import TrainStepShape
 from keras_bert.training.run import fit_resumable
 
@@ -300,25 +301,34 @@ def save_pretrained(model, output_dir: Path, config: PretrainingConfig) -> None:
     `BertEncoder.from_checkpoint`, the task models and the fine-tuning jobs read, from the run
     directory too: the model in `checkpoint/` (`BertPretrainer.from_checkpoint` reads its
     heads), or ELECTRA's discriminator there (`load_replaced_token_detector`) and its generator
-    in `generator/` (`load_masked_lm`)."""
+    in `generator/` (`load_masked_lm`). A run from scratch writes its checkpoints' embedding
+    tables at the initializer's scale (`rescaled_embedding_tables`: every output the same,
+    fine-tuning as quick to move them as a random model's); a continued run keeps the scale of
+    the checkpoint it started from."""
     from keras_bert.models.electra_pretrainer import ElectraPretrainer, electra_checkpoints
 
     model.save(output_dir / "pretrainer.keras")
     has_vocabulary = config.vocabulary_file or config.init_checkpoint
     vocabulary_file = _vocabulary(config)[1] if has_vocabulary else None
+    table_rms = None if config.init_checkpoint else model.bert_config.initializer_range
     if not isinstance(model, ElectraPretrainer):
-        save_pretrainer_checkpoint(model, output_dir / RUN_CHECKPOINT, vocabulary_file)
+        save_pretrainer_checkpoint(model, output_dir / RUN_CHECKPOINT, vocabulary_file, table_rms)
         return
     for directory, (bert_config, variables) in electra_checkpoints(model).items():
-        _save_checkpoint(variables, bert_config, output_dir / directory, vocabulary_file)
+        _save_checkpoint(variables, bert_config, output_dir / directory, vocabulary_file, table_rms)
 
 
-def save_pretrainer_checkpoint(model, directory: Path, vocabulary_file: str | None) -> None:
+def save_pretrainer_checkpoint(
+    model, directory: Path, vocabulary_file: str | None, table_rms: float | None = None
+) -> None:
     """A `BertPretrainer`'s weights (encoder and heads) as a Google-format checkpoint in
-    `directory`, with `vocabulary_file` copied in as `vocab.txt` when given."""
+    `directory`, with `vocabulary_file` copied in as `vocab.txt` when given; with `table_rms`,
+    its embedding tables rescaled to it (`rescaled_embedding_tables`)."""
     from keras_bert.models.pretrainer import pretrainer_variables
 
-    _save_checkpoint(pretrainer_variables(model), model.bert_config, directory, vocabulary_file)
+    _save_checkpoint(
+        pretrainer_variables(model), model.bert_config, directory, vocabulary_file, table_rms
+    )
 
 
 def _save_checkpoint(
@@ -326,8 +336,12 @@ def _save_checkpoint(
     config: BertConfig,
     directory: Path,
     vocabulary_file: str | None,
+    table_rms: float | None = None,
 ) -> None:
     from keras_bert.checkpoints import save_google_checkpoint
 
     tensors = {name: keras.ops.convert_to_numpy(v) for name, v in variables.items()}
+    if table_rms is not None:
+        tensors, factor = rescaled_embedding_tables(tensors, table_rms)
+        logger.info("Embedding tables written at RMS %s (scaled by %.3f).", table_rms, factor)
     save_google_checkpoint(tensors, config, directory, vocabulary_file=vocabulary_file)

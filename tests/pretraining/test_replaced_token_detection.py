@@ -77,6 +77,10 @@ def test_a_run_is_the_discriminators_checkpoint(electra_config, data_dir, tmp_pa
     np.testing.assert_allclose(detector(batch), model.discriminator(batch), atol=1e-6)
     encoder = BertEncoder.from_checkpoint(run)
     assert encoder.bert_config == model.encoder.bert_config
+    # Its tables at the initializer's scale (`rescaled_embedding_tables`), the outputs above
+    # the pretrainer's.
+    table = encoder.embeddings.token_embedding.embeddings.numpy()
+    assert np.sqrt(np.mean(table**2)) == pytest.approx(model.bert_config.initializer_range)
     generator = keras_bert.load_masked_lm(run / "generator")
     positions = {"masked_lm_positions": np.array([[2]], "int32")}
     np.testing.assert_allclose(
