@@ -46,7 +46,8 @@ class FinetuningConfig:
             (docs/benchmarks.md#recipes).
         embedding_rms: rescale the checkpoint's embedding tables to this root mean square
             before training (`BertEmbeddings.rescale`: the same encoder, faster-moving tables);
-            e.g. 0.01 for a checkpoint pretrained here on a budget. Off by default.
+            e.g. 0.02 for a checkpoint whose tables pretraining grew (runs from scratch here
+            write theirs at 0.02 already: `rescaled_embedding_tables`). Off by default.
         revision: the Hub branch, tag or commit when `checkpoint` is a Hub id.
         run: the `RunSettings` (or a dict of some of them, over `FINETUNING_RUN`): learning
             rate and warm-up, optimizer, precision, strategy; its `seed` also seeds the

@@ -123,7 +123,8 @@ class BertEmbeddings(keras.layers.Layer):
         What changes is how far an optimizer step moves the tables relative to their size:
         Adam's steps have about the same size whatever a weight's scale, so tables that
         pretraining grew (a budget run here: RMS 0.088, from 0.02 at initialisation) fine-tune
-        several times slower than a random model's.
+        several times slower than a random model's. (A checkpoint's tables, written so:
+        `keras_bert.pretraining.embedding_scale`.)
 
         Example:
         >>> import numpy as np
