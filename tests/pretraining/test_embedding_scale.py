@@ -28,11 +28,13 @@ def test_grown_tables_are_written_at_the_initializers_scale_with_the_same_output
     model = BertPretrainer(config)
     # Tables grown as Adam grows them in pretraining: five times the initializer's scale.
     embeddings = model.encoder.embeddings
-    for layer in (embeddings.token_embedding, embeddings.segment_embedding):
-        layer.embeddings.assign(5.0 * layer.embeddings.numpy())
-    embeddings.position_embedding.embeddings.assign(
-        5.0 * embeddings.position_embedding.embeddings.numpy()
+    tables = (
+        embeddings.token_embedding,
+        embeddings.segment_embedding,
+        embeddings.position_embedding,
     )
+    for layer in tables:
+        layer.embeddings.assign(5.0 * layer.embeddings.numpy())
     save_pretrainer_checkpoint(model, tmp_path, vocabulary_file=None, table_rms=0.02)
 
     masked_lm = keras_bert.load_masked_lm(tmp_path)
