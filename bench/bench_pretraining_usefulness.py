@@ -80,6 +80,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     # A generator half the discriminator's width (64, not 32): the top of the paper's best range
     # (1/4-1/2), its replacements harder to detect.
     "electra_generator_0.5": ("pipelines/recipes/electra_tiny.json", ["--generator-width", "0.5"]),
+    # A generator an eighth of the discriminator's width (16, not 32): the width 0.5 fine-tuned
+    # worse than 0.25, so the other side of the recipe's.
+    "electra_generator_0.125": (
+        "pipelines/recipes/electra_tiny.json",
+        ["--generator-width", "0.125"],
+    ),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
