@@ -11,6 +11,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
         [--settings "the job's defaults" ...] [--variants mlm electra] [--cpu "Zen 5"] \\
         [--write BENCHMARKS.md]
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
+    python -m bench.bench_pretraining_usefulness detection --variants electra
 
 `pretrain` runs `pipelines.pretrain` on a variant's recipe (`VARIANTS`) with its time budget off
 (`total_steps` exactly, whatever the CPU's load) into `--runs-dir/<variant>` (resumable: rerun
@@ -27,7 +28,11 @@ each run's encoder and a random one's, without training them
 (`bench/results/pretraining_probes.jsonl`): the token table's root mean square, the LayerNorm
 scales, how alike the features of different sentences are (mean cosine similarity of the first
 token's output and of the mean over tokens), and what a linear classifier of the frozen features
-scores on the dev split (ridge regression on standardized features). `table` prints the mean dev
+scores on the dev split (ridge regression on standardized features). `detection` scores an
+ELECTRA run's discriminator on its held-out documents, masked and filled by its own generator as
+in training (`bench/results/pretraining_detection.jsonl`): the share replaced, its loss against
+the labels' entropy, accuracy against always answering "original", the area under the ROC
+curve, recall and precision at logit 0. `table` prints the mean dev
 accuracy of each model over its seeds and the differences; with `--write` it replaces the text
 between `<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
 """
@@ -53,6 +58,9 @@ RESULTS_DIR = Path(__file__).parent / "results"
 PRETRAINING_RESULTS = "pretraining_runs.jsonl"
 FINETUNING_RESULTS = "pretraining_usefulness.jsonl"
 PROBE_RESULTS = "pretraining_probes.jsonl"
+DETECTION_RESULTS = "pretraining_detection.jsonl"
+# Held-out batches the detection scores read (64 sequences of 128 tokens each in the recipes).
+DETECTION_BATCHES = 10
 # The ridge penalty of the linear probe, on standardized features.
 PROBE_PENALTY = 1.0
 DATA_DIR = Path("../shared/data/sentiment")
@@ -317,6 +325,70 @@ def probe(arguments: argparse.Namespace) -> None:
             print(json.dumps(record), flush=True)
 
 
+def detection_scores(labels, logits) -> dict:
+    """How well replaced-token logits separate replaced tokens (label 1) from original ones:
+    flat numpy arrays of the real tokens.
+
+    Example:
+    >>> import numpy as np
+    >>> scores = detection_scores(np.array([1.0, 0.0, 0.0, 0.0]), np.array([2.0, -1.0, 0.5, -3.0]))
+    >>> scores["replaced_fraction"], scores["auc"], scores["recall"], scores["precision"]
+    (0.25, 1.0, 1.0, 0.5)
+    """
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    replaced = labels > 0.5
+    share = float(replaced.mean())
+    probabilities = 1 / (1 + np.exp(-logits.astype("float64")))
+    loss = -np.mean(np.where(replaced, np.log(probabilities), np.log1p(-probabilities)))
+    entropy = -(share * np.log(share) + (1 - share) * np.log(1 - share))
+    predicted = logits > 0
+    return {
+        "replaced_fraction": round(share, 4),
+        "loss": round(float(loss), 4),
+        "label_entropy": round(float(entropy), 4),
+        "accuracy": round(float((predicted == replaced).mean()), 4),
+        "always_original_accuracy": round(1 - share, 4),
+        "auc": round(float(roc_auc_score(replaced, logits)), 4),
+        "recall": round(float(predicted[replaced].mean()), 4),
+        "precision": round(float(replaced[predicted].mean()) if predicted.any() else 0.0, 4),
+    }
+
+
+def detection(arguments: argparse.Namespace) -> None:
+    import dataclasses
+
+    import keras
+    import numpy as np
+
+    from keras_bert.pretraining.trainer import build_datasets
+    from pipelines.pretrain import pretraining_config
+
+    for variant in arguments.variants:
+        run_dir = arguments.runs_dir / variant
+        config = pretraining_config(
+            ["--config", str(run_dir / "config.json"), "--output-dir", str(run_dir)]
+        )
+        # The held-out stream the run's evaluation would read, masked under its fixed seed.
+        _, held_out = build_datasets(dataclasses.replace(config, eval_steps=DETECTION_BATCHES))
+        model = keras.models.load_model(run_dir / "pretrainer.keras")
+        labels, logits = [], []
+        for inputs, _, _ in held_out:
+            outputs = model(inputs, training=False)
+            real = keras.ops.convert_to_numpy(inputs["input_mask"]).astype(bool)
+            labels.append(keras.ops.convert_to_numpy(outputs["replaced_token_labels"])[real])
+            logits.append(keras.ops.convert_to_numpy(outputs["replaced_token"])[real])
+        record = {
+            "variant": variant,
+            "batches": DETECTION_BATCHES,
+            **detection_scores(np.concatenate(labels), np.concatenate(logits)),
+            **_provenance(),
+        }
+        append_record(arguments.results_dir / DETECTION_RESULTS, record)
+        print(json.dumps(record), flush=True)
+
+
 def settings_of(arguments: argparse.Namespace) -> dict:
     return {name: getattr(arguments, name) for name in SETTINGS}
 
@@ -476,7 +548,10 @@ def main() -> None:
     table_parser = commands.add_parser("table", help="the table of the recorded fine-tuning")
     probe_parser = commands.add_parser("probe", help="weights and frozen features of the runs")
     probe_parser.add_argument("--seq-length", type=int, default=64)
-    for command in (pretrain_parser, finetune_parser, probe_parser):
+    detection_parser = commands.add_parser(
+        "detection", help="how well ELECTRA runs' discriminators detect replaced tokens"
+    )
+    for command in (pretrain_parser, finetune_parser, probe_parser, detection_parser):
         command.add_argument("--variants", nargs="+", choices=list(VARIANTS), required=True)
         command.add_argument("--runs-dir", type=Path, default=Path("runs/usefulness"))
     pretrain_parser.add_argument("--precision", default="mixed_bfloat16")
@@ -512,7 +587,7 @@ def main() -> None:
     table_parser.add_argument(
         "--cpu", help='only the lines of this CPU, as BENCHMARKS names it ("Zen 5", "EPYC AVX2")'
     )
-    for command in (pretrain_parser, finetune_parser, table_parser, probe_parser):
+    for command in (pretrain_parser, finetune_parser, table_parser, probe_parser, detection_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
     if arguments.command == "pretrain":
@@ -521,6 +596,8 @@ def main() -> None:
         finetune(arguments)
     elif arguments.command == "probe":
         probe(arguments)
+    elif arguments.command == "detection":
+        detection(arguments)
     else:
         records = read_records(arguments.results_dir / FINETUNING_RESULTS)
         settings = tuple(arguments.settings) if arguments.settings else None

@@ -1,7 +1,11 @@
 """The pretraining campaign's table (`bench.bench_pretraining_usefulness table`) is its results
-file's: means over the seeds both models have, leads over the random model and the masked LM."""
+file's: means over the seeds both models have, leads over the random model and the masked LM;
+and the scores of a discriminator's replaced-token detection."""
 
-from bench.bench_pretraining_usefulness import set_aside_finished_run, table
+import numpy as np
+import pytest
+
+from bench.bench_pretraining_usefulness import detection_scores, set_aside_finished_run, table
 
 DEFAULTS = {"learning_rate": 5e-5, "pooling": "first_token", "embedding_rms": None,
             "seq_length": 128, "precision": "float32", "dropout_rate": 0.1}  # fmt: skip
@@ -80,3 +84,22 @@ def test_again_sets_a_finished_run_aside_and_leaves_a_killed_one_to_resume(tmp_p
     assert moved.name.startswith("electra.")
     assert (moved / "pretrainer.keras").read_bytes() == b"model"
     assert (tmp_path / f"{moved.name}.log").read_text() == "log"
+
+
+def test_detection_scores_of_a_detector_that_knows_only_the_share_replaced():
+    # A constant logit at the share's log-odds: its loss is the labels' entropy, its ROC area
+    # 0.5, and at logit 0 it answers "original" everywhere.
+    labels = np.array([1.0] * 10 + [0.0] * 90)
+    scores = detection_scores(labels, np.full(100, np.log(0.1 / 0.9)))
+    assert scores["loss"] == scores["label_entropy"] == pytest.approx(0.3251, abs=1e-4)
+    assert scores["auc"] == 0.5
+    assert scores["accuracy"] == scores["always_original_accuracy"] == 0.9
+    assert scores["recall"] == scores["precision"] == 0.0
+
+
+def test_detection_scores_of_a_detector_that_ranks_one_original_token_first():
+    labels = np.array([1.0, 1.0, 0.0, 0.0, 0.0])
+    scores = detection_scores(labels, np.array([1.0, -0.5, 2.0, -1.0, -2.0]))
+    # Of the 2 × 3 (replaced, original) pairs, 4 are ranked right.
+    assert scores["auc"] == pytest.approx(4 / 6, abs=1e-4)
+    assert (scores["recall"], scores["precision"]) == (0.5, 0.5)
