@@ -94,6 +94,13 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         "pipelines/recipes/electra_tiny.json",
         ["--generator-width", "0.125"],
     ),
+    # A quarter of the tokens masked and replaced, not 15% (ELECTRA-Large's rate): more
+    # replaced tokens for a discriminator that detects few of them, more predictions for its
+    # generator.
+    "electra_mask_0.25": (
+        "pipelines/recipes/electra_tiny.json",
+        ["--masked-lm-prob", "0.25", "--max-predictions-per-seq", "32"],
+    ),
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
