@@ -377,7 +377,10 @@ def detection(arguments: argparse.Namespace) -> None:
         config = pretraining_config(
             ["--config", str(run_dir / "config.json"), "--output-dir", str(run_dir)]
         )
-        # The held-out stream the run's evaluation would read, masked under its fixed seed.
+        if not config.replaced_token_detection:
+            raise SystemExit(f"{variant} is not an ELECTRA run: it has no discriminator to score")
+        # The held-out stream the run's evaluation would read, masked under its fixed seed; the
+        # generator draws anew at every call, so the scores move in their third decimal.
         _, held_out = build_datasets(dataclasses.replace(config, eval_steps=DETECTION_BATCHES))
         model = keras.models.load_model(run_dir / "pretrainer.keras")
         labels, logits = [], []
