@@ -345,17 +345,22 @@ def detection_scores(labels, logits) -> dict:
     import numpy as np
     from sklearn.metrics import roc_auc_score
 
+    from keras_bert.models.replaced_token_objective import (
+        replaced_token_cross_entropy,
+        replaced_token_matches,
+    )
+
     replaced = labels > 0.5
     share = float(replaced.mean())
-    probabilities = 1 / (1 + np.exp(-logits.astype("float64")))
-    loss = -np.mean(np.where(replaced, np.log(probabilities), np.log1p(-probabilities)))
+    # The training's loss and accuracy, per token.
+    loss = np.mean(replaced_token_cross_entropy(labels, logits))
     entropy = -(share * np.log(share) + (1 - share) * np.log(1 - share))
     predicted = logits > 0
     return {
         "replaced_fraction": round(share, 4),
         "loss": round(float(loss), 4),
         "label_entropy": round(float(entropy), 4),
-        "accuracy": round(float((predicted == replaced).mean()), 4),
+        "accuracy": round(float(np.mean(replaced_token_matches(labels, logits))), 4),
         "always_original_accuracy": round(1 - share, 4),
         "auc": round(float(roc_auc_score(replaced, logits)), 4),
         "recall": round(float(predicted[replaced].mean()), 4),
