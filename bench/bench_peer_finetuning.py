@@ -525,14 +525,14 @@ def git_revision() -> str:
 def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:
     """Runs every task, seed and side not already in the results file (all of them with
     `--again`); returns this invocation's records (appended to the file as they finish)."""
-    from keras_bert.cpu import cpu_summary
+    from keras_bert.cpu import ONEDNN_SWITCH, cpu_summary
 
     recorded = [] if args.again else read_records(args.results)
     done = [(r["task"], r["side"], r["seed"], r["settings"]) for r in recorded]
     context = {
         "cpu": cpu_summary(),
         # The runs inherit it (`pipelines`: 1 on AVX2-only CPUs; None: TensorFlow's default).
-        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+        ONEDNN_SWITCH: os.environ.get(ONEDNN_SWITCH),
         "command": command,
         "revision": git_revision(),
     }

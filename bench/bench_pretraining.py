@@ -28,6 +28,8 @@ import subprocess
 import sys
 import time
 
+from keras_bert.cpu import ONEDNN_SWITCH
+
 PEAK_FLOPS = 2 * 32 * 2.0e9
 SIZES = {
     "mini": {"preset": "mini", "batch_size": 32},
@@ -300,7 +302,7 @@ def main() -> None:
         precisions = [p for p in arguments.precisions if onednn == "1" or p == "float32"]
         if not precisions:
             continue
-        environment = {**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn, "TF_CPP_MIN_LOG_LEVEL": "2"}
+        environment = {**os.environ, ONEDNN_SWITCH: onednn, "TF_CPP_MIN_LOG_LEVEL": "2"}
         command = [sys.executable, "-m", "bench.bench_pretraining", "--child", "--sizes"]
         command += arguments.sizes + ["--precisions"] + precisions
         command += ["--warmup", str(arguments.warmup), "--steps", str(arguments.steps)]

@@ -65,7 +65,7 @@ def main() -> None:
     # TensorFlow as `pipelines.pretrain` starts it: quietly, oneDNN on where faster (AVX2 only).
     import pipelines  # noqa: F401
     from bench.bench_peer_finetuning import git_revision
-    from keras_bert.cpu import cpu_summary
+    from keras_bert.cpu import ONEDNN_SWITCH, cpu_summary
     from keras_bert.timing import interleaved_median_seconds
 
     for precision in arguments.precisions:
@@ -88,7 +88,7 @@ def main() -> None:
             "rounds": arguments.rounds,
             "batches": arguments.batches,
             "cpu": cpu_summary(),
-            "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+            ONEDNN_SWITCH: os.environ.get(ONEDNN_SWITCH),
             "revision": git_revision(),
             "finished": datetime.datetime.now().isoformat(timespec="seconds"),
         }

@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     import pipelines  # noqa: F401
 
     variants = args.variants.split(",")
-    from keras_bert.cpu import cpu_summary
+    from keras_bert.cpu import ONEDNN_SWITCH, cpu_summary
     from keras_bert.timing import interleaved_median_seconds
 
     print(cpu_summary(), flush=True)
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> None:
         "cpu": cpu_summary(),
         # TensorFlow's oneDNN switch as the run had it: `pipelines` sets 1 on AVX2-only CPUs
         # (since 2026-12-05); None is TensorFlow's default, on with AVX-512 VNNI, BF16 or AMX.
-        "TF_ENABLE_ONEDNN_OPTS": os.environ.get("TF_ENABLE_ONEDNN_OPTS"),
+        ONEDNN_SWITCH: os.environ.get(ONEDNN_SWITCH),
         "revision": git_revision(),
         "command": " ".join(["python -m bench.bench_xlmr_finetuning", *(argv or sys.argv[1:])]),
         "finished": datetime.datetime.now().isoformat(timespec="seconds"),

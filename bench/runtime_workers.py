@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_bert.cpu import ONEDNN_SWITCH
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 THREADS = 2
 LOGITS_BATCH = 32
@@ -269,7 +271,7 @@ RUNTIMES: dict[str, Runtime] = {
         "TF Serving export",
         "float32, TF_ENABLE_ONEDNN_OPTS=0",
         savedmodel_runtime("float32"),
-        (("TF_ENABLE_ONEDNN_OPTS", "0"),),
+        ((ONEDNN_SWITCH, "0"),),
     ),
     **{
         f"ours-onnx-{variant}": _ours(

@@ -25,6 +25,9 @@ CPU_FEATURES = (
     "amx_int8",
 )
 CPUINFO = Path("/proc/cpuinfo")
+# The environment variable TensorFlow reads as it starts to turn its oneDNN kernels on (1) or
+# off (0); unset, it decides by the CPU (`tensorflow_leaves_faster_onednn_off`).
+ONEDNN_SWITCH = "TF_ENABLE_ONEDNN_OPTS"
 
 
 def _cpuinfo_field(name: str) -> str | None:

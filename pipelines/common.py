@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from keras_bert.cpu import ONEDNN_SWITCH
 from keras_bert.errors import ConfigError, KerasBertError
 
 # Exceptions that report a fault in the user's input, not a bug.
@@ -57,9 +58,6 @@ def _stderr_discarded():
         os.dup2(saved, 2)
         os.close(saved)
         os.close(null)
-
-
-ONEDNN_SWITCH = "TF_ENABLE_ONEDNN_OPTS"
 
 
 def turn_onednn_on_where_faster(environment: MutableMapping[str, str] = os.environ) -> bool:

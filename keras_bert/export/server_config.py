@@ -15,6 +15,7 @@ from pathlib import Path
 from google.protobuf import text_format
 from tensorflow_serving.config import model_server_config_pb2
 
+from keras_bert.cpu import ONEDNN_SWITCH
 from keras_bert.export.layout import existing_versions
 from keras_bert.export.op_check import xla_compiled_functions
 
@@ -28,7 +29,7 @@ REST_PORT = 8501
 # on every CPU (TensorFlow turns them on by itself only with AVX-512 VNNI, BF16 or AMX; on the
 # AVX2 EPYC they took 17% off a request), and each weight reordered into oneDNN's layout once
 # and kept, instead of on every request: a server's weights never change.
-SERVER_ENVIRONMENT = (("TF_ENABLE_ONEDNN_OPTS", "1"), ("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1"))
+SERVER_ENVIRONMENT = ((ONEDNN_SWITCH, "1"), ("TF_ONEDNN_ASSUME_FROZEN_WEIGHTS", "1"))
 
 
 def model_names(base_dir: str | os.PathLike) -> list[str]:

@@ -8,8 +8,7 @@ import sys
 
 import pytest
 
-from keras_bert.cpu import tensorflow_leaves_faster_onednn_off
-from pipelines.common import ONEDNN_SWITCH
+from keras_bert.cpu import ONEDNN_SWITCH, tensorflow_leaves_faster_onednn_off
 
 # What a job's process reports once `pipelines` has started TensorFlow.
 REPORT_ONEDNN = (
