@@ -269,7 +269,7 @@ RUNTIMES: dict[str, Runtime] = {
     # BF16 or AMX, what the server's TF_ENABLE_ONEDNN_OPTS=1 saves there.
     "ours-savedmodel-float32-onednn-off": _ours(
         "TF Serving export",
-        "float32, TF_ENABLE_ONEDNN_OPTS=0",
+        f"float32, {ONEDNN_SWITCH}=0",
         savedmodel_runtime("float32"),
         ((ONEDNN_SWITCH, "0"),),
     ),
