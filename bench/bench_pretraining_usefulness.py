@@ -312,42 +312,47 @@ def probe(arguments: argparse.Namespace) -> None:
 
     train = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl")
     dev = read_classification_file(DATA_DIR / "movie_snippets.dev.jsonl")
-    work = Path(tempfile.mkdtemp())
-    for variant in arguments.variants:
-        run_checkpoint = arguments.runs_dir / variant / "checkpoint"
-        preprocessor = load_preprocessor(run_checkpoint, seq_length=arguments.seq_length)
-        checkpoints = {
-            "pretrained": run_checkpoint,
-            "random": random_checkpoint(run_checkpoint, work / variant, seed=0),
-        }
-        for model, checkpoint in checkpoints.items():
-            encoder = BertEncoder.from_checkpoint(checkpoint, output_all_layers=True)
-            train_features = _features(encoder, preprocessor, list(train.texts))
-            dev_features = _features(encoder, preprocessor, list(dev.texts))
-            sizes = {name: dev_features.pop(name) for name in list(dev_features) if "rms" in name}
-            record = {
-                "variant": variant,
-                "model": model,
-                "seq_length": arguments.seq_length,
-                "weights": weight_statistics(encoder),
-                "token_rms": {name: round(float(value.mean()), 4) for name, value in sizes.items()},
-                "mean_cosine_similarity": {
-                    name: round(mean_cosine_similarity(values), 4)
-                    for name, values in dev_features.items()
-                },
-                "linear_probe_dev_accuracy": {
-                    name: round(
-                        ridge_probe_accuracy(
-                            train_features[name], train.labels, dev_features[name], dev.labels
-                        ),
-                        4,
-                    )
-                    for name in dev_features
-                },
-                **_provenance(),
+    with tempfile.TemporaryDirectory(prefix="pretraining_usefulness_") as scratch:
+        work = Path(scratch)
+        for variant in arguments.variants:
+            run_checkpoint = arguments.runs_dir / variant / "checkpoint"
+            preprocessor = load_preprocessor(run_checkpoint, seq_length=arguments.seq_length)
+            checkpoints = {
+                "pretrained": run_checkpoint,
+                "random": random_checkpoint(run_checkpoint, work / variant, seed=0),
             }
-            append_record(arguments.results_dir / PROBE_RESULTS, record)
-            print(json.dumps(record), flush=True)
+            for model, checkpoint in checkpoints.items():
+                encoder = BertEncoder.from_checkpoint(checkpoint, output_all_layers=True)
+                train_features = _features(encoder, preprocessor, list(train.texts))
+                dev_features = _features(encoder, preprocessor, list(dev.texts))
+                sizes = {
+                    name: dev_features.pop(name) for name in list(dev_features) if "rms" in name
+                }
+                record = {
+                    "variant": variant,
+                    "model": model,
+                    "seq_length": arguments.seq_length,
+                    "weights": weight_statistics(encoder),
+                    "token_rms": {
+                        name: round(float(value.mean()), 4) for name, value in sizes.items()
+                    },
+                    "mean_cosine_similarity": {
+                        name: round(mean_cosine_similarity(values), 4)
+                        for name, values in dev_features.items()
+                    },
+                    "linear_probe_dev_accuracy": {
+                        name: round(
+                            ridge_probe_accuracy(
+                                train_features[name], train.labels, dev_features[name], dev.labels
+                            ),
+                            4,
+                        )
+                        for name in dev_features
+                    },
+                    **_provenance(),
+                }
+                append_record(arguments.results_dir / PROBE_RESULTS, record)
+                print(json.dumps(record), flush=True)
 
 
 def detection_scores(labels, logits) -> dict:
@@ -465,30 +470,33 @@ def finetune(arguments: argparse.Namespace) -> None:
         if {"dropout_rate": 0.1, **r["settings"]} == settings
         and r.get("pretraining_finished") == pretrained_runs.get(r["variant"], {}).get("finished")
     }
-    work = Path(tempfile.mkdtemp())
-    for variant, seed, epochs, model in itertools.product(
-        arguments.variants, arguments.seeds, arguments.epochs, arguments.models
-    ):
-        if (variant, model, seed, epochs) in done:
-            continue
-        checkpoint = arguments.runs_dir / variant / "checkpoint"
-        if MODELS[model] is not None:
-            checkpoint = random_checkpoint(checkpoint, work / f"{model}{seed}", seed, MODELS[model])
-        output_dir = work / f"{variant}_{model}_{seed}_{epochs}"
-        accuracy, seconds = _finetuned_accuracy(checkpoint, output_dir, arguments, seed, epochs)
-        record = {
-            "variant": variant,
-            "model": model,
-            "seed": seed,
-            "epochs": epochs,
-            "settings": settings,
-            "dev_accuracy": round(accuracy, 5),
-            "train_seconds": seconds,
-            "pretraining_finished": pretrained_runs.get(variant, {}).get("finished"),
-            **_provenance(),
-        }
-        append_record(results, record)
-        print(json.dumps(record), flush=True)
+    with tempfile.TemporaryDirectory(prefix="pretraining_usefulness_") as scratch:
+        work = Path(scratch)
+        for variant, seed, epochs, model in itertools.product(
+            arguments.variants, arguments.seeds, arguments.epochs, arguments.models
+        ):
+            if (variant, model, seed, epochs) in done:
+                continue
+            checkpoint = arguments.runs_dir / variant / "checkpoint"
+            if MODELS[model] is not None:
+                checkpoint = random_checkpoint(
+                    checkpoint, work / f"{model}{seed}", seed, MODELS[model]
+                )
+            output_dir = work / f"{variant}_{model}_{seed}_{epochs}"
+            accuracy, seconds = _finetuned_accuracy(checkpoint, output_dir, arguments, seed, epochs)
+            record = {
+                "variant": variant,
+                "model": model,
+                "seed": seed,
+                "epochs": epochs,
+                "settings": settings,
+                "dev_accuracy": round(accuracy, 5),
+                "train_seconds": seconds,
+                "pretraining_finished": pretrained_runs.get(variant, {}).get("finished"),
+                **_provenance(),
+            }
+            append_record(results, record)
+            print(json.dumps(record), flush=True)
 
 
 def _setting_label(settings: dict) -> str:

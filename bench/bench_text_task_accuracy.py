@@ -167,10 +167,11 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=RESULTS)
     args = parser.parse_args()
 
+    scratch = tempfile.TemporaryDirectory(prefix="text_task_accuracy_")
     configs = {
         seed: FinetuningConfig(
             checkpoint=default_checkpoint(),
-            output_dir=tempfile.mkdtemp(prefix="text_task_accuracy_"),
+            output_dir=f"{scratch.name}/seed{seed}",
             seq_length=args.seq_length,
             max_train_examples=args.max_train_examples,
             epochs=args.epochs,
@@ -182,12 +183,13 @@ def main() -> None:
     revision = git_revision()
     todo = seeds_to_go(args.seeds, settings, read_records(args.results), revision)
     print(f"{len(todo)} seeds to go at {revision}, appended to {args.results}", flush=True)
-    for seed in todo:
-        record = compare(configs[seed], revision)
-        args.results.parent.mkdir(parents=True, exist_ok=True)
-        with args.results.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
-        print(json.dumps(record, indent=2), flush=True)
+    with scratch:
+        for seed in todo:
+            record = compare(configs[seed], revision)
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+            with args.results.open("a", encoding="utf-8") as file:
+                file.write(json.dumps(record) + "\n")
+            print(json.dumps(record, indent=2), flush=True)
 
 
 if __name__ == "__main__":

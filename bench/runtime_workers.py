@@ -187,11 +187,9 @@ def peer_ctranslate2_runtime(compute_type: str) -> Callable[[Models], Classify]:
     through the classifier's dense head."""
 
     def load(models: Models) -> Classify:
-        import tempfile
-
         import ctranslate2
 
-        converted = tempfile.mkdtemp(prefix="ct2_")
+        converted = str(Path(models.peer_directory) / f"ctranslate2_{compute_type}")
         ctranslate2.converters.TransformersConverter(
             str(Path(models.peer_directory) / "hf")
         ).convert(converted, force=True)

@@ -104,19 +104,21 @@ def serving_modules(minilm_dir: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def exported_base(minilm_dir: Path) -> Path:
+def exported_base(minilm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A TF Serving base directory holding an export of every task model."""
     from tests.export import builders
 
-    return builders.exported_base(str(minilm_dir / "vocab.txt"))
+    return builders.exported_base(str(minilm_dir / "vocab.txt"), tmp_path_factory.mktemp("exports"))
 
 
 @pytest.fixture(scope="session")
-def onnx_exported_base(minilm_dir: Path) -> Path:
+def onnx_exported_base(minilm_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A base directory holding an ONNX export of every task model."""
     from tests.export import builders
 
-    return builders.onnx_exported_base(str(minilm_dir / "vocab.txt"))
+    return builders.onnx_exported_base(
+        str(minilm_dir / "vocab.txt"), tmp_path_factory.mktemp("onnx_exports")
+    )
 
 
 @pytest.fixture(scope="session")

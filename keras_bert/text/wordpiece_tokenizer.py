@@ -1,7 +1,9 @@
 """`WordPieceTokenizer`: raw strings to BERT WordPiece ids inside the TensorFlow graph."""
 
 import os
+import shutil
 import tempfile
+import weakref
 from collections.abc import Sequence
 
 import keras
@@ -76,19 +78,22 @@ class WordPieceTokenizer(keras.layers.Layer):
         **kwargs,
     ):
         super().__init__(**kwargs)
+        scratch = None
         if isinstance(vocabulary, (str, os.PathLike)):
             vocabulary_path = os.fspath(vocabulary)
             self.vocabulary = load_vocabulary(vocabulary_path)
         else:
             self.vocabulary = list(vocabulary)
             check_vocabulary(self.vocabulary)
-            # An Asset needs a file; SavedModel export copies it to `assets/vocab.txt`.
-            vocabulary_path = os.path.join(
-                tempfile.mkdtemp(prefix="keras_bert_vocab_"), "vocab.txt"
-            )
+            # An Asset needs a file; SavedModel export copies it to `assets/vocab.txt`. The file
+            # lives as long as the Asset that names it (or the process).
+            scratch = tempfile.mkdtemp(prefix="keras_bert_vocab_")
+            vocabulary_path = os.path.join(scratch, "vocab.txt")
             save_vocabulary(self.vocabulary, vocabulary_path)
         self.lowercase = infer_lowercase(self.vocabulary) if lowercase is None else lowercase
         self.vocabulary_asset = tf.saved_model.Asset(vocabulary_path)
+        if scratch is not None:
+            weakref.finalize(self.vocabulary_asset, shutil.rmtree, scratch, ignore_errors=True)
         self._id_to_token_table = tf.lookup.StaticHashTable(
             tf.lookup.TextFileInitializer(
                 self.vocabulary_asset,

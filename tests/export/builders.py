@@ -7,7 +7,6 @@ tests/serving.
 from __future__ import annotations
 
 import functools
-import tempfile
 from pathlib import Path
 
 import keras
@@ -59,22 +58,22 @@ def serving_modules(vocabulary_path: str, **options) -> dict:
     }
 
 
-@functools.cache
-def exported_base(vocabulary_path: str) -> Path:
-    """A TF Serving base directory with version 1 of every task and the server config."""
-    base_dir = Path(tempfile.mkdtemp(prefix="keras_bert_exports_")) / "saved_models"
+def exported_base(vocabulary_path: str, directory: Path) -> Path:
+    """A TF Serving base directory in `directory` with version 1 of every task and the server
+    config."""
+    base_dir = directory / "saved_models"
     for name, module in serving_modules(vocabulary_path).items():
         export_for_serving(module, base_dir, name)
     write_server_config(base_dir)
     return base_dir
 
 
-@functools.cache
-def onnx_exported_base(vocabulary_path: str) -> Path:
-    """A base directory with version 1 of every task as an ONNX export (float32)."""
+def onnx_exported_base(vocabulary_path: str, directory: Path) -> Path:
+    """A base directory in `directory` with version 1 of every task as an ONNX export
+    (float32)."""
     from keras_bert.export.onnx import export_onnx
 
-    base_dir = Path(tempfile.mkdtemp(prefix="keras_bert_onnx_")) / "saved_models"
+    base_dir = directory / "saved_models"
     for name, module in serving_modules(vocabulary_path).items():
         export_onnx(module, base_dir, name)
     return base_dir

@@ -1,7 +1,9 @@
 """Vocabulary reading, casing inference and learning with tensorflow-text's WordPiece learner."""
 
+import gc
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import tensorflow as tf
@@ -45,6 +47,16 @@ def test_learned_vocabulary_covers_its_corpus(data_dir):
 def test_texts_without_words_are_a_data_error():
     with pytest.raises(DataError, match="hold no words"):
         build_vocabulary(tf.data.Dataset.from_tensor_slices(["", "  \n\t "]), vocab_size=100)
+
+
+def test_a_vocabulary_list_is_written_for_the_tokenizer_and_removed_with_it(minilm_dir):
+    vocabulary = load_vocabulary(minilm_dir / "vocab.txt")
+    tokenizer = WordPieceTokenizer(vocabulary)
+    written = Path(tokenizer.vocabulary_asset.asset_path.numpy().decode())
+    assert load_vocabulary(written) == vocabulary
+    del tokenizer
+    gc.collect()
+    assert not written.parent.exists()
 
 
 @pytest.mark.slow
