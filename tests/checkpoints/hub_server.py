@@ -45,13 +45,17 @@ _UPLOAD = re.compile(
 NEW_REPO_FILES = {".gitattributes": b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n"}
 
 
-def commit_hash(repo_id: str, revision: str) -> str:
-    """The fake 40-hex commit a revision of a repo points to."""
-    return hashlib.sha1(f"{repo_id}@{revision}".encode()).hexdigest()
-
-
 def sha1(body: bytes) -> str:
     return hashlib.sha1(body).hexdigest()
+
+
+def commit_hash(repo_id: str, revision: str, files: dict[str, bytes] | None = None) -> str:
+    """The fake 40-hex commit a revision of a repo points to: one per set of files, as on the
+    Hub, whose clients cache a commit's file listing for good (`huggingface_hub`'s tree cache)."""
+    digest = hashlib.sha1(f"{repo_id}@{revision}".encode())
+    for name, body in sorted((files or {}).items()):
+        digest.update(f"{name}:{sha1(body)}".encode())
+    return digest.hexdigest()
 
 
 @dataclasses.dataclass
@@ -78,7 +82,9 @@ class FakeHub:
         self.heads: dict[tuple[str, str], str] = {}
 
     def add(self, repo_id: str, files: dict[str, bytes], revision: str = "main") -> None:
+        """Adds (or replaces) a revision of a repo, at the commit of its files."""
         self.repos.setdefault(repo_id, {})[revision] = files
+        self.heads[(repo_id, revision)] = commit_hash(repo_id, revision, files)
 
     def head(self, repo_id: str, revision: str) -> str:
         return self.heads.get((repo_id, revision), commit_hash(repo_id, revision))

@@ -146,13 +146,11 @@ def load_checkpoint_tensors(files: dict[str, bytes]) -> dict[str, np.ndarray]:
     return load(files["model.safetensors"])
 
 
-def test_revision_picks_a_tag_and_a_commit(hub_env, revised_repo):
-    from tests.checkpoints.hub_server import commit_hash
-
+def test_revision_picks_a_tag_and_a_commit(hub_env, fake_hub, revised_repo):
     name = "bert/embeddings/word_embeddings"
     main = load_checkpoint(revised_repo).tensors[name]
     tagged = load_checkpoint(revised_repo, revision="v2").tensors[name]
-    by_commit = load_checkpoint(revised_repo, commit_hash(revised_repo, "v2")).tensors[name]
+    by_commit = load_checkpoint(revised_repo, fake_hub.head(revised_repo, "v2")).tensors[name]
 
     np.testing.assert_allclose(tagged, main + 1, rtol=1e-6)
     np.testing.assert_array_equal(by_commit, tagged)
