@@ -77,8 +77,9 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         ["--mask-token-rate", "0.8", "--random-token-rate", "0.1"],
     ),
     # The ELECTRA variants below `electra` were trained at the recipe's earlier peak learning
-    # rate, 2e-3 (their lines' revisions are before f489959); `electra` was trained
-    # again at 1e-3.
+    # rate, 2e-3 (their lines' revisions are before f489959), and all but `electra_weight_10`
+    # at its earlier discriminator loss weight, 50 (before 35bafc8); `electra` was trained
+    # again at each change, last at 1e-3 and 10.
     "electra": ("pipelines/recipes/electra_tiny.json", []),
     # A third of the masked LM's steps, two fifths of ELECTRA's (the rate decayed over them): 5
     # passes over the corpus, not 16 and 13, to see whether a corpus learned by heart is what
@@ -116,7 +117,7 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     "electra_lr_0.001": ("pipelines/recipes/electra_tiny.json", ["--learning-rate", "0.001"]),
     # 5e-4 (ELECTRA-Small's own): 1e-3 fine-tuned 2 points above 2e-3.
     "electra_lr_0.0005": ("pipelines/recipes/electra_tiny.json", ["--learning-rate", "0.0005"]),
-    # The discriminator's loss weighted 10, not 50 (the low end of the paper's search): the
+    # The discriminator's loss weighted 10, not 50 (at 1e-3; the recipe's since): the
     # token embeddings both models share learn five times more from the generator's masked LM,
     # the task whose model fine-tunes best at this budget.
     "electra_weight_10": (
