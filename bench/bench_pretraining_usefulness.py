@@ -76,10 +76,10 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         "pipelines/recipes/budget_tiny.json",
         ["--mask-token-rate", "0.8", "--random-token-rate", "0.1"],
     ),
-    # The ELECTRA variants below `electra` were trained at the recipe's earlier peak learning
-    # rate, 2e-3 (their lines' revisions are before f489959), and all but `electra_weight_10`
-    # at its earlier discriminator loss weight, 50 (before 35bafc8); `electra` was trained
-    # again at each change, last at 1e-3 and 10.
+    # The ELECTRA variants below `electra` were trained with the recipe as it was before
+    # 35bafc8, at discriminator loss weight 50, and all but `electra_weight_10` before
+    # f489959, at peak learning rate 2e-3, where their flags set neither; `electra` was
+    # trained again at each change, last at 1e-3 and 10.
     "electra": ("pipelines/recipes/electra_tiny.json", []),
     # A third of the masked LM's steps, two fifths of ELECTRA's (the rate decayed over them): 5
     # passes over the corpus, not 16 and 13, to see whether a corpus learned by heart is what
