@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from keras_bert.serving.graph_runtimes import graph_session
+from keras_bert.serving.graph_runtimes import SEQUENCE, graph_session, one_row_lengths
 from keras_bert.serving.length_groups import CALL_COST_TOKENS, length_groups
 from keras_bert.serving.onnx_decoding import (
     best_answer_span,
@@ -46,9 +46,6 @@ METADATA_FILE = "keras_bert.json"
 # The inputs of every export's graph, int32 `[batch, sequence]` (token types where the family
 # has them; `keras_bert.json` lists the graph's own).
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
-# The graph's symbolic axes, as the ONNX writer names them: a tensor's rows, and its positions
-# (`run` pads the outputs that have them back to the batch's width).
-BATCH, SEQUENCE = "batch", "sequence"
 
 Text = str | bytes
 # Values that pass as a (text, text_pair) pair.
@@ -80,6 +77,9 @@ class OnnxModel:
         call_cost_tokens: what one more ONNX Runtime call costs in tokens: `run` splits a
             batch into groups of similar length where that saves more padding
             (`keras_bert.serving.length_groups`); None runs each batch whole.
+        one_row_graphs: on OpenVINO, compile graphs of fixed widths for one-row requests
+            (`keras_bert.serving.graph_runtimes.one_row_lengths`): faster batch-1 answers for
+            a few more compiled graphs' memory.
 
     `predict(texts)` (or `predict(pairs)` of `(text, text_pair)`, and for a question answerer
     `(question, context)`) returns a dict of NumPy arrays with the outputs of the SavedModel's
@@ -103,6 +103,7 @@ class OnnxModel:
         runtime: str | None = None,
         inference_precision: str | None = None,
         call_cost_tokens: int | None = CALL_COST_TOKENS,
+        one_row_graphs: bool = True,
     ):
         from tokenizers import Tokenizer
 
@@ -111,6 +112,13 @@ class OnnxModel:
         self.task: str = self.metadata["task"]
         self.seq_length: int = self.metadata["seq_length"]
         self.packing: dict[str, Any] = self.metadata["packing"]
+        # The longest row the graph reads (older exports: seq_length).
+        self.longest_input: int = self.metadata.get("longest_input", self.seq_length)
+        if self.seq_length > self.longest_input:
+            raise ValueError(
+                f"{self.path / METADATA_FILE}: seq_length {self.seq_length} is longer than the "
+                f"{self.longest_input} ids the model reads."
+            )
         self.tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
         self.tokenizer.no_truncation()
         self.tokenizer.no_padding()
@@ -126,6 +134,7 @@ class OnnxModel:
             spinning,
             inference_precision or "float32",
             self.metadata.get("output_axes"),
+            one_row_lengths(self.seq_length, self.longest_input) if one_row_graphs else (),
         )
         self.input_names = [graph_input.name for graph_input in self.session.get_inputs()]
         self.call_cost_tokens = call_cost_tokens
@@ -134,13 +143,7 @@ class OnnxModel:
             output.name: [axis for axis, dim in enumerate(output.shape) if dim == SEQUENCE]
             for output in self.session.get_outputs()
         }
-        # The longest row the graph reads, and each input's ids (older exports: unchecked).
-        self.longest_input: int = self.metadata.get("longest_input", self.seq_length)
-        if self.seq_length > self.longest_input:
-            raise ValueError(
-                f"{self.path / METADATA_FILE}: seq_length {self.seq_length} is longer than the "
-                f"{self.longest_input} ids the model reads."
-            )
+        # Each input's ids (older exports: unchecked).
         self.id_limits = {
             name: limit
             for name, limit in (

@@ -26,6 +26,7 @@ from keras_bert.export.onnx import MaskedLMOptions, hf_tokenizer, task_graph, to
 from keras_bert.export.onnx.model_files import parameter_count
 from keras_bert.models.pretrainer import BertPretrainer
 from keras_bert.serving import OnnxModel
+from keras_bert.serving.graph_runtimes import ONE_ROW_STEP, one_row_lengths
 from tests.export.builders import TASKS
 from tests.export.test_bad_inputs import HOSTILE_TEXTS
 
@@ -301,21 +302,27 @@ def test_runtime_cuts_long_texts_as_the_savedmodel_with_a_warning(
 @pytest.mark.parametrize("task", TASKS)
 def test_openvino_runtime_answers_as_onnx_runtime(onnx_exported_base, task):
     """`OnnxModel(runtime="openvino")` in float32 gives ONNX Runtime's answers (positions found
-    by the export's `output_axes`, which OpenVINO does not name)."""
+    by the export's `output_axes`, which OpenVINO does not name), a batch through the graph of
+    any shape and one text through the one-row graph of the narrowest width that holds it."""
     path = onnx_exported_base / task / "1"
     texts = ["Barack Obama visited Paris in June.", "The [MASK] sat on the [MASK] mat.", ""]
+    texts.append(" ".join(["Paris"] * (ONE_ROW_STEP + 3)))  # wider than the first width
     models = [OnnxModel(path), OnnxModel(path, runtime="openvino")]
     assert [model.runtime for model in models] == ["onnxruntime", "openvino"]
     assert models[1].sequence_axes == models[0].sequence_axes
-    expected, ours = (
-        model.predict(texts, texts) if task == "question_answerer" else model.predict(texts)
-        for model in models
-    )
-    for name, value in expected.items():
-        if value.dtype == object:
-            np.testing.assert_array_equal(ours[name], value, err_msg=name)
-        else:
-            np.testing.assert_allclose(ours[name], value, atol=1e-5, err_msg=name)
+    seq_length = models[1].seq_length
+    assert models[1].session.one_row_lengths == one_row_lengths(seq_length, models[1].longest_input)
+    assert OnnxModel(path, runtime="openvino", one_row_graphs=False).session.one_row_lengths == []
+    for batch in [texts, *([text] for text in texts)]:
+        expected, ours = (
+            model.predict(batch, batch) if task == "question_answerer" else model.predict(batch)
+            for model in models
+        )
+        for name, value in expected.items():
+            if value.dtype == object:
+                np.testing.assert_array_equal(ours[name], value, err_msg=name)
+            else:
+                np.testing.assert_allclose(ours[name], value, atol=1e-5, err_msg=name)
 
 
 def test_runtime_choices_are_checked(onnx_exported_base, tmp_path):

@@ -58,7 +58,7 @@ from keras_bert.export.onnx.rotary_attention import (
 from keras_bert.layers.activations import activation_name
 from keras_bert.layers.relative_positions import relative_embedding_rows
 from keras_bert.layers.self_attention import MASKED_SCORE
-from keras_bert.serving.onnx_model import BATCH, SEQUENCE  # the axes OnnxModel reads
+from keras_bert.serving.graph_runtimes import BATCH, SEQUENCE  # the axes OnnxModel reads
 
 # Graph inputs, as the SavedModel's `serving_ids` names them.
 WORD_IDS, MASK, TYPE_IDS = "input_word_ids", "input_mask", "input_type_ids"
