@@ -123,11 +123,11 @@ class OpenVinoSession:
             GraphValue(_graph_name(port, ()), [None] * len(port.get_partial_shape()))
             for port in model.inputs
         ]
-        # Each width's request: the graph reshaped to one row of it and compiled.
+        # Each width's request, narrowest first: the graph reshaped to one row of it and
+        # compiled.
         masked = "input_mask" in {graph_input.name for graph_input in self._inputs}
-        self.one_row_lengths = sorted(set(one_row_lengths)) if masked else []
         self._one_row_requests = {}
-        for length in self.one_row_lengths:
+        for length in sorted(set(one_row_lengths)) if masked else ():
             shaped = model.clone()
             shaped.reshape({port.get_any_name(): [1, length] for port in shaped.inputs})
             compiled = core.compile_model(shaped, "CPU", config)
@@ -143,6 +143,11 @@ class OpenVinoSession:
         self._output_axes = {name: list(output_axes[name]) for name in self._output_names}
         self._outputs = [GraphValue(name, self._output_axes[name]) for name in self._output_names]
 
+    @property
+    def one_row_lengths(self) -> list[int]:
+        """The widths of the one-row graphs compiled, narrowest first."""
+        return list(self._one_row_requests)
+
     def get_inputs(self) -> list[GraphValue]:
         return self._inputs
 
@@ -152,7 +157,7 @@ class OpenVinoSession:
     def run(self, output_names: Sequence[str], feeds: Mapping[str, np.ndarray]) -> list:
         """The outputs of `output_names` (copies: the request reuses its buffers)."""
         rows, width = next(iter(feeds.values())).shape
-        widths = self.one_row_lengths if rows == 1 else ()
+        widths = self._one_row_requests if rows == 1 else ()
         length = next((length for length in widths if length >= width), None)
         if length is None:
             results = self._request.infer(dict(feeds))
