@@ -8,6 +8,7 @@ from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.embeddings import BertEmbeddings
 from keras_bert.layers.encoder_block import TransformerEncoderBlock
 from keras_bert.layers.gated_linear_unit import GatedLinearUnit
+from keras_bert.layers.gather_embedding import GatherEmbedding
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
@@ -29,6 +30,7 @@ __all__ = [
     "FastDropout",
     "FastLayerNormalization",
     "GatedLinearUnit",
+    "GatherEmbedding",
     "MaskedLMHead",
     "MultiHeadSelfAttention",
     "NextSentenceHead",

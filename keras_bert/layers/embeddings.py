@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.gather_embedding import GatherEmbedding
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 
 
@@ -67,10 +68,10 @@ class BertEmbeddings(keras.layers.Layer):
 
         initializer = keras.initializers.TruncatedNormal(stddev=initializer_range)
 
-        def table(rows: int, name: str) -> keras.layers.Embedding:
+        def table(rows: int, name: str) -> GatherEmbedding:
             # The lookups and their sum stay float32 under mixed precision (LayerNorm computes
             # in float32 and casts its output): this gathers rows instead of casting tables.
-            return keras.layers.Embedding(
+            return GatherEmbedding(
                 rows,
                 hidden_size,
                 embeddings_initializer=initializer,
