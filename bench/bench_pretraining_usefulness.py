@@ -125,7 +125,8 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         ["--discriminator-loss-weight", "10"],
     ),
     # Weight 5: 10 fine-tuned 2.3 points above 50 after 3 epochs, so the trend's next step.
-    # Adam rescales each weight's own gradient, so the weight acts on the shared token table.
+    # Adam rescales each weight's own gradient, so the weight acts where both losses meet: the
+    # token and position embeddings the two models share.
     "electra_weight_5": (
         "pipelines/recipes/electra_tiny.json",
         ["--discriminator-loss-weight", "5"],
