@@ -60,7 +60,7 @@ SIZES = {
               "intermediate_size": 4096},
 }  # fmt: skip
 VOCABULARY_SIZE = 250_002
-VARIANTS = ("keras_bert", "keras_bert_sparse", "transformers")
+VARIANTS = ("keras_bert", "keras_bert_sparse", "transformers", "transformers_dynamic_padding")
 # fairseq's special ids, kept by the map of the shared model's ids onto the whole table.
 SPECIAL_IDS = 4
 
@@ -100,6 +100,13 @@ def batches(count: int, batch_size: int, seq_length: int) -> list[dict[str, np.n
     return result
 
 
+def cut_to_longest_row(batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The batch without the columns that are padding in every row: what transformers'
+    `DataCollatorWithPadding` (padding to the batch's longest row) would have made of it."""
+    length = int(batch["input_mask"].sum(axis=1).max())
+    return {name: value[:, :length] if value.ndim == 2 else value for name, value in batch.items()}
+
+
 def keras_bert_step(directory: Path, sparse_updates: bool, total_steps: int):
     """keras_bert's classifier of the checkpoint and its recipe optimizer: one step a call."""
     import keras_bert
@@ -118,8 +125,11 @@ def keras_bert_step(directory: Path, sparse_updates: bool, total_steps: int):
     return step
 
 
-def transformers_step(directory: Path, total_steps: int):
-    """transformers' classifier of the checkpoint, `Trainer`'s AdamW: one step a call."""
+def transformers_steps(directory: Path, total_steps: int) -> dict:
+    """transformers' classifier of the checkpoint and `Trainer`'s AdamW: one step a call, on
+    the batch as given (`transformers`) or cut to its longest row (`..._dynamic_padding`).
+    Both train the one model (a step's time does not depend on the weights' values), so that
+    the process holds one more copy of 278M weights, gradients and moments, not two."""
     import torch
     import transformers
 
@@ -138,7 +148,10 @@ def transformers_step(directory: Path, total_steps: int):
         }
         return hugging_face_step(model, inputs, optimizer, schedule)
 
-    return step
+    return {
+        "transformers": step,
+        "transformers_dynamic_padding": lambda batch: step(cut_to_longest_row(batch)),
+    }
 
 
 def step_matmul_flops(size: str, batch_size: int, seq_length: int) -> float:
@@ -214,9 +227,11 @@ def main(argv: list[str] | None = None) -> None:
         steps = {
             "keras_bert": lambda: keras_bert_step(Path(scratch), False, total_steps),
             "keras_bert_sparse": lambda: keras_bert_step(Path(scratch), True, total_steps),
-            "transformers": lambda: transformers_step(Path(scratch), total_steps),
         }
-        built = {name: steps[name]() for name in variants}
+        built = {name: steps[name]() for name in variants if name in steps}
+        if any(name.startswith("transformers") for name in variants):
+            peer = transformers_steps(Path(scratch), total_steps)
+            built |= {name: peer[name] for name in variants if name in peer}
         calls = {
             name: [lambda step=step, batch=batch: step(batch) for batch in data]
             for name, step in built.items()
@@ -228,10 +243,14 @@ def main(argv: list[str] | None = None) -> None:
         "seq_length": args.seq_length,
         "steps": args.steps,
         "median_step_seconds": {name: round(value, 4) for name, value in seconds.items()},
-        "speedup_over_transformers": {
-            name: round(seconds["transformers"] / value, 3)
-            for name, value in seconds.items()
-            if "transformers" in seconds
+        **{
+            f"speedup_over_{peer}": {
+                name: round(seconds[peer] / value, 3)
+                for name, value in seconds.items()
+                if not name.startswith("transformers")
+            }
+            for peer in ("transformers", "transformers_dynamic_padding")
+            if peer in seconds
         },
         "cpu": cpu_summary(),
         # TensorFlow's oneDNN switch as the run had it: `pipelines` sets 1 on AVX2-only CPUs
@@ -242,23 +261,33 @@ def main(argv: list[str] | None = None) -> None:
         "finished": datetime.datetime.now().isoformat(timespec="seconds"),
     }
     for name, value in seconds.items():
-        ratio = record["speedup_over_transformers"].get(name)
-        print(f"{name:18s} {value:8.3f} s/step" + (f"  {ratio:.2f}x transformers" if ratio else ""))
-    flops = step_matmul_flops(args.size, args.batch_size, args.seq_length)
+        ratios = [
+            f"{record[f'speedup_over_{peer}'][name]:.2f}x {peer}"
+            for peer in ("transformers", "transformers_dynamic_padding")
+            if name in record.get(f"speedup_over_{peer}", {})
+        ]
+        print(f"{name:28s} {value:8.3f} s/step  " + ", ".join(ratios))
+    # The floors: the step's matmuls alone at the fastest rate measured, over every position
+    # of the batches as given, and over each batch cut to its longest row.
     rates = matmul_gflops(args.size, args.batch_size, args.seq_length)
-    floor_seconds = flops / max(rates.values()) / 1e9
-    record |= {
-        "step_matmul_tflop": round(flops / 1e12, 3),
-        "matmul_gflops": rates,
-        "matmul_floor_seconds": round(floor_seconds, 3),
+    lengths = [int(batch["input_mask"].sum(axis=1).max()) for batch in data]
+    flops = {
+        "": step_matmul_flops(args.size, args.batch_size, args.seq_length),
+        "cut_": float(np.mean([step_matmul_flops(args.size, args.batch_size, n) for n in lengths])),
     }
-    print(
-        f"the step's matmuls: {flops / 1e12:.3f} TFLOP; fastest matmul rate here {rates} GFLOP/s; "
-        f"floor {floor_seconds:.2f} s/step"
-    )
-    if "transformers" in seconds:
-        record["best_possible_speedup"] = round(seconds["transformers"] / floor_seconds, 3)
-        print(f"no step can beat transformers' by more than {record['best_possible_speedup']}x")
+    record |= {"matmul_gflops": rates, "longest_rows": lengths}
+    for prefix, peer in (("", "transformers"), ("cut_", "transformers_dynamic_padding")):
+        floor_seconds = flops[prefix] / max(rates.values()) / 1e9
+        record[f"{prefix}step_matmul_tflop"] = round(flops[prefix] / 1e12, 3)
+        record[f"{prefix}matmul_floor_seconds"] = round(floor_seconds, 3)
+        print(
+            f"{prefix or 'padded_'}matmuls: {flops[prefix] / 1e12:.3f} TFLOP, floor "
+            f"{floor_seconds:.2f} s/step at the fastest rate here {rates} GFLOP/s"
+        )
+        if peer in seconds:
+            best = round(seconds[peer] / floor_seconds, 3)
+            record[f"{prefix}best_possible_speedup"] = best
+            print(f"  no step of these shapes beats {peer} by more than {best}x")
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with args.results.open("a", encoding="utf-8") as file:
         file.write(json.dumps(record) + "\n")

@@ -1,7 +1,7 @@
 """Keras layers of BERT: embeddings, self-attention (and DeBERTa's disentangled attention over
 relative embeddings; ModernBERT's rotary positions and attention within a window), the gate of
 a GeGLU feed-forward, encoder block, pooler, pretraining heads (ELECTRA's replaced-token head
-among them)."""
+among them), and the cut of the padding no row of a batch has."""
 
 from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
@@ -12,6 +12,7 @@ from keras_bert.layers.gather_embedding import GatherEmbedding
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
+from keras_bert.layers.padding_trim import TrailingPaddingTrim
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.layers.replaced_token_head import ReplacedTokenHead
@@ -40,6 +41,7 @@ __all__ = [
     "RowShardedDense",
     "SequenceDense",
     "SpanBoundaryHead",
+    "TrailingPaddingTrim",
     "TransformerEncoderBlock",
     "WindowedSelfAttention",
 ]

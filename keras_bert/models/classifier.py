@@ -14,6 +14,7 @@ from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.classification import ClassificationExamples, classification_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
+from keras_bert.layers.padding_trim import TrailingPaddingTrim
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import (
     BertTask,
@@ -77,6 +78,11 @@ class BertClassifier(BertTask):
     `len(texts) / batch_size`; the recipe's schedule spans them all). With `sample_weight`, or
     a `tf.data.Dataset`, the batches are the ones given.
 
+    Batches of encoder inputs padded past their longest row (TFRecords written at a fixed
+    `seq_length`, as TensorFlow Model Garden's are) lose the columns no row uses before the
+    encoder (`keras_bert.layers.TrailingPaddingTrim`): the same logits and gradients, at the
+    cost of the longest row. Under XLA (`jit_compile=True`, `TPUStrategy`) shapes stay fixed.
+
     `from_checkpoint` of a transformers sequence classifier (`*ForSequenceClassification`)
     reads its head, classes (`id2label`) and regression (`problem_type`) too.
 
@@ -130,12 +136,13 @@ class BertClassifier(BertTask):
         if pooled_head.activation is not None:
             pre_classifier = prediction_head(encoder, pooled_head, "pre_classifier")
 
-        # Functional model
-        encoder_outputs = encoder(encoder.input)
+        # Functional model: the heads read one vector a row, so padding no row has is cut.
+        inputs = TrailingPaddingTrim(name="padding_trim")(encoder.input)
+        encoder_outputs = encoder(inputs)
         if pooling == "mean":
             # In float32: a bfloat16 sum over hundreds of tokens would keep ~3 digits.
             pooled = MaskedMeanPooling(name="mean_pooling", dtype="float32")(
-                encoder_outputs["sequence_output"], encoder.input["input_mask"]
+                encoder_outputs["sequence_output"], inputs["input_mask"]
             )
         elif pre_classifier is None:
             require_pooler(encoder, "BertClassifier")

@@ -3,8 +3,10 @@ import warnings
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from keras_bert import BertConfig, BertEncoder
+from keras_bert.layers import TrailingPaddingTrim
 from keras_bert.models import BertClassifier, BertQuestionAnswerer, BertTokenClassifier
 from keras_bert.models.token_classifier import IGNORED_LABEL, MaskedTokenAccuracy
 from tests.layer_checks import check_layer
@@ -53,6 +55,41 @@ def test_mean_pooling_classifier_reads_the_masked_mean(tmp_path):
     np.testing.assert_allclose(np.asarray(model(INPUTS)), mean @ kernel + bias, atol=1e-5)
     with pytest.raises(ValueError, match="pooling must be one of first_token, mean"):
         BertClassifier(encoder(), num_classes=2, pooling="max")
+
+
+@pytest.mark.parametrize("pooling", ["first_token", "mean"])
+def test_classifier_skips_the_padding_no_row_has(pooling):
+    # Both rows padded from 6 to 16 positions (max_position_embeddings): the logits and every
+    # gradient are those of the batch as it was, and the step's tensors are 6 positions long.
+    keras.utils.set_random_seed(0)
+    model = BertClassifier(encoder(), num_classes=3, dropout_rate=0, pooling=pooling)
+    padded = {name: np.pad(value, ((0, 0), (0, 10))) for name, value in INPUTS.items()}
+    labels = tf.constant([0, 2])
+
+    def logits_and_gradients(inputs):
+        with tf.GradientTape() as tape:
+            logits = model(inputs, training=True)
+            loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)
+        return logits, tape.gradient(loss, model.trainable_variables)
+
+    cut_logits, cut_gradients = logits_and_gradients(INPUTS)
+    padded_logits, padded_gradients = logits_and_gradients(padded)
+    np.testing.assert_allclose(padded_logits, cut_logits, atol=1e-6)
+    for padded_gradient, cut_gradient in zip(padded_gradients, cut_gradients, strict=True):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(padded_gradient), tf.convert_to_tensor(cut_gradient), atol=1e-6
+        )
+    trimmed = model.get_layer("padding_trim")(padded)
+    assert {tuple(value.shape) for value in trimmed.values()} == {(2, 6)}
+
+
+def test_padding_trim_keeps_every_column_up_to_the_last_real_position():
+    mask = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], "int32")
+    trimmed = TrailingPaddingTrim()({"input_mask": mask, "input_word_ids": mask * 7})
+    np.testing.assert_array_equal(trimmed["input_word_ids"], mask[:, :3] * 7)
+    # A batch of nothing but padding keeps its first column (where a head reads).
+    empty = TrailingPaddingTrim()({"input_mask": np.zeros((2, 4), "int32")})
+    assert tuple(empty["input_mask"].shape) == (2, 1)
 
 
 def test_regressor_defaults():

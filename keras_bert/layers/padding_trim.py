@@ -1,0 +1,50 @@
+"""Encoder inputs cut after the batch's last real position, where shapes may vary."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+from tensorflow.python.ops import control_flow_util
+
+
+def in_xla_context() -> bool:
+    """Whether the graph being traced compiles with XLA (`jit_compile=True`, `TPUStrategy`),
+    where every shape must be known when the step compiles."""
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+@keras.saving.register_keras_serializable(package="keras_bert")
+class TrailingPaddingTrim(keras.layers.Layer):
+    """Cuts a dict of `[batch, sequence]` encoder inputs after the last position where any
+    row's `input_mask` is 1: the columns that are padding in every row go.
+
+    A head that reads one vector a row (a classifier on the first token, or on the masked
+    mean) gets the same values from the cut batch: padding is a key no token attends to (its
+    attention weight is exactly 0), so it changes no real token's output and no gradient. A
+    batch padded to a fixed length (TFRecords written at `seq_length` 128, as TensorFlow
+    Model Garden's fine-tuning data is) then costs what its longest row costs. Under XLA
+    (`jit_compile=True`, `TPUStrategy`), whose steps compile for one shape, nothing is cut.
+
+    Example:
+    >>> import numpy as np
+    >>> inputs = {"input_word_ids": np.array([[2, 7, 3, 0], [2, 3, 0, 0]]),
+    ...           "input_mask": np.array([[1, 1, 1, 0], [1, 1, 0, 0]])}
+    >>> trimmed = TrailingPaddingTrim()(inputs)
+    >>> trimmed["input_word_ids"].numpy().tolist()
+    [[2, 7, 3], [2, 3, 0]]
+    """
+
+    def call(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
+        if in_xla_context():
+            return dict(inputs)
+        mask = tf.convert_to_tensor(inputs["input_mask"])
+        positions = tf.range(1, tf.shape(mask)[1] + 1, dtype=mask.dtype)
+        # The last real position + 1; at least one column, so that a first token stays.
+        length = tf.maximum(tf.reduce_max(tf.where(mask != 0, positions, 0)), 1)
+        return {name: tensor[:, :length] for name, tensor in inputs.items()}
+
+    def compute_output_spec(self, inputs: dict) -> dict:
+        return {
+            name: keras.KerasTensor((tensor.shape[0], None), dtype=tensor.dtype)
+            for name, tensor in inputs.items()
+        }
