@@ -21,11 +21,19 @@ sparse_updates=True)`, TF's LazyAdam): faster, but a row the batch missed keeps 
 and is not decayed, which is not transformers' AdamW. The default stays dense (see
 docs/families.md, XLM-RoBERTa at its real size).
 
-How fast a step can be: its matmuls are about 1.07 TFLOP at base size (forward 2 x 85M
-weights x 2,048 tokens plus attention's 9.7 GFLOP, backward twice that), and the fastest
-matmul rate measured here on the step's own shapes (TensorFlow's and torch's, 2 threads)
-gives the step's floor: the matmuls alone, nothing else. transformers' step over that floor
-is the most any step could beat it by on this CPU (`best_possible_speedup`).
+The batches are padded to `--seq-length` (128), as transformers' `run_glue.py` pads by
+default; about 28% of their positions are real tokens. `transformers_dynamic_padding` is the
+same model on each batch cut to its longest row (`DataCollatorWithPadding`'s batches, about
+half the positions). keras_bert's classifier cuts those columns itself
+(`TrailingPaddingTrim`) and its training step runs each block's feed-forward on the real
+tokens alone (`feed_forward_on_real_tokens`); both change no real token's output and no
+gradient.
+
+How fast a step can be: its matmuls (1.07 TFLOP at base size over every position: forward
+2 x 85M weights x 2,048 tokens plus attention's 9.7 GFLOP, backward twice that) at the
+fastest matmul rate measured here on the step's own shapes (TensorFlow's and torch's, 2
+threads): each variant's floor is that of the work it does, and its step over its floor
+(`over_matmul_floor`) is what the rest of the step costs.
 
 Prints the CPU, each variant's median seconds per step and its speed-up over transformers;
 appends one JSON record per run to `--results`. Runs in the peer environment:
@@ -154,14 +162,18 @@ def transformers_steps(directory: Path, total_steps: int) -> dict:
     }
 
 
-def step_matmul_flops(size: str, batch_size: int, seq_length: int) -> float:
+def step_matmul_flops(
+    size: str, batch_size: int, seq_length: int, feed_forward_tokens: int | None = None
+) -> float:
     """The floating-point operations of a training step's matmuls: the blocks' weights and
-    attention's scores and context, forward (2 per multiply-add) and backward (twice that)."""
+    attention's scores and context, forward (2 per multiply-add) and backward (twice that);
+    the feed-forward's on `feed_forward_tokens` rows (every position's by default)."""
     hidden, layers = SIZES[size]["hidden_size"], SIZES[size]["num_hidden_layers"]
-    block_weights = 4 * hidden * hidden + 2 * hidden * SIZES[size]["intermediate_size"]
     tokens = batch_size * seq_length
-    forward = layers * (2 * block_weights * tokens + 4 * batch_size * seq_length**2 * hidden)
-    return 3 * forward
+    feed_forward_tokens = tokens if feed_forward_tokens is None else feed_forward_tokens
+    attention = 2 * 4 * hidden * hidden * tokens + 4 * batch_size * seq_length**2 * hidden
+    feed_forward = 2 * 2 * hidden * SIZES[size]["intermediate_size"] * feed_forward_tokens
+    return 3 * layers * (attention + feed_forward)
 
 
 def matmul_gflops(size: str, batch_size: int, seq_length: int) -> dict[str, float]:
@@ -267,27 +279,37 @@ def main(argv: list[str] | None = None) -> None:
             if name in record.get(f"speedup_over_{peer}", {})
         ]
         print(f"{name:28s} {value:8.3f} s/step  " + ", ".join(ratios))
-    # The floors: the step's matmuls alone at the fastest rate measured, over every position
-    # of the batches as given, and over each batch cut to its longest row.
+    # The floors: each step's matmuls alone at the fastest rate measured here, for the work
+    # it does: every position (transformers), each batch cut to its longest row (with dynamic
+    # padding), and that with the feed-forward on the real tokens alone (keras_bert; its last
+    # block's work at [CLS] alone not counted).
     rates = matmul_gflops(args.size, args.batch_size, args.seq_length)
-    lengths = [int(batch["input_mask"].sum(axis=1).max()) for batch in data]
+    cut = [(int(b["input_mask"].sum(1).max()), int(b["input_mask"].sum())) for b in data]
     flops = {
-        "": step_matmul_flops(args.size, args.batch_size, args.seq_length),
-        "cut_": float(np.mean([step_matmul_flops(args.size, args.batch_size, n) for n in lengths])),
+        "transformers": step_matmul_flops(args.size, args.batch_size, args.seq_length),
+        "transformers_dynamic_padding": np.mean(
+            [step_matmul_flops(args.size, args.batch_size, length) for length, _ in cut]
+        ),
+        "keras_bert": np.mean(
+            [step_matmul_flops(args.size, args.batch_size, n, real) for n, real in cut]
+        ),
     }
-    record |= {"matmul_gflops": rates, "longest_rows": lengths}
-    for prefix, peer in (("", "transformers"), ("cut_", "transformers_dynamic_padding")):
-        floor_seconds = flops[prefix] / max(rates.values()) / 1e9
-        record[f"{prefix}step_matmul_tflop"] = round(flops[prefix] / 1e12, 3)
-        record[f"{prefix}matmul_floor_seconds"] = round(floor_seconds, 3)
-        print(
-            f"{prefix or 'padded_'}matmuls: {flops[prefix] / 1e12:.3f} TFLOP, floor "
-            f"{floor_seconds:.2f} s/step at the fastest rate here {rates} GFLOP/s"
-        )
-        if peer in seconds:
-            best = round(seconds[peer] / floor_seconds, 3)
-            record[f"{prefix}best_possible_speedup"] = best
-            print(f"  no step of these shapes beats {peer} by more than {best}x")
+    floors = {name: float(value) / max(rates.values()) / 1e9 for name, value in flops.items()}
+    record |= {
+        "matmul_gflops": rates,
+        "longest_rows": [length for length, _ in cut],
+        "real_tokens": [real for _, real in cut],
+        "step_matmul_tflop": {name: round(value / 1e12, 3) for name, value in flops.items()},
+        "matmul_floor_seconds": {name: round(value, 3) for name, value in floors.items()},
+        "over_matmul_floor": {
+            name: round(value / floors[name.removesuffix("_sparse")], 3)
+            for name, value in seconds.items()
+        },
+    }
+    print(f"the fastest matmul rates here: {rates} GFLOP/s")
+    for name, value in floors.items():
+        print(f"{name:28s} matmuls {flops[name] / 1e12:.3f} TFLOP, floor {value:.2f} s/step")
+    print(f"each step over the floor of its own work: {record['over_matmul_floor']}")
     args.results.parent.mkdir(parents=True, exist_ok=True)
     with args.results.open("a", encoding="utf-8") as file:
         file.write(json.dumps(record) + "\n")

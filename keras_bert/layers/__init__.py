@@ -12,7 +12,7 @@ from keras_bert.layers.gather_embedding import GatherEmbedding
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.masked_lm_head import MaskedLMHead
 from keras_bert.layers.next_sentence_head import NextSentenceHead
-from keras_bert.layers.padding_trim import TrailingPaddingTrim
+from keras_bert.layers.padding_skip import TrailingPaddingTrim
 from keras_bert.layers.pooler import BertPooler
 from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.layers.replaced_token_head import ReplacedTokenHead

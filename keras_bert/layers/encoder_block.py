@@ -9,6 +9,7 @@ from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.gated_linear_unit import GatedLinearUnit
 from keras_bert.layers.layer_normalization import FastLayerNormalization
+from keras_bert.layers.padding_skip import feed_forward_skips_padding, real_token_rows
 from keras_bert.layers.self_attention import AttentionOutputSpec, MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
@@ -71,6 +72,10 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
         relative_embeddings: the relative position table, with `disentangled_attention`.
         return_attention_scores: also return the attention scores `[batch, heads, query, key]`
             (before the padding mask and softmax).
+        training: within `keras_bert.layers.padding_skip.feed_forward_on_real_tokens` (a
+            classifier's training step), the feed-forward network runs on the real tokens
+            alone and a padded position's output is its residual sum: the real tokens' outputs
+            are those of every other call.
         first_token_only: compute the block's output at the first position only,
             `[batch, 1, hidden_size]` (every token is still attended to): the last block under
             the `[CLS]` pooler, for about a sixth of its work at BERT's 128 tokens.
@@ -261,7 +266,12 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
         feed_forward_input = hidden_states
         if self.pre_layer_norm:
             feed_forward_input = self.output_layer_norm(hidden_states)
-        feed_forward_output = self._feed_forward(feed_forward_input)
+        # The training step of a loss that reads no padded output (`feed_forward_on_real_tokens`)
+        # skips the padding; other calls compute every position, as transformers does.
+        real_tokens = None
+        if training and not first_token_only and feed_forward_skips_padding():
+            real_tokens = real_token_rows(padding_mask)
+        feed_forward_output = self._feed_forward(feed_forward_input, real_tokens)
         feed_forward_output = self.output_dropout(feed_forward_output, training=training)
         hidden_states = hidden_states + feed_forward_output
         if not self.pre_layer_norm:
@@ -270,14 +280,20 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
             return hidden_states, attention_scores
         return hidden_states
 
-    def _feed_forward(self, hidden_states):
+    def _feed_forward(self, hidden_states, real_tokens=None):
         """The intermediate and output projections of every token, as one `[batch * sequence,
-        hidden]` matrix: the same products, without shape ops around each projection."""
+        hidden]` matrix: the same products, without shape ops around each projection. With
+        `real_tokens` (`real_token_rows`), of those rows alone; the others' output is 0."""
         tokens = ops.reshape(hidden_states, (-1, self.hidden_size))
+        if real_tokens is not None:
+            all_tokens, tokens = tf.shape(tokens), tf.gather(tokens, real_tokens)
         intermediate = self.intermediate_dense(tokens)
         if self.gate is not None:
             intermediate = self.gate(intermediate)
-        return ops.reshape(self.output_dense(intermediate), tf.shape(hidden_states))
+        outputs = self.output_dense(intermediate)
+        if real_tokens is not None:
+            outputs = tf.scatter_nd(real_tokens[:, None], outputs, all_tokens)
+        return ops.reshape(outputs, tf.shape(hidden_states))
 
     def get_config(self):
         return {

@@ -14,7 +14,7 @@ from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.classification import ClassificationExamples, classification_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
-from keras_bert.layers.padding_trim import TrailingPaddingTrim
+from keras_bert.layers.padding_skip import TrailingPaddingTrim, feed_forward_on_real_tokens
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import (
     BertTask,
@@ -80,8 +80,9 @@ class BertClassifier(BertTask):
 
     Batches of encoder inputs padded past their longest row (TFRecords written at a fixed
     `seq_length`, as TensorFlow Model Garden's are) lose the columns no row uses before the
-    encoder (`keras_bert.layers.TrailingPaddingTrim`): the same logits and gradients, at the
-    cost of the longest row. Under XLA (`jit_compile=True`, `TPUStrategy`) shapes stay fixed.
+    encoder (`keras_bert.layers.TrailingPaddingTrim`), and a training step's feed-forward
+    networks skip the padding shorter rows still have: the same logits and gradients, for the
+    real tokens' cost there. Under XLA (`jit_compile=True`, `TPUStrategy`) shapes stay fixed.
 
     `from_checkpoint` of a transformers sequence classifier (`*ForSequenceClassification`)
     reads its head, classes (`id2label`) and regression (`problem_type`) too.
@@ -168,6 +169,12 @@ class BertClassifier(BertTask):
     @property
     def is_regression(self) -> bool:
         return self.num_classes == 1
+
+    def train_step(self, data):
+        # The loss reads one vector a row, never a padded position's: the blocks' feed-forward
+        # networks train on the real tokens alone.
+        with feed_forward_on_real_tokens():
+            return super().train_step(data)
 
     def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
         if isinstance(x, tf.data.Dataset) or y is None or sample_weight is not None:

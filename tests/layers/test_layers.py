@@ -1,3 +1,5 @@
+import contextlib
+
 import keras
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from keras_bert.layers import (
     TransformerEncoderBlock,
 )
 from keras_bert.layers.activations import activation_from_name, gelu, inference_gelu
+from keras_bert.layers.padding_skip import feed_forward_on_real_tokens
 from tests.layer_checks import check_layer
 
 HIDDEN_STATES = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
@@ -101,6 +104,36 @@ def test_encoder_block(tmp_path, activation, pre_layer_norm, feed_forward_shards
         attention_dropout_rate=0.0,
     )
     check_layer(layer, (HIDDEN_STATES, PADDING_MASK), tmp_path, expected_shapes=(2, 5, 16))
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"pre_layer_norm": True}, {"feed_forward_shards": 2}, {"gated_feed_forward": True}],
+)
+def test_encoder_block_trains_its_feed_forward_on_real_tokens_alone(settings):
+    # Dropout off: in `feed_forward_on_real_tokens` a training call skips padded tokens in the
+    # feed-forward, which changes no real token's output and no weight's gradient.
+    layer = TransformerEncoderBlock(
+        hidden_size=16, num_heads=4, intermediate_size=32, dropout_rate=0.0,
+        attention_dropout_rate=0.0, **settings,
+    )  # fmt: skip
+    real = PADDING_MASK.astype(bool)
+
+    def outputs_and_gradients(skip_padding):
+        with tf.GradientTape() as tape:
+            with feed_forward_on_real_tokens() if skip_padding else contextlib.nullcontext():
+                outputs = layer(HIDDEN_STATES, PADDING_MASK, training=True)
+            loss = tf.reduce_sum(tf.boolean_mask(outputs, real) ** 2)
+        return outputs.numpy(), tape.gradient(loss, layer.trainable_variables)
+
+    inferred, inference_gradients = outputs_and_gradients(False)
+    trained, training_gradients = outputs_and_gradients(True)
+    np.testing.assert_allclose(trained[real], inferred[real], atol=1e-5)
+    assert np.abs(trained[~real] - inferred[~real]).max() > 1e-5  # padding skipped
+    for trained_gradient, inferred_gradient in zip(
+        training_gradients, inference_gradients, strict=True
+    ):
+        np.testing.assert_allclose(trained_gradient, inferred_gradient, atol=1e-5)
 
 
 def test_pooler_reads_the_first_position(tmp_path):

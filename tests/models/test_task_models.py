@@ -83,6 +83,20 @@ def test_classifier_skips_the_padding_no_row_has(pooling):
     assert {tuple(value.shape) for value in trimmed.values()} == {(2, 6)}
 
 
+def test_classifier_training_step_runs_its_feed_forward_on_real_tokens_alone():
+    # The step's graph gathers the real tokens' rows and scatters the feed-forward back; the
+    # forward pass of `predict` computes every position.
+    model = BertClassifier(encoder(), num_classes=2)
+    model.compile(optimizer=keras.optimizers.Adam(1e-3))
+
+    def op_types(function, *args):
+        graph = tf.function(function).get_concrete_function(*args).graph
+        return {operation.type for operation in graph.get_operations()}
+
+    assert "ScatterNd" in op_types(model.train_step, (INPUTS, np.array([0, 1])))
+    assert "ScatterNd" not in op_types(model.predict_step, (INPUTS,))
+
+
 def test_padding_trim_keeps_every_column_up_to_the_last_real_position():
     mask = np.array([[1, 0, 1, 0, 0], [0, 0, 0, 0, 0]], "int32")
     trimmed = TrailingPaddingTrim()({"input_mask": mask, "input_word_ids": mask * 7})

@@ -1,6 +1,11 @@
-"""Encoder inputs cut after the batch's last real position, where shapes may vary."""
+"""Work skipped on padding where shapes may vary (not under XLA): encoder inputs cut after a
+batch's last real position, and the rows of a batch's real tokens."""
 
 from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
 
 import keras
 import tensorflow as tf
@@ -11,6 +16,47 @@ def in_xla_context() -> bool:
     """Whether the graph being traced compiles with XLA (`jit_compile=True`, `TPUStrategy`),
     where every shape must be known when the step compiles."""
     return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+_SCOPE = threading.local()
+
+
+@contextlib.contextmanager
+def feed_forward_on_real_tokens() -> Iterator[None]:
+    """Within it, the training calls of `TransformerEncoderBlock` that TensorFlow traces run
+    their feed-forward network on the real tokens alone (not under XLA): for a model whose loss
+    reads no padded position's output (a classifier's `train_step` enters it), the same loss
+    and gradients for the real tokens' share of the feed-forward's work. Thread-local: each
+    `MirroredStrategy` replica traces its step in a thread of its own.
+
+    Example:
+    >>> with feed_forward_on_real_tokens():
+    ...     inside = feed_forward_skips_padding()
+    >>> inside, feed_forward_skips_padding()
+    (True, False)
+    """
+    previous = getattr(_SCOPE, "on", False)
+    _SCOPE.on = True
+    try:
+        yield
+    finally:
+        _SCOPE.on = previous
+
+
+def feed_forward_skips_padding() -> bool:
+    """Whether a training call traced now skips padded tokens in its feed-forward network."""
+    return getattr(_SCOPE, "on", False) and not in_xla_context()
+
+
+def real_token_rows(padding_mask: tf.Tensor) -> tf.Tensor:
+    """The rows of a `[batch * sequence, ...]` reshape of a batch that hold real tokens
+    (`padding_mask` 1), int32: what a per-token computation gathers to skip the padding.
+
+    Example:
+    >>> real_token_rows(tf.constant([[1, 1, 0], [1, 0, 0]])).numpy().tolist()
+    [0, 1, 3]
+    """
+    return tf.cast(tf.where(tf.reshape(padding_mask, [-1]) != 0)[:, 0], tf.int32)
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
