@@ -6,7 +6,7 @@ from __future__ import annotations
 import keras
 
 from keras_bert.config import ConfigError
-from keras_bert.layers import BertEmbeddings, TransformerEncoderBlock
+from keras_bert.layers import BertEmbeddings, TrailingPaddingTrim, TransformerEncoderBlock
 from keras_bert.models.task import BertTask
 
 # What a task model reads from its encoder.
@@ -94,6 +94,9 @@ def task_features(task: BertTask) -> keras.Model:
     recorded: list = []
 
     def call_with_features(layer, *args, **kwargs):
+        if isinstance(layer, TrailingPaddingTrim):
+            # Every position stays: the layer-wise losses weigh them by the input mask.
+            return dict(args[0])
         if layer is not task.encoder:
             return layer(*args, **kwargs)
         outputs = features(*args, **kwargs)
