@@ -108,10 +108,15 @@ def batches(count: int, batch_size: int, seq_length: int) -> list[dict[str, np.n
     return result
 
 
+def longest_row(batch: dict[str, np.ndarray]) -> int:
+    """The real tokens of the batch's longest row (padding trails, as packing makes it)."""
+    return int(batch["input_mask"].sum(axis=1).max())
+
+
 def cut_to_longest_row(batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The batch without the columns that are padding in every row: what transformers'
     `DataCollatorWithPadding` (padding to the batch's longest row) would have made of it."""
-    length = int(batch["input_mask"].sum(axis=1).max())
+    length = longest_row(batch)
     return {name: value[:, :length] if value.ndim == 2 else value for name, value in batch.items()}
 
 
@@ -284,7 +289,7 @@ def main(argv: list[str] | None = None) -> None:
     # padding), and that with the feed-forward on the real tokens alone (keras_bert; its last
     # block's work at [CLS] alone not counted).
     rates = matmul_gflops(args.size, args.batch_size, args.seq_length)
-    cut = [(int(b["input_mask"].sum(1).max()), int(b["input_mask"].sum())) for b in data]
+    cut = [(longest_row(batch), int(batch["input_mask"].sum())) for batch in data]
     flops = {
         "transformers": step_matmul_flops(args.size, args.batch_size, args.seq_length),
         "transformers_dynamic_padding": np.mean(

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 
 import tensorflow as tf
 
+from keras_bert.layers.padding_skip import real_columns
+
 SMALLEST_BUCKET = 8
 BUCKETS_PER_DOUBLING = 4
 
@@ -63,9 +65,7 @@ def bucket_length(input_mask: tf.Tensor, buckets: Sequence[int]) -> tf.Tensor:
     >>> int(bucket_length(tf.constant([[1] * 70 + [0] * 10]), (16, 32, 64)))
     70
     """
-    columns = tf.range(1, tf.shape(input_mask)[1] + 1, dtype=input_mask.dtype)
-    ends = tf.where(input_mask != 0, columns[tf.newaxis], tf.zeros_like(input_mask))
-    longest = tf.maximum(tf.reduce_max(ends), 0)  # empty: 0
+    longest = real_columns(input_mask)
     bucket_tensor = tf.constant(buckets, input_mask.dtype)
     index = tf.searchsorted(bucket_tensor, longest[tf.newaxis], side="left")[0]
     return tf.maximum(bucket_tensor[tf.minimum(index, len(buckets) - 1)], longest)

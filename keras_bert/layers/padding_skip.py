@@ -59,6 +59,20 @@ def real_token_rows(padding_mask: tf.Tensor) -> tf.Tensor:
     return tf.cast(tf.where(tf.reshape(padding_mask, [-1]) != 0)[:, 0], tf.int32)
 
 
+def real_columns(input_mask: tf.Tensor) -> tf.Tensor:
+    """How many columns of `input_mask` `[batch, sequence]` hold every real token: those up to
+    the last that is real in any row (padding in front or between tokens is kept); 0 when no
+    row has one.
+
+    Example:
+    >>> int(real_columns(tf.constant([[1, 0, 1, 0, 0], [1, 1, 0, 0, 0]])))
+    3
+    """
+    columns = tf.range(1, tf.shape(input_mask)[1] + 1, dtype=input_mask.dtype)
+    ends = tf.where(input_mask != 0, columns[tf.newaxis], tf.zeros_like(input_mask))
+    return tf.maximum(tf.reduce_max(ends), 0)  # no rows: 0
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class TrailingPaddingTrim(keras.layers.Layer):
     """Cuts a dict of `[batch, sequence]` encoder inputs after the last position where any
@@ -83,10 +97,8 @@ class TrailingPaddingTrim(keras.layers.Layer):
     def call(self, inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
         if in_xla_context():
             return dict(inputs)
-        mask = tf.convert_to_tensor(inputs["input_mask"])
-        positions = tf.range(1, tf.shape(mask)[1] + 1, dtype=mask.dtype)
-        # The last real position + 1; at least one column, so that a first token stays.
-        length = tf.maximum(tf.reduce_max(tf.where(mask != 0, positions, 0)), 1)
+        # At least one column, so that a first token stays.
+        length = tf.maximum(real_columns(tf.convert_to_tensor(inputs["input_mask"])), 1)
         return {name: tensor[:, :length] for name, tensor in inputs.items()}
 
     def compute_output_spec(self, inputs: dict) -> dict:
