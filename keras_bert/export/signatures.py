@@ -18,6 +18,7 @@ converted in the graph.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable, Sequence
 
@@ -47,6 +48,7 @@ from keras_bert.layers.layer_normalization import (
     element_wise_layer_normalization,
     fused_layer_normalization,
 )
+from keras_bert.layers.padding_skip import real_tokens_only
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.models.input_checks import check_preprocessor
 from keras_bert.text.preprocessor import TextPreprocessor
@@ -69,13 +71,15 @@ def _as_float32(outputs):
 
 
 def _model_function(
-    model: keras.Model, normalize: Callable, jit_compile: bool
+    model: keras.Model, normalize: Callable, jit_compile: bool, on_real_tokens: bool
 ) -> tf.types.experimental.PolymorphicFunction:
     """`model`'s call (inference, floats out in float32) as a `tf.function` whose traces apply
-    `normalize` in every layer norm (`layer_normalization_form`)."""
+    `normalize` in every layer norm (`layer_normalization_form`); its encoder blocks compute
+    the real tokens alone if `on_real_tokens` (`real_tokens_only`; not under XLA)."""
 
     def model_call(inputs):
-        with layer_normalization_form(model, normalize):
+        skip = real_tokens_only() if on_real_tokens else contextlib.nullcontext()
+        with layer_normalization_form(model, normalize), skip:
             return _as_float32(model(inputs, training=False))
 
     return tf.function(
@@ -182,6 +186,9 @@ class _Serving(tf.Module):
 
     # `serving_ids` outputs with a value per input position, and the value past the bucket.
     POSITION_OUTPUTS: dict[str, float] = {}
+    # Whether the outputs read no padded position's hidden state: then the encoder computes the
+    # real tokens alone (`real_tokens_only`).
+    READS_REAL_TOKENS_ONLY = False
 
     def __init__(
         self,
@@ -213,8 +220,10 @@ class _Serving(tf.Module):
         # bfloat16 has a second one for large batches (`_call_model`).
         self._untracked = _Untracked(
             copy,
-            _model_function(copy, element_wise_layer_normalization, jit_compile),
-            _model_function(copy, fused_layer_normalization, jit_compile=False)
+            _model_function(
+                copy, element_wise_layer_normalization, jit_compile, self.READS_REAL_TOKENS_ONLY
+            ),
+            _model_function(copy, fused_layer_normalization, False, self.READS_REAL_TOKENS_ONLY)
             if precision == "bfloat16" and not jit_compile
             else None,
         )
@@ -364,6 +373,8 @@ class ClassifierServing(_Serving):
         text_pairs: whether the model classifies pairs of texts.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
+
+    READS_REAL_TOKENS_ONLY = True  # one vector a row: the first token's, or the masked mean
 
     def __init__(self, model, preprocessor: TextPreprocessor, text_pairs: bool = False, **options):
         super().__init__(model, preprocessor, **options)

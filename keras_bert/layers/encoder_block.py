@@ -9,7 +9,7 @@ from keras_bert.layers.disentangled_attention import DisentangledSelfAttention
 from keras_bert.layers.dropout import FastDropout
 from keras_bert.layers.gated_linear_unit import GatedLinearUnit
 from keras_bert.layers.layer_normalization import FastLayerNormalization
-from keras_bert.layers.padding_skip import feed_forward_skips_padding, real_token_rows
+from keras_bert.layers.padding_skip import RealTokens, computes_real_tokens_only
 from keras_bert.layers.self_attention import AttentionOutputSpec, MultiHeadSelfAttention
 from keras_bert.layers.sequence_dense import SequenceDense
 from keras_bert.layers.sharded_dense import ColumnShardedDense, RowShardedDense
@@ -72,10 +72,11 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
         relative_embeddings: the relative position table, with `disentangled_attention`.
         return_attention_scores: also return the attention scores `[batch, heads, query, key]`
             (before the padding mask and softmax).
-        training: within `keras_bert.layers.padding_skip.feed_forward_on_real_tokens` (a
-            classifier's training step), the feed-forward network runs on the real tokens
-            alone and a padded position's output is its residual sum: the real tokens' outputs
-            are those of every other call.
+        training: whether dropout is on. Within `padding_skip.real_tokens_only` (a
+            classifier's training step and serving function; not with `first_token_only`,
+            scores or relative embeddings), a call computes the real tokens alone and a padded
+            position's output is another token's: the real tokens' outputs are those of every
+            other call.
         first_token_only: compute the block's output at the first position only,
             `[batch, 1, hidden_size]` (every token is still attended to): the last block under
             the `[CLS]` pooler, for about a sixth of its work at BERT's 128 tokens.
@@ -242,6 +243,12 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
         return_attention_scores=False,
         first_token_only=False,
     ):
+        if (
+            not (first_token_only or return_attention_scores)
+            and relative_embeddings is None
+            and computes_real_tokens_only()
+        ):
+            return self._call_on_real_tokens(hidden_states, padding_mask, training)
         attention_input = hidden_states
         if self.pre_layer_norm and self.attention_layer_norm is not None:
             attention_input = self.attention_layer_norm(hidden_states)
@@ -258,42 +265,53 @@ class TransformerEncoderBlock(AttentionOutputSpec, keras.layers.Layer):
             attention_output, attention_scores = attention_output
         if first_token_only:
             hidden_states = hidden_states[:, :1]
-        attention_output = self.attention_dropout(attention_output, training=training)
-        hidden_states = hidden_states + attention_output
-        if not self.pre_layer_norm:
-            hidden_states = self.attention_layer_norm(hidden_states)
-
-        feed_forward_input = hidden_states
-        if self.pre_layer_norm:
-            feed_forward_input = self.output_layer_norm(hidden_states)
-        # The training step of a loss that reads no padded output (`feed_forward_on_real_tokens`)
-        # skips the padding; other calls compute every position, as transformers does.
-        real_tokens = None
-        if training and not first_token_only and feed_forward_skips_padding():
-            real_tokens = real_token_rows(padding_mask)
-        feed_forward_output = self._feed_forward(feed_forward_input, real_tokens)
-        feed_forward_output = self.output_dropout(feed_forward_output, training=training)
-        hidden_states = hidden_states + feed_forward_output
-        if not self.pre_layer_norm:
-            hidden_states = self.output_layer_norm(hidden_states)
+        hidden_states = self._after_attention(hidden_states, attention_output, training)
         if return_attention_scores:
             return hidden_states, attention_scores
         return hidden_states
 
-    def _feed_forward(self, hidden_states, real_tokens=None):
+    def _call_on_real_tokens(self, hidden_states, padding_mask, training):
+        """`call` on the real tokens alone (`computes_real_tokens_only`): gathered into one
+        `[real tokens, hidden]` matrix, every projection, norm and residual of the block runs
+        on its rows; only the attention's scores see the batch's `[batch, sequence]` layout
+        (`MultiHeadSelfAttention.attend_tokens`). A padded position comes out as the real token
+        before it (`RealTokens.spread`)."""
+        real_tokens = RealTokens.of(padding_mask)
+        shape = tf.shape(hidden_states)
+        tokens = real_tokens.gather(hidden_states)
+        attention_input = tokens
+        if self.pre_layer_norm and self.attention_layer_norm is not None:
+            attention_input = self.attention_layer_norm(tokens)
+        attention_output = self.attention.attend_tokens(
+            attention_input, real_tokens, shape, padding_mask, training=training
+        )
+        tokens = self._after_attention(tokens, attention_output, training)
+        return real_tokens.spread(tokens, shape)
+
+    def _after_attention(self, hidden_states, attention_output, training):
+        """The residual and norm around the attention's output, then the feed-forward's."""
+        attention_output = self.attention_dropout(attention_output, training=training)
+        hidden_states = hidden_states + attention_output
+        if not self.pre_layer_norm:
+            hidden_states = self.attention_layer_norm(hidden_states)
+        feed_forward_input = hidden_states
+        if self.pre_layer_norm:
+            feed_forward_input = self.output_layer_norm(hidden_states)
+        feed_forward_output = self._feed_forward(feed_forward_input)
+        feed_forward_output = self.output_dropout(feed_forward_output, training=training)
+        hidden_states = hidden_states + feed_forward_output
+        if not self.pre_layer_norm:
+            hidden_states = self.output_layer_norm(hidden_states)
+        return hidden_states
+
+    def _feed_forward(self, hidden_states):
         """The intermediate and output projections of every token, as one `[batch * sequence,
-        hidden]` matrix: the same products, without shape ops around each projection. With
-        `real_tokens` (`real_token_rows`), of those rows alone; the others' output is 0."""
+        hidden]` matrix: the same products, without shape ops around each projection."""
         tokens = ops.reshape(hidden_states, (-1, self.hidden_size))
-        if real_tokens is not None:
-            all_tokens, tokens = tf.shape(tokens), tf.gather(tokens, real_tokens)
         intermediate = self.intermediate_dense(tokens)
         if self.gate is not None:
             intermediate = self.gate(intermediate)
-        outputs = self.output_dense(intermediate)
-        if real_tokens is not None:
-            outputs = tf.scatter_nd(real_tokens[:, None], outputs, all_tokens)
-        return ops.reshape(outputs, tf.shape(hidden_states))
+        return ops.reshape(self.output_dense(intermediate), tf.shape(hidden_states))
 
     def get_config(self):
         return {

@@ -4,12 +4,15 @@ batch's last real position, and the rows of a batch's real tokens."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 from collections.abc import Iterator
 
 import keras
 import tensorflow as tf
 from tensorflow.python.ops import control_flow_util
+
+from keras_bert.layers.graph_shared import shared_in_graph
 
 
 def in_xla_context() -> bool:
@@ -22,17 +25,19 @@ _SCOPE = threading.local()
 
 
 @contextlib.contextmanager
-def feed_forward_on_real_tokens() -> Iterator[None]:
-    """Within it, the training calls of `TransformerEncoderBlock` that TensorFlow traces run
-    their feed-forward network on the real tokens alone (not under XLA): for a model whose loss
-    reads no padded position's output (a classifier's `train_step` enters it), the same loss
-    and gradients for the real tokens' share of the feed-forward's work. Thread-local: each
-    `MirroredStrategy` replica traces its step in a thread of its own.
+def real_tokens_only() -> Iterator[None]:
+    """Within it, the calls of `TransformerEncoderBlock` that TensorFlow traces compute the
+    real tokens alone (not under XLA): their projections, norms and feed-forward run on the
+    rows of a batch's real tokens, the attention's scores on the batch; padded positions come
+    out 0. For a model whose outputs (or loss) read no padded position: a classifier's
+    `train_step` enters it, and so does a classifier's serving function (the same logits, for
+    the real tokens' share of the work). Thread-local: each `MirroredStrategy` replica traces
+    its step in a thread of its own.
 
     Example:
-    >>> with feed_forward_on_real_tokens():
-    ...     inside = feed_forward_skips_padding()
-    >>> inside, feed_forward_skips_padding()
+    >>> with real_tokens_only():
+    ...     inside = computes_real_tokens_only()
+    >>> inside, computes_real_tokens_only()
     (True, False)
     """
     previous = getattr(_SCOPE, "on", False)
@@ -43,20 +48,61 @@ def feed_forward_on_real_tokens() -> Iterator[None]:
         _SCOPE.on = previous
 
 
-def feed_forward_skips_padding() -> bool:
-    """Whether a training call traced now skips padded tokens in its feed-forward network."""
+def computes_real_tokens_only() -> bool:
+    """Whether a block call traced now computes the real tokens alone (`real_tokens_only`)."""
     return getattr(_SCOPE, "on", False) and not in_xla_context()
 
 
-def real_token_rows(padding_mask: tf.Tensor) -> tf.Tensor:
-    """The rows of a `[batch * sequence, ...]` reshape of a batch that hold real tokens
-    (`padding_mask` 1), int32: what a per-token computation gathers to skip the padding.
+@dataclasses.dataclass(frozen=True)
+class RealTokens:
+    """Where a batch's real tokens are among its `[batch * sequence]` positions: what a
+    computation on the real tokens alone gathers from the batch and spreads back to it.
+
+    Attributes:
+        rows: int32 `[real tokens]`, the positions that hold real tokens (`padding_mask` 1);
+            a batch with none computes its first position.
+        by_position: int32 `[batch * sequence]`, the real token each position reads when
+            spread back: its own, or at a padded position the real token before it.
 
     Example:
-    >>> real_token_rows(tf.constant([[1, 1, 0], [1, 0, 0]])).numpy().tolist()
-    [0, 1, 3]
+    >>> real = RealTokens.of(tf.constant([[1, 1, 0], [1, 0, 0]]))
+    >>> real.rows.numpy().tolist(), real.by_position.numpy().tolist()
+    ([0, 1, 3], [0, 1, 1, 2, 2, 2])
+    >>> tokens = real.gather(tf.reshape(tf.range(6.0), (2, 3, 1)))
+    >>> tokens[:, 0].numpy().tolist()
+    [0.0, 1.0, 3.0]
+    >>> real.spread(tokens, tf.constant([2, 3, 1]))[..., 0].numpy().tolist()
+    [[0.0, 1.0, 1.0], [3.0, 3.0, 3.0]]
     """
-    return tf.cast(tf.where(tf.reshape(padding_mask, [-1]) != 0)[:, 0], tf.int32)
+
+    rows: tf.Tensor
+    by_position: tf.Tensor
+
+    @classmethod
+    def of(cls, padding_mask: tf.Tensor) -> RealTokens:
+        """The real tokens of `padding_mask` `[batch, sequence]` (built once per traced graph
+        and mask: every block of a model reads the same)."""
+        padding_mask = tf.convert_to_tensor(padding_mask)
+
+        def build() -> RealTokens:
+            real = tf.reshape(padding_mask, [-1]) != 0
+            first = tf.range(tf.size(real)) == 0
+            real = tf.logical_or(real, tf.logical_and(first, tf.logical_not(tf.reduce_any(real))))
+            counts = tf.cumsum(tf.cast(real, tf.int32))
+            return cls(tf.cast(tf.where(real)[:, 0], tf.int32), tf.maximum(counts - 1, 0))
+
+        return shared_in_graph(("real tokens", padding_mask.ref()), build)
+
+    def gather(self, values: tf.Tensor) -> tf.Tensor:
+        """`[real tokens, features]`: the real tokens' rows of `values` `[batch, sequence,
+        features]`."""
+        return tf.gather(tf.reshape(values, [-1, tf.shape(values)[-1]]), self.rows)
+
+    def spread(self, tokens: tf.Tensor, shape: tf.Tensor) -> tf.Tensor:
+        """`tokens` `[real tokens, features]` back in a batch of `shape` `[batch, sequence,
+        features]`, a padded position holding the real token's before it (a value no real
+        token reads: padding is a key of attention weight 0)."""
+        return tf.reshape(tf.gather(tokens, self.by_position), shape)
 
 
 def real_columns(input_mask: tf.Tensor) -> tf.Tensor:

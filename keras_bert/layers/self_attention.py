@@ -248,16 +248,8 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
     ):
         query, key, value = self._project_heads(hidden_states, self.score_scale, first_token_only)
         output_shape = query_positions_shape(tf.shape(hidden_states), first_token_only)
-        static_length = hidden_states.shape[1]
-        in_blocks = self.query_block_size and not (
-            return_attention_scores
-            or first_token_only
-            or self.relative_attention_buckets
-            or (static_length is not None and static_length <= self.query_block_size)
-        )
-        # A block recomputed for the gradient would draw another dropout mask.
-        if in_blocks and not (training and self.attention_dropout_rate):
-            context = self._context_in_query_blocks(query, key, value, padding_mask, training)
+        if not (return_attention_scores or first_token_only):
+            context = self.heads_context(query, key, value, padding_mask, training)
             return self.project_context(context, output_shape)
         unmasked_scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
         if self.relative_attention_buckets:
@@ -274,20 +266,61 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
             return_attention_scores,
         )
 
-    def _context(self, query, key, value, padding_mask, training):
-        """The context `[batch, query, heads, head_size]` of every query at once (without
-        attention dropout)."""
+    def attend_tokens(self, tokens, real_tokens, shape, padding_mask, training=None):
+        """`call`'s output at a batch's real tokens, computed from theirs alone.
+
+        `tokens` `[real tokens, hidden_size]` are the rows `real_tokens.rows`
+        (`keras_bert.layers.padding_skip.RealTokens`) of a batch of `shape` `[batch, sequence,
+        hidden_size]`: the projections run on these rows, the scores on the batch's `[batch,
+        sequence]` layout, its padded keys masked as in `call`. Returns `[real tokens,
+        hidden_size]`.
+        """
+        heads_shape = tf.concat([shape[:2], [self.num_heads, self.head_size]], 0)
+
+        def in_heads(rows):
+            return ops.reshape(real_tokens.spread(rows, shape), heads_shape)
+
+        query = self.query(tokens) * ops.cast(self.score_scale, tokens.dtype)
+        query, key = in_heads(query), in_heads(self.key(tokens))
+        if self.rotary is not None:
+            query, key = self.rotary(query), self.rotary(key)
+        value = in_heads(self.value(tokens))
+        context = self.heads_context(query, key, value, padding_mask, training)
+        return self.output_dense(real_tokens.gather(ops.reshape(context, shape)))
+
+    def heads_context(self, query, key, value, padding_mask, training):
+        """The context `[batch, sequence, heads, head_size]` of every query (scaled) over
+        every key (what `call` projects): in blocks of `query_block_size` queries when the
+        sequence is longer (not in training with attention dropout)."""
+        static_length = query.shape[1]
+        in_blocks = self.query_block_size and not (
+            self.relative_attention_buckets
+            or (static_length is not None and static_length <= self.query_block_size)
+        )
+        # A block recomputed for the gradient would draw another dropout mask.
+        if in_blocks and not (training and self.attention_dropout_rate):
+            return self._context_in_query_blocks(query, key, value, padding_mask, training)
         scores = head_einsum(training)("bqnh,bknh->bnqk", query, key)
-        probabilities = ops.softmax(masked_scores(scores, padding_mask, training), axis=-1)
+        if self.relative_attention_buckets:
+            bias = self._relative_attention_bias(ops.shape(query)[1])
+            scores = scores + ops.cast(bias, scores.dtype)
+        return self._weighted_values(scores, value, padding_mask, training)
+
+    def _weighted_values(self, unmasked_scores, value, padding_mask, training):
+        """The softmax of `unmasked_scores` over the real keys (with attention dropout) times
+        `value`: the context `[batch, query, heads, head_size]`."""
+        probabilities = ops.softmax(masked_scores(unmasked_scores, padding_mask, training), axis=-1)
+        probabilities = self.dropout(probabilities, training=training)
         return head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
 
     def _context_in_query_blocks(self, query, key, value, padding_mask, training):
-        """`_context` of `query_block_size` queries at a time, one block after another; in
+        """The context of `query_block_size` queries at a time, one block after another; in
         training the backward pass recomputes a block's scores instead of keeping them, so
         that memory stays a block's whatever the length (8,192 tokens train)."""
 
         def attend(block_queries, key, value):
-            return self._context(block_queries, key, value, padding_mask, training)
+            scores = head_einsum(training)("bqnh,bknh->bnqk", block_queries, key)
+            return self._weighted_values(scores, value, padding_mask, training)
 
         if training:
             attend = tf.recompute_grad(attend)
@@ -316,10 +349,7 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         """Masks padded keys, takes the softmax and the weighted sum of `value` (split into
         heads), and projects it as one matrix of tokens into `output_shape`; with the scores
         when asked."""
-        probabilities = ops.softmax(masked_scores(unmasked_scores, padding_mask, training), axis=-1)
-        probabilities = self.dropout(probabilities, training=training)
-
-        context = head_einsum(training)("bnqk,bknh->bqnh", probabilities, value)
+        context = self._weighted_values(unmasked_scores, value, padding_mask, training)
         output = self.project_context(context, output_shape)
         if return_attention_scores:
             return output, unmasked_scores

@@ -137,10 +137,10 @@ class WindowedSelfAttention(MultiHeadSelfAttention):
             return self._attend(
                 scores, value[:, :reach], padding_mask[:, :reach], output_shape, training, False
             )
-        context = self._windowed_context(query, key, value, padding_mask, training)
+        context = self.heads_context(query, key, value, padding_mask, training)
         return self.project_context(context, tf.shape(hidden_states))
 
-    def _windowed_context(self, query, key, value, padding_mask, training):
+    def heads_context(self, query, key, value, padding_mask, training):
         """The context `[batch, sequence, heads, head_size]` of the window's keys."""
         batch, length = tf.shape(query)[0], tf.shape(query)[1]
         block, count = window_blocks(length, self.attention_window)

@@ -14,7 +14,7 @@ from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.classification import ClassificationExamples, classification_dataset
 from keras_bert.errors import ConfigError
 from keras_bert.families import ClassifierHead, family
-from keras_bert.layers.padding_skip import TrailingPaddingTrim, feed_forward_on_real_tokens
+from keras_bert.layers.padding_skip import TrailingPaddingTrim, real_tokens_only
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import (
     BertTask,
@@ -171,9 +171,9 @@ class BertClassifier(BertTask):
         return self.num_classes == 1
 
     def train_step(self, data):
-        # The loss reads one vector a row, never a padded position's: the blocks' feed-forward
-        # networks train on the real tokens alone.
-        with feed_forward_on_real_tokens():
+        # The loss reads one vector a row, never a padded position's: the blocks train on the
+        # real tokens alone.
+        with real_tokens_only():
             return super().train_step(data)
 
     def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
