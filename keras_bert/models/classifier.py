@@ -170,11 +170,19 @@ class BertClassifier(BertTask):
     def is_regression(self) -> bool:
         return self.num_classes == 1
 
+    # The loss and the logits read one vector a row, never a padded position's: the blocks
+    # compute the real tokens alone in training, evaluation and prediction.
     def train_step(self, data):
-        # The loss reads one vector a row, never a padded position's: the blocks train on the
-        # real tokens alone.
         with real_tokens_only():
             return super().train_step(data)
+
+    def test_step(self, data):
+        with real_tokens_only():
+            return super().test_step(data)
+
+    def predict_step(self, data):
+        with real_tokens_only():
+            return super().predict_step(data)
 
     def _fit_inputs(self, x, y, sample_weight, batch_size, shuffle):
         if isinstance(x, tf.data.Dataset) or y is None or sample_weight is not None:

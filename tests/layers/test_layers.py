@@ -16,7 +16,7 @@ from keras_bert.layers import (
     TransformerEncoderBlock,
 )
 from keras_bert.layers.activations import activation_from_name, gelu, inference_gelu
-from keras_bert.layers.padding_skip import feed_forward_on_real_tokens
+from keras_bert.layers.padding_skip import RealTokens, real_tokens_only
 from tests.layer_checks import check_layer
 
 HIDDEN_STATES = np.random.default_rng(0).normal(size=(2, 5, 16)).astype("float32")
@@ -108,32 +108,52 @@ def test_encoder_block(tmp_path, activation, pre_layer_norm, feed_forward_shards
 
 @pytest.mark.parametrize(
     "settings",
-    [{}, {"pre_layer_norm": True}, {"feed_forward_shards": 2}, {"gated_feed_forward": True}],
+    [
+        {},
+        {"pre_layer_norm": True},
+        {"feed_forward_shards": 2},
+        {"gated_feed_forward": True},
+        {"rotary_base": 10000.0},
+        {"attention_window": 1},
+        {"relative_attention_buckets": 8},
+        {"query_block_size": 2},
+    ],
 )
-def test_encoder_block_trains_its_feed_forward_on_real_tokens_alone(settings):
-    # Dropout off: in `feed_forward_on_real_tokens` a training call skips padded tokens in the
-    # feed-forward, which changes no real token's output and no weight's gradient.
+@pytest.mark.parametrize("training", [True, False])
+def test_encoder_block_computes_the_real_tokens_alone_with_the_same_outputs(settings, training):
+    # Dropout off: in `real_tokens_only` a call computes the real tokens alone, which changes no
+    # real token's output and no weight's gradient.
     layer = TransformerEncoderBlock(
         hidden_size=16, num_heads=4, intermediate_size=32, dropout_rate=0.0,
         attention_dropout_rate=0.0, **settings,
     )  # fmt: skip
+    layer(HIDDEN_STATES, PADDING_MASK)  # built eagerly
     real = PADDING_MASK.astype(bool)
 
     def outputs_and_gradients(skip_padding):
         with tf.GradientTape() as tape:
-            with feed_forward_on_real_tokens() if skip_padding else contextlib.nullcontext():
-                outputs = layer(HIDDEN_STATES, PADDING_MASK, training=True)
+            with real_tokens_only() if skip_padding else contextlib.nullcontext():
+                outputs = tf.function(layer)(HIDDEN_STATES, PADDING_MASK, training=training)
             loss = tf.reduce_sum(tf.boolean_mask(outputs, real) ** 2)
         return outputs.numpy(), tape.gradient(loss, layer.trainable_variables)
 
-    inferred, inference_gradients = outputs_and_gradients(False)
-    trained, training_gradients = outputs_and_gradients(True)
-    np.testing.assert_allclose(trained[real], inferred[real], atol=1e-5)
-    assert np.abs(trained[~real] - inferred[~real]).max() > 1e-5  # padding skipped
-    for trained_gradient, inferred_gradient in zip(
-        training_gradients, inference_gradients, strict=True
-    ):
-        np.testing.assert_allclose(trained_gradient, inferred_gradient, atol=1e-5)
+    every_position, every_gradient = outputs_and_gradients(False)
+    real_only, real_only_gradients = outputs_and_gradients(True)
+    np.testing.assert_allclose(real_only[real], every_position[real], atol=1e-5)
+    assert np.abs(real_only[~real] - every_position[~real]).max() > 1e-5  # padding skipped
+    for gradient, expected in zip(real_only_gradients, every_gradient, strict=True):
+        np.testing.assert_allclose(
+            tf.convert_to_tensor(gradient), tf.convert_to_tensor(expected), atol=1e-5
+        )
+
+
+def test_real_tokens_of_a_batch_without_any_compute_its_first_position():
+    real = RealTokens.of(tf.zeros((2, 3), tf.int32))
+    assert real.rows.numpy().tolist() == [0]
+    layer = TransformerEncoderBlock(hidden_size=16, num_heads=4, intermediate_size=32)
+    with real_tokens_only():
+        outputs = tf.function(layer)(HIDDEN_STATES[:, :3], np.zeros((2, 3), "int32"))
+    assert outputs.shape == (2, 3, 16) and np.isfinite(outputs.numpy()).all()
 
 
 def test_pooler_reads_the_first_position(tmp_path):

@@ -83,9 +83,9 @@ def test_classifier_skips_the_padding_no_row_has(pooling):
     assert {tuple(value.shape) for value in trimmed.values()} == {(2, 6)}
 
 
-def test_classifier_training_step_runs_its_feed_forward_on_real_tokens_alone():
-    # The step's graph gathers the real tokens' rows and scatters the feed-forward back; the
-    # forward pass of `predict` computes every position.
+def test_classifier_steps_compute_the_real_tokens_alone():
+    # Training, evaluation and prediction gather the real tokens (`RealTokens`, whose map of
+    # positions is a cumulative sum); the encoder's own call computes every position.
     model = BertClassifier(encoder(), num_classes=2)
     model.compile(optimizer=keras.optimizers.Adam(1e-3))
 
@@ -93,8 +93,11 @@ def test_classifier_training_step_runs_its_feed_forward_on_real_tokens_alone():
         graph = tf.function(function).get_concrete_function(*args).graph
         return {operation.type for operation in graph.get_operations()}
 
-    assert "ScatterNd" in op_types(model.train_step, (INPUTS, np.array([0, 1])))
-    assert "ScatterNd" not in op_types(model.predict_step, (INPUTS,))
+    labelled = (INPUTS, np.array([0, 1]))
+    assert "Cumsum" in op_types(model.train_step, labelled)
+    assert "Cumsum" in op_types(model.test_step, labelled)
+    assert "Cumsum" in op_types(model.predict_step, (INPUTS,))
+    assert "Cumsum" not in op_types(model.encoder, INPUTS)
 
 
 def test_padding_trim_keeps_every_column_up_to_the_last_real_position():
