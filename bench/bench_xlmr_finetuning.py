@@ -25,9 +25,9 @@ The batches are padded to `--seq-length` (128), as transformers' `run_glue.py` p
 default; about 28% of their positions are real tokens. `transformers_dynamic_padding` is the
 same model on each batch cut to its longest row (`DataCollatorWithPadding`'s batches, about
 half the positions). keras_bert's classifier cuts those columns itself
-(`TrailingPaddingTrim`) and its training step runs each block's feed-forward on the real
-tokens alone (`feed_forward_on_real_tokens`); both change no real token's output and no
-gradient.
+(`TrailingPaddingTrim`) and its training step runs each block on the real tokens alone
+(`real_tokens_only`: projections, norms and feed-forward; the scores over the batch); both
+change no real token's output and no gradient.
 
 How fast a step can be: its matmuls (1.07 TFLOP at base size over every position: forward
 2 x 85M weights x 2,048 tokens plus attention's 9.7 GFLOP, backward twice that) at the
@@ -168,17 +168,16 @@ def transformers_steps(directory: Path, total_steps: int) -> dict:
 
 
 def step_matmul_flops(
-    size: str, batch_size: int, seq_length: int, feed_forward_tokens: int | None = None
+    size: str, batch_size: int, seq_length: int, weight_rows: int | None = None
 ) -> float:
     """The floating-point operations of a training step's matmuls: the blocks' weights and
     attention's scores and context, forward (2 per multiply-add) and backward (twice that);
-    the feed-forward's on `feed_forward_tokens` rows (every position's by default)."""
+    the weights multiply `weight_rows` tokens (every position by default), the scores are
+    every position's."""
     hidden, layers = SIZES[size]["hidden_size"], SIZES[size]["num_hidden_layers"]
-    tokens = batch_size * seq_length
-    feed_forward_tokens = tokens if feed_forward_tokens is None else feed_forward_tokens
-    attention = 2 * 4 * hidden * hidden * tokens + 4 * batch_size * seq_length**2 * hidden
-    feed_forward = 2 * 2 * hidden * SIZES[size]["intermediate_size"] * feed_forward_tokens
-    return 3 * layers * (attention + feed_forward)
+    weight_rows = batch_size * seq_length if weight_rows is None else weight_rows
+    weights = 2 * (4 * hidden + 2 * SIZES[size]["intermediate_size"]) * hidden * weight_rows
+    return 3 * layers * (weights + 4 * batch_size * seq_length**2 * hidden)
 
 
 def matmul_gflops(size: str, batch_size: int, seq_length: int) -> dict[str, float]:
@@ -286,8 +285,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name:28s} {value:8.3f} s/step  " + ", ".join(ratios))
     # The floors: each step's matmuls alone at the fastest rate measured here, for the work
     # it does: every position (transformers), each batch cut to its longest row (with dynamic
-    # padding), and that with the feed-forward on the real tokens alone (keras_bert; its last
-    # block's work at [CLS] alone not counted).
+    # padding), and that with the blocks' weights on the real tokens alone (keras_bert; its
+    # last block's work at [CLS] alone not counted).
     rates = matmul_gflops(args.size, args.batch_size, args.seq_length)
     cut = [(longest_row(batch), int(batch["input_mask"].sum())) for batch in data]
     flops = {

@@ -80,9 +80,11 @@ class BertClassifier(BertTask):
 
     Batches of encoder inputs padded past their longest row (TFRecords written at a fixed
     `seq_length`, as TensorFlow Model Garden's are) lose the columns no row uses before the
-    encoder (`keras_bert.layers.TrailingPaddingTrim`), and a training step's feed-forward
-    networks skip the padding shorter rows still have: the same logits and gradients, for the
-    real tokens' cost there. Under XLA (`jit_compile=True`, `TPUStrategy`) shapes stay fixed.
+    encoder (`keras_bert.layers.TrailingPaddingTrim`), and the blocks of a training,
+    evaluation or prediction step compute the real tokens alone (`real_tokens_only`: the
+    padding shorter rows still have costs only its share of attention's scores): the same
+    logits and gradients, for the real tokens' cost. Under XLA (`jit_compile=True`,
+    `TPUStrategy`) shapes stay fixed.
 
     `from_checkpoint` of a transformers sequence classifier (`*ForSequenceClassification`)
     reads its head, classes (`id2label`) and regression (`problem_type`) too.
