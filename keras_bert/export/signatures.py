@@ -71,20 +71,45 @@ def _as_float32(outputs):
 
 
 def _model_function(
-    model: keras.Model, normalize: Callable, jit_compile: bool, on_real_tokens: bool
+    model: keras.Model,
+    normalize: Callable,
+    jit_compile: bool,
+    on_real_tokens: bool,
+    compiled_attention: bool = False,
 ) -> tf.types.experimental.PolymorphicFunction:
     """`model`'s call (inference, floats out in float32) as a `tf.function` whose traces apply
     `normalize` in every layer norm (`layer_normalization_form`); its encoder blocks compute
-    the real tokens alone if `on_real_tokens` (`real_tokens_only`; not under XLA)."""
+    the real tokens alone if `on_real_tokens` (`real_tokens_only`, its attention compiled if
+    `compiled_attention`; not under XLA)."""
 
     def model_call(inputs):
-        skip = real_tokens_only() if on_real_tokens else contextlib.nullcontext()
+        skip = real_tokens_only(compiled_attention) if on_real_tokens else contextlib.nullcontext()
         with layer_normalization_form(model, normalize), skip:
             return _as_float32(model(inputs, training=False))
 
     return tf.function(
         model_call, jit_compile=jit_compile or None, autograph=False, reduce_retracing=True
     )
+
+
+def _large_batch_function(
+    model: keras.Model, precision: str, jit_compile: bool, on_real_tokens: bool
+) -> tf.types.experimental.PolymorphicFunction | None:
+    """The model function for batches of `FUSED_KERNEL_MIN_VALUES` values or more (about 32
+    sentences), where it differs from a request's (`_call_model`), else None:
+
+    - XLA, for a model that reads real tokens alone: the real tokens alone (outside XLA, whose
+      shapes are fixed), each attention XLA-compiled; the whole model compiled stays the
+      fastest for one request, whose rows hold no padding to skip.
+    - bfloat16 without XLA: oneDNN's fused layer norms.
+    """
+    if jit_compile and on_real_tokens:
+        return _model_function(
+            model, element_wise_layer_normalization, False, True, compiled_attention=True
+        )
+    if precision == "bfloat16" and not jit_compile:
+        return _model_function(model, fused_layer_normalization, False, on_real_tokens)
+    return None
 
 
 def mask_batching_padding(inputs: dict[str, tf.Tensor]) -> dict[str, tf.Tensor]:
@@ -136,8 +161,8 @@ class _Untracked:
 
     model: keras.Model
     call: tf.types.experimental.PolymorphicFunction
-    # The call with oneDNN's fused layer norms, for batches of `FUSED_KERNEL_MIN_VALUES` or
-    # more (bfloat16 without XLA), else None.
+    # The call for batches of `FUSED_KERNEL_MIN_VALUES` values or more, where it differs
+    # (`_large_batch_function`), else None.
     large_batch_call: tf.types.experimental.PolymorphicFunction | None
 
 
@@ -161,7 +186,8 @@ class _Serving(tf.Module):
     - `jit_compile`: run the model (not the tokenizer) in an XLA-compiled function
       (`tf.function(jit_compile=True)`). TensorFlow Serving runs it only when started with
       `--xla_cpu_compilation_enabled=true`; without the flag the first request that reaches it
-      (a warm-up record) fails, and so does loading the version.
+      (a warm-up record) fails, and so does loading the version. A classifier's large batches
+      run on their real tokens instead, each attention compiled (`_large_batch_function`).
     - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
       and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs;
       large batches with oneDNN's fused layer norms, `_call_model`). `export_for_serving`
@@ -217,15 +243,13 @@ class _Serving(tf.Module):
         # One function of the model for every call of it (both signatures; the batch whole or
         # each group): the SavedModel's graph holds the encoder once, not once a call (traced
         # once, not once a signature); TensorFlow inlines it where it runs a signature.
-        # bfloat16 has a second one for large batches (`_call_model`).
+        # Some have a second one for large batches (`_large_batch_function`).
         self._untracked = _Untracked(
             copy,
             _model_function(
                 copy, element_wise_layer_normalization, jit_compile, self.READS_REAL_TOKENS_ONLY
             ),
-            _model_function(copy, fused_layer_normalization, False, self.READS_REAL_TOKENS_ONLY)
-            if precision == "bfloat16" and not jit_compile
-            else None,
+            _large_batch_function(copy, precision, jit_compile, self.READS_REAL_TOKENS_ONLY),
         )
         self.serving_variables = [variable.value for variable in self.model.variables]
         self.preprocessor = preprocessor
@@ -294,9 +318,9 @@ class _Serving(tf.Module):
         return tf.cond(first_rows < tf.shape(order)[0], in_two_groups, lambda: run(inputs))
 
     def _call_model(self, inputs: dict[str, tf.Tensor]):
-        """The model function's outputs on `inputs`: a bfloat16 module's runs oneDNN's fused
-        layer norms where its encoder normalizes `FUSED_KERNEL_MIN_VALUES` values or more (a
-        batch of about 32 sentences), the element-wise ones below (one request)."""
+        """The model function's outputs on `inputs`: where the encoder normalizes
+        `FUSED_KERNEL_MIN_VALUES` values or more (a batch of about 32 sentences), the large
+        batches' function where the module has one (`_large_batch_function`)."""
         untracked = self._untracked
         if untracked.large_batch_call is None:
             return untracked.call(inputs)

@@ -25,32 +25,43 @@ _SCOPE = threading.local()
 
 
 @contextlib.contextmanager
-def real_tokens_only() -> Iterator[None]:
+def real_tokens_only(compiled_attention: bool = False) -> Iterator[None]:
     """Within it, the calls of `TransformerEncoderBlock` that TensorFlow traces compute the
     real tokens alone (not under XLA): their projections, norms and feed-forward run on the
     rows of a batch's real tokens, the attention's scores on the batch; padded positions come
-    out 0. For a model whose outputs (or loss) read no padded position: a classifier's
-    `train_step` enters it, and so does a classifier's serving function (the same logits, for
-    the real tokens' share of the work). Thread-local: each `MirroredStrategy` replica traces
-    its step in a thread of its own.
+    out as another token's values. For a model whose outputs (or loss) read no padded
+    position: a classifier's steps enter it, and so does a classifier's serving function (the
+    same logits, for the real tokens' share of the work). Thread-local: each
+    `MirroredStrategy` replica traces its step in a thread of its own.
+
+    With `compiled_attention`, each attention's scores, softmax and context (the part that
+    sees the batch's padded layout) run XLA-compiled, one compile per shape: for a serving
+    function that TensorFlow Serving runs with `--xla_cpu_compilation_enabled=true`, where
+    XLA computes a batch's many small per-head products faster than oneDNN's batched matmul.
 
     Example:
     >>> with real_tokens_only():
-    ...     inside = computes_real_tokens_only()
+    ...     inside = computes_real_tokens_only(), attention_compiles()
     >>> inside, computes_real_tokens_only()
-    (True, False)
+    ((True, False), False)
     """
-    previous = getattr(_SCOPE, "on", False)
-    _SCOPE.on = True
+    previous = getattr(_SCOPE, "on", False), getattr(_SCOPE, "compiled_attention", False)
+    _SCOPE.on, _SCOPE.compiled_attention = True, compiled_attention
     try:
         yield
     finally:
-        _SCOPE.on = previous
+        _SCOPE.on, _SCOPE.compiled_attention = previous
 
 
 def computes_real_tokens_only() -> bool:
     """Whether a block call traced now computes the real tokens alone (`real_tokens_only`)."""
     return getattr(_SCOPE, "on", False) and not in_xla_context()
+
+
+def attention_compiles() -> bool:
+    """Whether an attention on real tokens traced now compiles its scores and context
+    (`real_tokens_only(compiled_attention=True)`)."""
+    return computes_real_tokens_only() and getattr(_SCOPE, "compiled_attention", False)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,6 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.padding_skip import attention_compiles
 from keras_bert.layers.relative_positions import (
     local_attention_bias,
     t5_relative_position_buckets,
@@ -272,8 +273,8 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         `tokens` `[real tokens, hidden_size]` are the rows `real_tokens.rows`
         (`keras_bert.layers.padding_skip.RealTokens`) of a batch of `shape` `[batch, sequence,
         hidden_size]`: the projections run on these rows, the scores on the batch's `[batch,
-        sequence]` layout, its padded keys masked as in `call`. Returns `[real tokens,
-        hidden_size]`.
+        sequence]` layout, its padded keys masked as in `call` (XLA-compiled within
+        `real_tokens_only(compiled_attention=True)`). Returns `[real tokens, hidden_size]`.
         """
         heads_shape = tf.concat([shape[:2], [self.num_heads, self.head_size]], 0)
 
@@ -285,7 +286,13 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         if self.rotary is not None:
             query, key = self.rotary(query), self.rotary(key)
         value = in_heads(self.value(tokens))
-        context = self.heads_context(query, key, value, padding_mask, training)
+
+        def context_of(query, key, value, padding_mask):
+            return self.heads_context(query, key, value, padding_mask, training)
+
+        if attention_compiles():
+            context_of = tf.function(context_of, jit_compile=True, autograph=False)
+        context = context_of(query, key, value, tf.convert_to_tensor(padding_mask))
         return self.output_dense(real_tokens.gather(ops.reshape(context, shape)))
 
     def heads_context(self, query, key, value, padding_mask, training):
