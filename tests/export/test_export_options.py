@@ -33,9 +33,9 @@ from tests.export.fresh_process import run_signatures
 TEXTS = ["A gripping, beautifully [MASK] film.", "Dull.", "Straße ΟΔΟΣ 中文 🥰 naïve café, Zoë!"]
 
 
-def _served(export_dir, reference_dir) -> tuple[dict, dict]:
-    """`serving_default` outputs on TEXTS of two exports, in a fresh process."""
-    inputs = {"text": TEXTS}
+def _served(export_dir, reference_dir, texts=TEXTS) -> tuple[dict, dict]:
+    """`serving_default` outputs on `texts` of two exports, in a fresh process."""
+    inputs = {"text": texts}
     calls = [
         {"export_dir": path, "signature": "serving_default", "inputs": inputs}
         for path in (export_dir, reference_dir)
@@ -50,12 +50,20 @@ def test_xla_export_is_op_checked_and_answers_like_the_default(
     float32 = serving_modules["classifier"]
     module = ClassifierServing(float32.model, float32.preprocessor, jit_compile=True)
     export_dir = export_for_serving(module, tmp_path, "xla")
-    assert xla_compiled_functions(export_dir)  # the model call
+    compiled = xla_compiled_functions(export_dir)
+    assert any("model_call" in name for name in compiled)  # a request's model call
+    # A large batch's: its real tokens outside XLA, each attention compiled.
+    assert any("context_of" in name for name in compiled)
     assert docker_command(tmp_path).endswith(" --xla_cpu_compilation_enabled=true")
     assert {"FastWordpieceTokenizeWithOffsets", "MatMul"} <= check_serving_ops(export_dir)
-    xla, default = _served(export_dir, exported_base / "classifier" / "1")
-    np.testing.assert_allclose(xla["probabilities"], default["probabilities"], atol=1e-5)
-    assert xla["label"] == default["label"]
+    # 120 rows: the 40 short ones (8 columns) run as one request's model call, the others (16
+    # or more) as a large batch.
+    large_batch = TEXTS * 40
+    assert 40 * 8 < -(-FUSED_KERNEL_MIN_VALUES // module.bert_config.hidden_size) < 80 * 16
+    for texts in (TEXTS, large_batch):
+        xla, default = _served(export_dir, exported_base / "classifier" / "1", texts)
+        np.testing.assert_allclose(xla["probabilities"], default["probabilities"], atol=1e-5)
+        assert xla["label"] == default["label"]
 
 
 @pytest.mark.slow
