@@ -1,6 +1,8 @@
 """Multi-head self-attention over a padding mask (bidirectional: no causal mask)."""
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import keras
 import tensorflow as tf
@@ -229,15 +231,34 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         """
         tokens = ops.reshape(hidden_states, (-1, hidden_states.shape[-1]))
         heads_shape = tf.concat([tf.shape(hidden_states)[:2], [self.num_heads, self.head_size]], 0)
+        query_shape = query_positions_shape(heads_shape, first_token_only)
+        return self._heads_of(
+            hidden_states[:, 0] if first_token_only else tokens,
+            tokens,
+            query_scale,
+            lambda query: ops.reshape(query, query_shape),
+            lambda rows: ops.reshape(rows, heads_shape),
+        )
+
+    def _heads_of(
+        self,
+        query_rows,
+        tokens,
+        query_scale: float,
+        query_in_heads: Callable[[Any], Any],
+        in_heads: Callable[[Any], Any],
+    ):
+        """The query of `query_rows` (times `query_scale`) and the key and value of `tokens`,
+        each a `[rows, hidden_size]` projection laid out in heads by `query_in_heads` /
+        `in_heads`; queries and keys rotated by their positions with `rotary_base`."""
         # Scaling the queries instead of the scores: the same product, on a tensor
         # `sequence / head_size` times smaller (half of BERT-Base's at 128 tokens).
-        query = self.query(hidden_states[:, 0] if first_token_only else tokens)
-        query = query * ops.cast(query_scale, query.dtype)
-        query = ops.reshape(query, query_positions_shape(heads_shape, first_token_only))
-        key = ops.reshape(self.key(tokens), heads_shape)
+        query = self.query(query_rows)
+        query = query_in_heads(query * ops.cast(query_scale, query.dtype))
+        key = in_heads(self.key(tokens))
         if self.rotary is not None:
             query, key = self.rotary(query), self.rotary(key)
-        return query, key, ops.reshape(self.value(tokens), heads_shape)
+        return query, key, in_heads(self.value(tokens))
 
     def call(
         self,
@@ -281,11 +302,7 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         def in_heads(rows):
             return ops.reshape(real_tokens.spread(rows, shape), heads_shape)
 
-        query = self.query(tokens) * ops.cast(self.score_scale, tokens.dtype)
-        query, key = in_heads(query), in_heads(self.key(tokens))
-        if self.rotary is not None:
-            query, key = self.rotary(query), self.rotary(key)
-        value = in_heads(self.value(tokens))
+        query, key, value = self._heads_of(tokens, tokens, self.score_scale, in_heads, in_heads)
 
         def context_of(query, key, value, padding_mask):
             return self.heads_context(query, key, value, padding_mask, training)
