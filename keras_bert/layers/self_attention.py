@@ -1,5 +1,6 @@
 """Multi-head self-attention over a padding mask (bidirectional: no causal mask)."""
 
+import json
 import math
 from collections.abc import Callable
 from typing import Any
@@ -9,6 +10,7 @@ import tensorflow as tf
 from keras import ops
 
 from keras_bert.layers.dropout import FastDropout
+from keras_bert.layers.graph_shared import shared_in_graph
 from keras_bert.layers.padding_skip import attention_compiles
 from keras_bert.layers.relative_positions import (
     local_attention_bias,
@@ -308,9 +310,30 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
             return self.heads_context(query, key, value, padding_mask, training)
 
         if attention_compiles():
-            context_of = tf.function(context_of, jit_compile=True, autograph=False)
+            # One compiled function for every block whose context computes alike (no weights
+            # of its own in it): XLA compiles it once per shape, not once per block.
+            computes_like = id(self) if self.relative_attention_buckets else self.context_config()
+            context_of = shared_in_graph(
+                ("compiled attention", computes_like, bool(training)),
+                lambda: tf.function(context_of, jit_compile=True, autograph=False),
+            )
         context = context_of(query, key, value, tf.convert_to_tensor(padding_mask))
         return self.output_dense(real_tokens.gather(ops.reshape(context, shape)))
+
+    def context_config(self) -> str:
+        """What `heads_context` computes from besides its inputs: the layer's config (JSON)
+        without its name. Layers with equal ones compute equal contexts, relative attention
+        buckets (weights of each layer) aside.
+
+        Example:
+        >>> first, second = (MultiHeadSelfAttention(8, 2, name=name) for name in "ab")
+        >>> first.context_config() == second.context_config()
+        True
+        >>> first.context_config() == MultiHeadSelfAttention(8, 4).context_config()
+        False
+        """
+        config = {key: value for key, value in self.get_config().items() if key != "name"}
+        return json.dumps(config, sort_keys=True, default=str)
 
     def heads_context(self, query, key, value, padding_mask, training):
         """The context `[batch, sequence, heads, head_size]` of every query (scaled) over
