@@ -309,15 +309,16 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         def context_of(query, key, value, padding_mask):
             return self.heads_context(query, key, value, padding_mask, training)
 
+        attend = context_of
         if attention_compiles():
             # One compiled function for every block whose context computes alike (no weights
             # of its own in it): XLA compiles it once per shape, not once per block.
             computes_like = id(self) if self.relative_attention_buckets else self.context_config()
-            context_of = shared_in_graph(
+            attend = shared_in_graph(
                 ("compiled attention", computes_like, bool(training)),
                 lambda: tf.function(context_of, jit_compile=True, autograph=False),
             )
-        context = context_of(query, key, value, tf.convert_to_tensor(padding_mask))
+        context = attend(query, key, value, tf.convert_to_tensor(padding_mask))
         return self.output_dense(real_tokens.gather(ops.reshape(context, shape)))
 
     def context_config(self) -> str:
