@@ -19,6 +19,11 @@ a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions
   loading included (`ru_maxrss`); `framework_mb`, the resident memory with the side's
   libraries imported and no model loaded.
 
+keras_bert's side runs in TF Serving's environment (`keras_bert.export.server_config.
+SERVER_ENVIRONMENT`), as our jobs do: oneDNN's kernels on, which TensorFlow leaves off on a CPU
+with AVX2 and no AVX-512 (there, ModernBERT-base at 2,048 tokens took 8.2 s without them and
+4.8 s with them; AMD EPYC, 2026-12-06).
+
 The sides take turns, length by length, and every round starts with the other side, so that
 both meet the same load on a shared machine. Each measurement is a line appended to `--results`
 (`bench/results/long_documents.jsonl`), with the CPU, the versions, the revision and the
@@ -221,8 +226,10 @@ def child(side: str, weights: Path, length: int, calls: int) -> dict:
 # In the parent -------------------------------------------------------------------------
 
 
-def _run_json(command: list[str]) -> dict:
-    completed = subprocess.run(command, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
+def _run_json(command: list[str], environment: dict[str, str]) -> dict:
+    completed = subprocess.run(
+        command, capture_output=True, text=True, check=False, cwd=REPO_ROOT, env=environment
+    )
     if completed.returncode:
         raise RuntimeError(f"{shlex.join(command)} failed:\n{completed.stderr[-3000:]}")
     return json.loads(completed.stdout.strip().splitlines()[-1])
@@ -232,8 +239,13 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
     """Every (round, model, length, side), appended to the results file as each finishes."""
     from bench.bench_peer_finetuning import git_revision
     from keras_bert.cpu import cpu_summary
+    from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
     pythons = {"keras_bert": sys.executable, "transformers": args.peer_python}
+    environments = {
+        "keras_bert": dict(os.environ) | dict(SERVER_ENVIRONMENT),
+        "transformers": dict(os.environ),
+    }
     context = {"cpu": cpu_summary(), "revision": git_revision(), "command": command}
     lengths = {"modernbert": args.lengths, "bert": args.bert_lengths}
     records = []
@@ -255,7 +267,8 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
                         result = _run_json(
                             [pythons[side], "-m", "bench.bench_long_documents", "--child", side,
                              "--weights", str(weights[model]), "--length", str(length),
-                             "--calls", str(args.calls)]
+                             "--calls", str(args.calls)],
+                            environments[side],
                         )  # fmt: skip
                         record = {
                             "model": f"{model}-{args.size}",
