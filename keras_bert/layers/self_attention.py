@@ -322,9 +322,10 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         return self.output_dense(real_tokens.gather(ops.reshape(context, shape)))
 
     def context_config(self) -> str:
-        """What `heads_context` computes from besides its inputs: the layer's config (JSON)
-        without its name. Layers with equal ones compute equal contexts, relative attention
-        buckets (weights of each layer) aside.
+        """What `heads_context` computes from besides its inputs: the layer's class and its
+        config without its name (JSON). Layers with equal ones compute equal contexts, relative
+        attention buckets (weights of each layer) aside; a subclass (windowed attention) with
+        the same config keys still differs by its class.
 
         Example:
         >>> first, second = (MultiHeadSelfAttention(8, 2, name=name) for name in "ab")
@@ -334,7 +335,7 @@ class MultiHeadSelfAttention(AttentionOutputSpec, keras.layers.Layer):
         False
         """
         config = {key: value for key, value in self.get_config().items() if key != "name"}
-        return json.dumps(config, sort_keys=True, default=str)
+        return json.dumps([type(self).__qualname__, config], sort_keys=True, default=str)
 
     def heads_context(self, query, key, value, padding_mask, training):
         """The context `[batch, sequence, heads, head_size]` of every query (scaled) over
