@@ -1,11 +1,21 @@
 """The pretraining campaign's table (`bench.bench_pretraining_usefulness table`) is its results
 file's: means over the seeds both models have, leads over the random model and the masked LM;
-and the scores of a discriminator's replaced-token detection."""
+the scores of a discriminator's replaced-token detection; the sentiment snippets as
+pretraining text."""
+
+import json
 
 import numpy as np
 import pytest
 
-from bench.bench_pretraining_usefulness import detection_scores, set_aside_finished_run, table
+from bench.bench_pretraining_usefulness import (
+    DATA_DIR,
+    detection_scores,
+    sentiment_text,
+    set_aside_finished_run,
+    table,
+)
+from keras_bert.data import read_text_documents
 
 DEFAULTS = {"learning_rate": 5e-5, "pooling": "first_token", "embedding_rms": None,
             "seq_length": 128, "precision": "float32", "dropout_rate": 0.1}  # fmt: skip
@@ -103,3 +113,11 @@ def test_detection_scores_of_a_detector_that_ranks_one_original_token_first():
     # Of the 2 × 3 (replaced, original) pairs, 4 are ranked right.
     assert scores["auc"] == pytest.approx(4 / 6, abs=1e-4)
     assert (scores["recall"], scores["precision"]) == (0.5, 0.5)
+
+
+def test_sentiment_text_is_each_training_snippet_a_document_without_its_label(tmp_path):
+    lines = (DATA_DIR / "movie_snippets.train.jsonl").read_text("utf-8").splitlines()
+    examples = [json.loads(line) for line in lines]
+    documents = read_text_documents(sentiment_text(tmp_path))
+    assert documents == [[example["text"].strip()] for example in examples]
+    assert len(documents) == 8421
