@@ -156,6 +156,11 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         for suffix, seed in (("", []), ("_seed_1", ["--seed", "1"]))
     },
 }
+# The masked LM each ELECTRA run on other text than the recipes' is compared with: the one on
+# the same text (the rest: `mlm`); those masked LMs themselves are compared with none.
+MASKED_LM_ON_SAME_TEXT = {
+    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}" for suffix in ("", "_seed_1")
+}
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
 # the run's embeddings (tables and their LayerNorm) on random blocks, the run's blocks (and
@@ -582,8 +587,9 @@ def table(
     cpu: str | None = None,
 ) -> str:
     """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
-    run, and the points by which it leads the random model of its architecture (and ELECTRA's
-    run the masked LM's), from the seeds both have; rows of fewer than `min_seeds` seeds left
+    run, and the points by which it leads the random model of its architecture (and each run
+    but a masked LM's the masked LM's on the same text, `MASKED_LM_ON_SAME_TEXT`), from the
+    seeds both have; rows of fewer than `min_seeds` seeds left
     out, and with `settings` (labels as the table writes them) or `variants` the others' rows.
     With `cpu` (BENCHMARKS' short name of a CPU, `cpu_name`: "Zen 5", "EPYC AVX2", ...) only
     that CPU's lines count: a seed's last line is otherwise whichever CPU ran it last."""
@@ -599,14 +605,13 @@ def table(
         scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
     lines = [
         "| fine-tuning | epochs | model | dev accuracy per seed | mean | random model | lead "
-        "| lead over mlm |",
+        "| lead over the masked LM |",
         "|---|---:|---|---|---:|---:|---:|---:|",
     ]
     for (setting, epochs), group in sorted(groups.items()):
         label = _setting_label(json.loads(setting))
         if settings is not None and label not in settings:
             continue
-        mlm = group.get(("mlm", "pretrained"), {})
         for (variant, model), scores in sorted(group.items()):
             shown = variants is None or variant in variants
             if not shown or model not in models or len(scores) < min_seeds:
@@ -615,10 +620,13 @@ def table(
             seeds = sorted(set(scores) & set(random)) or sorted(scores)
             mean = statistics.mean(scores[seed] for seed in seeds)
             random_mean = statistics.mean(random[s] for s in seeds) if random else None
+            masked_lm = MASKED_LM_ON_SAME_TEXT.get(variant, "mlm")
+            mlm = group.get((masked_lm, "pretrained"), {})
             mlm_seeds = sorted(set(scores) & set(mlm))
+            compared = variant not in ("mlm", *MASKED_LM_ON_SAME_TEXT.values())
             over_mlm = (
                 mean - statistics.mean(mlm[s] for s in mlm_seeds)
-                if variant != "mlm" and model == "pretrained" and mlm_seeds
+                if compared and model == "pretrained" and mlm_seeds
                 else None
             )
             per_seed = ", ".join(f"{seed}: {scores[seed]:.2f}" for seed in seeds)

@@ -66,6 +66,20 @@ def test_table_rows_are_the_results_files_means_and_leads():
     assert [row.split("|")[3].strip() for row in only_mlm[2:]] == ["mlm"]
 
 
+def test_a_run_on_other_text_leads_the_masked_lm_on_the_same_text():
+    records = [
+        _record("mlm", "pretrained", 0, 0.60),
+        _record("mlm_in_domain", "pretrained", 0, 0.50),
+        _record("electra_in_domain", "pretrained", 0, 0.58),
+        _record("electra", "pretrained", 0, 0.55),
+    ]
+    leads = {row.split("|")[3].strip(): row.split("|")[8].strip()
+             for row in table(records).splitlines()[2:]}  # fmt: skip
+    # electra_in_domain against mlm_in_domain (not mlm); neither masked LM against another.
+    assert leads == {"electra": "-5.00", "electra_in_domain": "+8.00", "mlm": "",
+                     "mlm_in_domain": ""}  # fmt: skip
+
+
 def test_table_of_one_cpu_leaves_the_other_cpus_lines_out():
     zen5 = "AMD EPYC, 2 cores; has: avx2, fma, avx512f, avx512_bf16, avx_vnni; lacks: amx_bf16"
     avx2 = "AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f, avx512_bf16"
