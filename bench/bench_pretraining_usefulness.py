@@ -589,8 +589,8 @@ def table(
     """Per setting and epochs: the mean dev accuracy over its seeds of each of `models` of a
     run, and the points by which it leads the random model of its architecture (and each run
     but a masked LM's the masked LM's on the same text, `MASKED_LM_ON_SAME_TEXT`), from the
-    seeds both have; rows of fewer than `min_seeds` seeds left
-    out, and with `settings` (labels as the table writes them) or `variants` the others' rows.
+    seeds both have; rows of fewer than `min_seeds` seeds left out, and with `settings` (labels
+    as the table writes them) or `variants` the others' rows.
     With `cpu` (BENCHMARKS' short name of a CPU, `cpu_name`: "Zen 5", "EPYC AVX2", ...) only
     that CPU's lines count: a seed's last line is otherwise whichever CPU ran it last."""
     from bench.field_benchmarks import cpu_name
