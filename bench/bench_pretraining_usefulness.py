@@ -254,11 +254,12 @@ def set_aside_finished_run(run_dir: Path) -> Path | None:
 def sentiment_text(directory: Path) -> Path:
     """The sentiment training snippets, labels dropped, as a BERT-format text file in
     `directory`: one snippet a document (a line, then a blank line)."""
+    from keras_bert.data.classification import read_classification_file
+
     path = directory / SENTIMENT_TEXT_FILE
-    lines = (DATA_DIR / "movie_snippets.train.jsonl").read_text("utf-8").splitlines()
-    snippets = (json.loads(line)["text"].strip() for line in lines if line.strip())
+    snippets = read_classification_file(DATA_DIR / "movie_snippets.train.jsonl").texts
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(f"{snippet}\n\n" for snippet in snippets), "utf-8")
+    path.write_text("".join(f"{snippet.strip()}\n\n" for snippet in snippets), "utf-8")
     return path
 
 
