@@ -65,6 +65,7 @@ DETECTION_BATCHES = 10
 PROBE_PENALTY = 1.0
 DATA_DIR = Path("../shared/data/sentiment")
 MARKERS = ("<!-- pretraining_usefulness -->", "<!-- /pretraining_usefulness -->")
+SEED_MARKERS = ("<!-- pretraining_seeds -->", "<!-- /pretraining_seeds -->")
 # The corpus both recipes read.
 RECIPE_CORPUS = (
     "../shared/data/pretraining/wikipedia_sample.txt",
@@ -73,6 +74,13 @@ RECIPE_CORPUS = (
 # The sentiment training split as pretraining text (`sentiment_text`), in `--runs-dir`.
 SENTIMENT_TEXT_FILE = "movie_snippets.train.txt"
 # Each pretraining variant: its recipe and the flags over it (`{runs_dir}` stands for `--runs-dir`).
+# The pretraining seeds the in-domain runs take, by variant-name suffix, and their flags: one
+# run this small moves with its seed by as much as the 2 points compared, so each objective's
+# figure is a mean over these runs.
+PRETRAINING_SEEDS: dict[str, list[str]] = {
+    "": [],
+    **{f"_seed_{seed}": ["--seed", str(seed)] for seed in (1, 2)},
+}
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "mlm": ("pipelines/recipes/budget_tiny.json", []),
     # The masked LM at ELECTRA's peak learning rate (1e-3, half its recipe's): ELECTRA's rate was
@@ -143,7 +151,7 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     # and a linear probe reads no more sentiment from either run's features than from a
     # random model's, so whether either objective can carry what it learns to the task is
     # measured on text that has some.
-    # `_seed_1`: the same runs under another seed (initialization, held-out documents, order).
+    # `_seed_N`: the same runs under another seed (initialization, held-out documents, order).
     **{
         f"{objective}_in_domain{suffix}": (
             recipe,
@@ -153,13 +161,13 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
             ("mlm", "pipelines/recipes/budget_tiny.json"),
             ("electra", "pipelines/recipes/electra_tiny.json"),
         )
-        for suffix, seed in (("", []), ("_seed_1", ["--seed", "1"]))
+        for suffix, seed in PRETRAINING_SEEDS.items()
     },
 }
 # The masked LM each ELECTRA run on other text than the recipes' is compared with: the one on
 # the same text (the rest: `mlm`); those masked LMs themselves are compared with none.
 MASKED_LM_ON_SAME_TEXT = {
-    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}" for suffix in ("", "_seed_1")
+    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}" for suffix in PRETRAINING_SEEDS
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
@@ -579,6 +587,61 @@ MODEL_LABELS = {
 }
 
 
+def _scores_by_setting(
+    records: list[dict], cpu: str | None
+) -> dict[tuple[str, float], dict[tuple[str, str], dict[int, float]]]:
+    """The dev accuracies (%) recorded, by (settings as JSON, epochs), then (variant, model),
+    then fine-tuning seed: each seed's last line, of `cpu`'s lines only if given."""
+    from bench.field_benchmarks import cpu_name
+
+    groups: dict[tuple[str, float], dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
+    for record in records:
+        if cpu is not None and cpu_name(record["cpu"]) != cpu:
+            continue
+        recorded = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
+        key = (json.dumps(recorded, sort_keys=True), record["epochs"])
+        scores = groups[key].setdefault((record["variant"], record["model"]), {})
+        scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
+    return groups
+
+
+def pretraining_seed_table(records: list[dict], min_seeds: int = 1, cpu: str | None = None) -> str:
+    """Per epochs, for each objective pretrained on the task's text (`*_in_domain`) at the
+    job's defaults: the pretrained model's dev accuracy under each pretraining seed (the mean
+    over its `min_seeds` or more fine-tuning seeds), their mean, and ELECTRA's lead over the
+    masked LM as the difference of those means, over the pretraining seeds both have.
+    `cpu` as in `table`."""
+    lines = [
+        "| epochs | objective | dev accuracy per pretraining seed (mean of its fine-tuning "
+        "seeds) | mean | lead over the masked LM |",
+        "|---:|---|---|---:|---:|",
+    ]
+    for (setting, epochs), group in sorted(_scores_by_setting(records, cpu).items()):
+        if _setting_label(json.loads(setting)) != "the job's defaults":
+            continue
+        by_objective: dict[str, dict[int, float]] = {}
+        for objective in ("mlm_in_domain", "electra_in_domain"):
+            for suffix in PRETRAINING_SEEDS:
+                scores = group.get((f"{objective}{suffix}", "pretrained"), {})
+                if len(scores) >= min_seeds:
+                    seed = int(suffix.removeprefix("_seed_") or 0)
+                    by_objective.setdefault(objective, {})[seed] = statistics.mean(scores.values())
+        masked_lm = by_objective.get("mlm_in_domain", {})
+        for objective, means in by_objective.items():
+            shared = sorted(set(means) & set(masked_lm))
+            lead = (
+                f"{statistics.mean(means[s] - masked_lm[s] for s in shared):+.2f}"
+                if objective != "mlm_in_domain" and shared
+                else ""
+            )
+            per_seed = ", ".join(f"{seed}: {means[seed]:.2f}" for seed in sorted(means))
+            lines.append(
+                f"| {epochs:g} | {objective} | {per_seed} | "
+                f"**{statistics.mean(means.values()):.2f}** | {lead} |"
+            )
+    return "\n".join(lines)
+
+
 def table(
     records: list[dict],
     min_seeds: int = 1,
@@ -594,16 +657,7 @@ def table(
     as the table writes them) or `variants` the others' rows.
     With `cpu` (BENCHMARKS' short name of a CPU, `cpu_name`: "Zen 5", "EPYC AVX2", ...) only
     that CPU's lines count: a seed's last line is otherwise whichever CPU ran it last."""
-    from bench.field_benchmarks import cpu_name
-
-    groups: dict[tuple, dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
-    for record in records:
-        if cpu is not None and cpu_name(record["cpu"]) != cpu:
-            continue
-        recorded = {"dropout_rate": 0.1, **record["settings"]}  # lines before the setting
-        key = (json.dumps(recorded, sort_keys=True), record["epochs"])
-        scores = groups[key].setdefault((record["variant"], record["model"]), {})
-        scores[record["seed"]] = 100 * record["dev_accuracy"]  # the last line of a seed
+    groups = _scores_by_setting(records, cpu)
     lines = [
         "| fine-tuning | epochs | model | dev accuracy per seed | mean | random model | lead "
         "| lead over the masked LM |",
@@ -687,6 +741,11 @@ def main() -> None:
     table_parser.add_argument(
         "--cpu", help='only the lines of this CPU, as BENCHMARKS names it ("Zen 5", "EPYC AVX2")'
     )
+    table_parser.add_argument(
+        "--over-pretraining-seeds",
+        action="store_true",
+        help="the in-domain objectives' means over their pretraining seeds, at the job's defaults",
+    )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser, detection_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     arguments = parser.parse_args()
@@ -702,13 +761,22 @@ def main() -> None:
         records = read_records(arguments.results_dir / FINETUNING_RESULTS)
         settings = tuple(arguments.settings) if arguments.settings else None
         variants = tuple(arguments.variants) if arguments.variants else None
-        text = table(
-            records, arguments.min_seeds, tuple(arguments.models), settings, variants, arguments.cpu
-        )
+        if arguments.over_pretraining_seeds:
+            text = pretraining_seed_table(records, arguments.min_seeds, arguments.cpu)
+        else:
+            text = table(
+                records,
+                arguments.min_seeds,
+                tuple(arguments.models),
+                settings,
+                variants,
+                arguments.cpu,
+            )
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 
-            write_between_markers(arguments.write, text, MARKERS)
+            markers = SEED_MARKERS if arguments.over_pretraining_seeds else MARKERS
+            write_between_markers(arguments.write, text, markers)
         print(text)
 
 

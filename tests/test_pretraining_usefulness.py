@@ -11,6 +11,7 @@ import pytest
 from bench.bench_pretraining_usefulness import (
     DATA_DIR,
     detection_scores,
+    pretraining_seed_table,
     sentiment_text,
     set_aside_finished_run,
     table,
@@ -30,6 +31,11 @@ def _record(variant: str, model: str, seed: int, accuracy: float, **settings) ->
         "settings": {**DEFAULTS, **settings},
         "dev_accuracy": accuracy,
     }
+
+
+def _fine_tuned(variant: str, *accuracies: float) -> list[dict]:
+    """A run's pretrained model fine-tuned under seeds 0, 1, ... to `accuracies`."""
+    return [_record(variant, "pretrained", seed, a) for seed, a in enumerate(accuracies)]
 
 
 def test_table_rows_are_the_results_files_means_and_leads():
@@ -78,6 +84,28 @@ def test_a_run_on_other_text_leads_the_masked_lm_on_the_same_text():
     # electra_in_domain against mlm_in_domain (not mlm); neither masked LM against another.
     assert leads == {"electra": "-5.00", "electra_in_domain": "+8.00", "mlm": "",
                      "mlm_in_domain": ""}  # fmt: skip
+
+
+def test_pretraining_seed_table_averages_each_objective_over_its_pretraining_seeds():
+    records = [
+        *_fine_tuned("mlm_in_domain", 0.50, 0.54),
+        *_fine_tuned("mlm_in_domain_seed_1", 0.60, 0.62),
+        *_fine_tuned("electra_in_domain", 0.56, 0.60),
+        *_fine_tuned("electra_in_domain_seed_1", 0.58, 0.60),
+        # ELECTRA's third pretraining seed has no masked LM to compare with; the lead leaves
+        # it out, the mean keeps it. A random model and another setting count for neither.
+        *_fine_tuned("electra_in_domain_seed_2", 0.70, 0.70),
+        _record("electra_in_domain", "random", 0, 0.99),
+        _record("mlm_in_domain", "pretrained", 0, 0.99, learning_rate=5e-4),
+        # One fine-tuning seed: under min_seeds=2, its pretraining seed is left out.
+        _record("mlm_in_domain_seed_2", "pretrained", 0, 0.10),
+    ]
+    rows = [[cell.strip() for cell in row.split("|")[1:-1]]
+            for row in pretraining_seed_table(records, min_seeds=2).splitlines()[2:]]  # fmt: skip
+    assert rows == [
+        ["3", "mlm_in_domain", "0: 52.00, 1: 61.00", "**56.50**", ""],
+        ["3", "electra_in_domain", "0: 58.00, 1: 59.00, 2: 70.00", "**62.33**", "+2.00"],
+    ]  # fmt: skip
 
 
 def test_table_of_one_cpu_leaves_the_other_cpus_lines_out():
