@@ -10,6 +10,7 @@ random model of the same architecture, seed by seed, each run one line of a resu
     python -m bench.bench_pretraining_usefulness table [--min-seeds 3] [--models pretrained] \\
         [--settings "the job's defaults" ...] [--variants mlm electra] [--cpu "Zen 5"] \\
         [--write BENCHMARKS.md]
+    python -m bench.bench_pretraining_usefulness table --over-pretraining-seeds --min-seeds 3
     python -m bench.bench_pretraining_usefulness probe --variants mlm electra
     python -m bench.bench_pretraining_usefulness detection --variants electra
 
@@ -35,6 +36,8 @@ the labels' entropy, accuracy against always answering "original", the area unde
 curve, recall and precision at logit 0. `table` prints the mean dev
 accuracy of each model over its seeds and the differences; with `--write` it replaces the text
 between `<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
+With `--over-pretraining-seeds` it prints each in-domain objective's mean over its pretraining
+seeds (`PRETRAINING_SEEDS`) and ELECTRA's lead, between `<!-- pretraining_seeds -->` markers.
 """
 
 from __future__ import annotations
@@ -73,7 +76,6 @@ RECIPE_CORPUS = (
 )
 # The sentiment training split as pretraining text (`sentiment_text`), in `--runs-dir`.
 SENTIMENT_TEXT_FILE = "movie_snippets.train.txt"
-# Each pretraining variant: its recipe and the flags over it (`{runs_dir}` stands for `--runs-dir`).
 # The pretraining seeds the in-domain runs take, by variant-name suffix, and their flags: one
 # run this small moves with its seed by as much as the 2 points compared, so each objective's
 # figure is a mean over these runs.
@@ -81,6 +83,7 @@ PRETRAINING_SEEDS: dict[str, list[str]] = {
     "": [],
     **{f"_seed_{seed}": ["--seed", str(seed)] for seed in (1, 2)},
 }
+# Each pretraining variant: its recipe and the flags over it (`{runs_dir}` stands for `--runs-dir`).
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "mlm": ("pipelines/recipes/budget_tiny.json", []),
     # The masked LM at ELECTRA's peak learning rate (1e-3, half its recipe's): ELECTRA's rate was
