@@ -81,7 +81,7 @@ SENTIMENT_TEXT_FILE = "movie_snippets.train.txt"
 # figure is a mean over these runs.
 PRETRAINING_SEEDS: dict[str, list[str]] = {
     "": [],
-    **{f"_seed_{seed}": ["--seed", str(seed)] for seed in (1, 2)},
+    **{f"_seed_{seed}": ["--seed", str(seed)] for seed in (1, 2, 3)},
 }
 # Each pretraining variant: its recipe and the flags over it (`{runs_dir}` stands for `--runs-dir`).
 VARIANTS: dict[str, tuple[str, list[str]]] = {
