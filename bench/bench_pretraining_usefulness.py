@@ -76,13 +76,17 @@ RECIPE_CORPUS = (
 )
 # The sentiment training split as pretraining text (`sentiment_text`), in `--runs-dir`.
 SENTIMENT_TEXT_FILE = "movie_snippets.train.txt"
-# The pretraining seeds the in-domain runs take, by variant-name suffix, and their flags: one
-# run this small moves with its seed by as much as the 2 points compared, so each objective's
-# figure is a mean over these runs.
-PRETRAINING_SEEDS: dict[str, list[str]] = {
-    "": [],
-    **{f"_seed_{seed}": ["--seed", str(seed)] for seed in (1, 2, 3)},
-}
+# The pretraining seeds the in-domain runs take (0: the recipe's own, run without `--seed`):
+# one run this small moves with its seed by as much as the 2 points compared, so each
+# objective's figure is a mean over these runs.
+PRETRAINING_SEEDS = (0, 1, 2, 3)
+
+
+def _seed_suffix(seed: int) -> str:
+    """A pretraining seed's variant-name suffix: none for the recipe's own seed, 0."""
+    return f"_seed_{seed}" if seed else ""
+
+
 # Each pretraining variant: its recipe and the flags over it (`{runs_dir}` stands for `--runs-dir`).
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "mlm": ("pipelines/recipes/budget_tiny.json", []),
@@ -156,21 +160,27 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     # measured on text that has some.
     # `_seed_N`: the same runs under another seed (initialization, held-out documents, order).
     **{
-        f"{objective}_in_domain{suffix}": (
+        f"{objective}_in_domain{_seed_suffix(seed)}": (
             recipe,
-            ["--input-files", *RECIPE_CORPUS, f"{{runs_dir}}/{SENTIMENT_TEXT_FILE}", *seed],
+            [
+                "--input-files",
+                *RECIPE_CORPUS,
+                f"{{runs_dir}}/{SENTIMENT_TEXT_FILE}",
+                *(["--seed", str(seed)] if seed else []),
+            ],
         )
         for objective, recipe in (
             ("mlm", "pipelines/recipes/budget_tiny.json"),
             ("electra", "pipelines/recipes/electra_tiny.json"),
         )
-        for suffix, seed in PRETRAINING_SEEDS.items()
+        for seed in PRETRAINING_SEEDS
     },
 }
 # The masked LM each ELECTRA run on other text than the recipes' is compared with: the one on
 # the same text (the rest: `mlm`); those masked LMs themselves are compared with none.
 MASKED_LM_ON_SAME_TEXT = {
-    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}" for suffix in PRETRAINING_SEEDS
+    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}"
+    for suffix in map(_seed_suffix, PRETRAINING_SEEDS)
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
@@ -624,10 +634,9 @@ def pretraining_seed_table(records: list[dict], min_seeds: int = 1, cpu: str | N
             continue
         by_objective: dict[str, dict[int, float]] = {}
         for objective in ("mlm_in_domain", "electra_in_domain"):
-            for suffix in PRETRAINING_SEEDS:
-                scores = group.get((f"{objective}{suffix}", "pretrained"), {})
+            for seed in PRETRAINING_SEEDS:
+                scores = group.get((f"{objective}{_seed_suffix(seed)}", "pretrained"), {})
                 if len(scores) >= min_seeds:
-                    seed = int(suffix.removeprefix("_seed_") or 0)
                     by_objective.setdefault(objective, {})[seed] = statistics.mean(scores.values())
         masked_lm = by_objective.get("mlm_in_domain", {})
         for objective, means in by_objective.items():
