@@ -775,7 +775,9 @@ def main() -> None:
         variants = tuple(arguments.variants) if arguments.variants else None
         if arguments.over_pretraining_seeds:
             text = pretraining_seed_table(records, arguments.min_seeds, arguments.cpu)
+            markers = SEED_MARKERS
         else:
+            markers = MARKERS
             text = table(
                 records,
                 arguments.min_seeds,
@@ -787,7 +789,6 @@ def main() -> None:
         if arguments.write:
             from bench.field_benchmarks import write_between_markers
 
-            markers = SEED_MARKERS if arguments.over_pretraining_seeds else MARKERS
             write_between_markers(arguments.write, text, markers)
         print(text)
 
