@@ -93,6 +93,9 @@ SAVEDMODEL_EXPORTS = {
     "bfloat16": ["--precision", "bfloat16"],
     "float32-xla": ["--jit-compile"],
     "bfloat16-xla": ["--precision", "bfloat16", "--jit-compile"],
+    # Served with one thread per op (`runtime_workers.ONE_THREAD_PER_OP`).
+    "float32-shards": ["--feed-forward-shards", "2"],
+    "bfloat16-shards": ["--precision", "bfloat16", "--feed-forward-shards", "2"],
 }
 ONNX_EXPORTS = {
     "float32": ["--format", "onnx"],

@@ -17,7 +17,9 @@ the whole request, tokenizing included, as a user of that runtime serves it:
   sentences) and CTranslate2's `Encoder` of transformers' copy (int8, float32), whose pooled
   output goes through the classifier's dense head in NumPy.
 
-Every runtime computes on 2 intra-op threads (`THREADS`), as the peers' protocol does.
+Every runtime computes on 2 intra-op threads (`THREADS`), as the peers' protocol does, but
+our exports served with one thread per op and two ops at once (`ONE_THREAD_PER_OP`), as TF
+Serving's thread flags allow: 2 threads in all.
 
 The worker reads one JSON command a line on stdin and answers one JSON line on stdout:
 `{"op": "latencies", "texts": [...]}` (seconds of each text served alone), `{"op":
@@ -44,6 +46,8 @@ from keras_bert.cpu import ONEDNN_SWITCH
 REPO_ROOT = Path(__file__).resolve().parents[1]
 THREADS = 2
 LOGITS_BATCH = 32
+# TF Serving's (--tensorflow_intra_op_parallelism, --tensorflow_inter_op_parallelism).
+ONE_THREAD_PER_OP = (1, 2)
 Classify = Callable[[list[str]], np.ndarray]
 
 
@@ -54,7 +58,8 @@ class Models:
     Args:
         seq_length: the export's packed length; the peers truncate there too.
         savedmodels: TF Serving version directories by variant ("float32", "bfloat16",
-            "float32-xla": XLA-compiled model calls).
+            "float32-xla": XLA-compiled model calls, "float32-shards": feed-forward weights
+            in 2 independent blocks).
         onnx_exports: our ONNX version directories by precision ("float32", "bfloat16",
             "int8-dynamic", "int8-static").
         peer_directory: transformers' copy of the classifier: `classifier.onnx`,
@@ -74,8 +79,11 @@ class Models:
         return cls(**json.loads(Path(path).read_text()))
 
 
-def savedmodel_runtime(precision: str) -> Callable[[Models], Classify]:
-    """Our TF Serving export, loaded as TF Serving loads it (`SessionModel`)."""
+def savedmodel_runtime(
+    precision: str, server_threads: tuple[int, int] = (0, 0)
+) -> Callable[[Models], Classify]:
+    """Our TF Serving export, loaded as TF Serving loads it (`SessionModel`), with the server's
+    intra-op and inter-op threads (0: TensorFlow's, one per core)."""
 
     def load(models: Models) -> Classify:
         import importlib.util
@@ -86,7 +94,7 @@ def savedmodel_runtime(precision: str) -> Callable[[Models], Classify]:
         )
         query_export = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(query_export)
-        model = query_export.SessionModel(models.savedmodels[precision])
+        model = query_export.SessionModel(models.savedmodels[precision], *server_threads)
         return lambda texts: model.run({"text": texts})["logits"]
 
     return load
@@ -263,6 +271,19 @@ RUNTIMES: dict[str, Runtime] = {
         )
         for precision in ("float32", "bfloat16")
     },
+    # One thread per op, two ops at once: TF Serving started with
+    # --tensorflow_intra_op_parallelism=1 --tensorflow_inter_op_parallelism=2. A request's ops
+    # are too small to share between cores (oneDNN's attention products and softmax, parted
+    # over 2 threads, took 2-3x their one-thread time on the Zen 4); the query, key and value
+    # projections, and feed-forward shards, run side by side instead.
+    **{
+        f"ours-savedmodel-{variant}-one-thread-per-op": _ours(
+            "TF Serving export",
+            f"{variant.replace('-shards', ', 2 feed-forward shards')}, one thread per op",
+            savedmodel_runtime(variant, ONE_THREAD_PER_OP),
+        )
+        for variant in ("float32", "bfloat16", "float32-shards", "bfloat16-shards")
+    },
     # The server's environment but oneDNN: TensorFlow's default on CPUs without AVX-512 VNNI,
     # BF16 or AMX, what the server's TF_ENABLE_ONEDNN_OPTS=1 saves there.
     "ours-savedmodel-float32-onednn-off": _ours(
@@ -300,7 +321,15 @@ RUNTIMES: dict[str, Runtime] = {
 # Runtimes `bench_cpu_runtimes run` times only when named: bfloat16 with XLA ran slower than
 # bfloat16 and than float32 with XLA on the Zen 5 (docs/serving.md; results in
 # bench/results/cpu_runtimes_by_name.jsonl), so it is no row of BENCHMARKS' table.
-NOT_BY_DEFAULT = frozenset({"ours-savedmodel-bfloat16-xla"})
+# One thread per op without feed-forward shards in float32, and with them in bfloat16, ran
+# behind the other two one-thread variants on the Zen 4 (2026-12-07, by name).
+NOT_BY_DEFAULT = frozenset(
+    {
+        "ours-savedmodel-bfloat16-xla",
+        "ours-savedmodel-float32-one-thread-per-op",
+        "ours-savedmodel-bfloat16-shards-one-thread-per-op",
+    }
+)
 
 
 def answer(classify: Classify, command: dict) -> dict:

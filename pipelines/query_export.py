@@ -52,8 +52,16 @@ class SessionModel:
     [('A film.', True)]
     """
 
-    def __init__(self, export_dir: str):
-        self.session = tf.compat.v1.Session(graph=tf.Graph())
+    def __init__(self, export_dir: str, intra_op_threads: int = 0, inter_op_threads: int = 0):
+        """Loads `export_dir` into a session whose thread pools are the server's
+        `--tensorflow_intra_op_parallelism` (threads inside one op) and
+        `--tensorflow_inter_op_parallelism` (ops run at once); 0 leaves each to TensorFlow
+        (one per core)."""
+        config = tf.compat.v1.ConfigProto(
+            intra_op_parallelism_threads=intra_op_threads,
+            inter_op_parallelism_threads=inter_op_threads,
+        )
+        self.session = tf.compat.v1.Session(graph=tf.Graph(), config=config)
         with self.session.graph.as_default():
             meta_graph = tf.compat.v1.saved_model.load(self.session, ["serve"], export_dir)
         self.signatures = dict(meta_graph.signature_def)

@@ -122,7 +122,7 @@ def test_bfloat16_export_agrees_with_float32_and_records_it(
     assert agreement["label_agreement"] == 1.0
     assert 0 < agreement["max_probability_difference"] < 0.01
     assert xla_compiled_functions(export_dir) == []
-    # Large batches run the layer norms in the form oneDNN fuses (`_call_model`).
+    # Large batches run the layer norms in the form oneDNN fuses (`_whole_batch_branches`).
     assert "FusedBatchNormV3" in check_serving_ops(export_dir)
     bfloat16, default = _served(export_dir, exported_base / "classifier" / "1")
     assert bfloat16["label"] == default["label"]
