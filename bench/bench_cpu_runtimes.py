@@ -316,8 +316,7 @@ def runtime_table(records: Sequence[dict]) -> str:
         for cpu in cpus:
             record = next((r for r in runs[cpu] if r["runtime"] == name), None)
             cells.append("" if record is None else runtime_cell(record))
-        label = f"{runtime.side}: {runtime.runtime}, {runtime.precision}"
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {runtime.label} | " + " | ".join(cells) + " |")
     for key, what in (
         ("batch1_p50_ms", "batch-1 p50"),
         ("batch32_sentences_per_second", "batch 32"),

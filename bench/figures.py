@@ -181,7 +181,7 @@ def cpu_runtimes(records: Sequence[dict]):
         ("batch32_sentences_per_second", "batch 32, sentences/s (more is faster)"),
     )
     for (cpu, run), pair in zip(sorted(runs.items()), axes, strict=True):
-        labels = [f"{record['side']}: {record['engine']}, {record['precision']}" for record in run]
+        labels = [RUNTIMES[record["runtime"]].label for record in run]
         colours = [OURS if record["side"] == "ours" else PEER for record in run]
         for (key, title), panel in zip(measures, pair, strict=True):
             values = [record[key] for record in run]

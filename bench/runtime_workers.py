@@ -238,6 +238,11 @@ class Runtime:
     environment: tuple[tuple[str, str], ...] = ()
 
     @property
+    def label(self) -> str:
+        """Its name in BENCHMARKS' table and figure: "ours: ONNX Runtime (OnnxModel), int8"."""
+        return f"{self.side}: {self.runtime}, {self.precision}"
+
+    @property
     def venv(self) -> str:
         """The venv it runs in: the project's, or the peers' (bench.bench_cpu_runtimes)."""
         return ".venv" if self.side == "ours" else ".venv-peers"
@@ -279,7 +284,7 @@ RUNTIMES: dict[str, Runtime] = {
     **{
         f"ours-savedmodel-{variant}-one-thread-per-op": _ours(
             "TF Serving export",
-            f"{variant.replace('-shards', ', 2 feed-forward shards')}, one thread per op",
+            f"{variant.replace('-', ', ')}, 1 thread per op",
             savedmodel_runtime(variant, ONE_THREAD_PER_OP),
         )
         for variant in ("float32", "bfloat16", "float32-shards", "bfloat16-shards")
