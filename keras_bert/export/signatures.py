@@ -198,8 +198,8 @@ class _Serving(tf.Module):
       run on their real tokens instead, each attention compiled (`_large_batch_function`).
     - `precision`: "float32", or "bfloat16" for the model's compute in bfloat16 (weights stored
       and computed in bfloat16, outputs float32; for CPUs with AVX512_BF16 or AMX, and GPUs;
-      large batches with oneDNN's fused layer norms, `_whole_batch_branches`). `export_for_serving`
-      checks a bfloat16 module against its float32 twin.
+      large batches with oneDNN's fused layer norms, `_whole_batch_branches`).
+      `export_for_serving` checks a bfloat16 module against its float32 twin.
     - `length_groups`: a batch's rows run as two groups of similar length, each padded to its
       own bucket, where that saves more padded work than the second model call costs
       (`split_by_length`, `CALL_COST_TOKENS`); the answers are the same, each row's computed
@@ -305,8 +305,8 @@ class _Serving(tf.Module):
         The whole batch's model functions and the two groups are branches of one `Case`: a
         request crosses one branch point, not one per choice. In a served graph each branch
         point passes every weight through a switch node of its own (TensorFlow lowers it to
-        `Switch`/`Merge`), and a MiniLM-L6 request crossing two ran 1,346 nodes against
-        1,077 (bfloat16, 0.5-0.7 ms of its 5-6 ms on the Zen 4, one thread per op)."""
+        switch and merge nodes): a MiniLM-L6 bfloat16 request crossing two ran 1,346 nodes,
+        crossing one 1,127, 5-6% sooner (Zen 4, `bench/bench_request_ops.py`)."""
         index, branches = self._whole_batch_branches(inputs)
         if not self.length_groups:
             return _run_branch(index, branches)
