@@ -326,8 +326,9 @@ RUNTIMES: dict[str, Runtime] = {
 # Runtimes `bench_cpu_runtimes run` times only when named: bfloat16 with XLA ran slower than
 # bfloat16 and than float32 with XLA on the Zen 5 (docs/serving.md; results in
 # bench/results/cpu_runtimes_by_name.jsonl), so it is no row of BENCHMARKS' table.
-# One thread per op without feed-forward shards in float32, and with them in bfloat16, ran
-# behind the other two one-thread variants on the Zen 4 (2026-12-07, by name).
+# With one thread per op on the Zen 4 (2026-12-07, by name): float32 without feed-forward
+# shards ran behind float32 with them (8.04 against 7.11 ms), bfloat16 with shards tied
+# bfloat16 without (5.09 and 6.03 against 5.18 and 5.87 ms, two runs).
 NOT_BY_DEFAULT = frozenset(
     {
         "ours-savedmodel-bfloat16-xla",
