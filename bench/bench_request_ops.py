@@ -19,12 +19,10 @@ import argparse
 import collections
 import os
 import sys
-import time
-
-import numpy as np
 
 from keras_bert.cpu import cpu_summary
 from keras_bert.export.server_config import SERVER_ENVIRONMENT
+from keras_bert.timing import interleaved_median_seconds
 
 SENTENCE = "A gripping, beautifully shot film whose quiet final act stays with you for days."
 
@@ -69,11 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     fetches = [output.name for output in signature.outputs.values()]
     for _ in range(20):
         model.session.run(fetches, feed)
-    seconds = []
-    for _ in range(args.calls):
-        start = time.perf_counter()
-        model.session.run(fetches, feed)
-        seconds.append(time.perf_counter() - start)
+    request = [lambda: model.session.run(fetches, feed)]
+    median = interleaved_median_seconds({"request": request}, rounds=args.calls)["request"]
     options = config_pb2.RunOptions(trace_level=config_pb2.RunOptions.FULL_TRACE)
     by_op, count_by_op, by_scope = (
         collections.Counter(),
@@ -95,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     print(
         f"{cpu_summary()}; threads intra-op {args.intra_op_threads or 'default'}, inter-op "
         f"{args.inter_op_threads or 'default'}\n{args.export_dir}: p50 "
-        f"{1000 * np.median(seconds):.2f} ms untraced ({args.calls} calls); {len(nodes)} nodes "
+        f"{1000 * median:.2f} ms untraced ({args.calls} calls); {len(nodes)} nodes "
         f"a request, their own times summing to {sum(by_op.values()) / args.traces / 1000:.2f} ms"
     )
     for title, counter in (("op", by_op), ("scope", by_scope)):
