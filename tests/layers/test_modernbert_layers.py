@@ -126,8 +126,8 @@ def test_window_layers_over_one_padding_mask_share_it_in_a_trace():
 
 def test_windowed_attention_scores_grow_linearly_with_the_length():
     """No tensor of the graph holds a `[sequence, sequence]` score matrix: at 512 tokens and a
-    window of 8, the largest are the keys' and values' neighbourhoods, `batch × 512 × 3 ×
-    2 * hidden` numbers, and the scores `batch × heads × 512 × 3 × 8`."""
+    window of 8, the largest are the keys' (and the values') neighbourhoods, `batch × 512 × 3 ×
+    hidden` numbers, and the scores `batch × heads × 512 × 3 × 8`."""
     layer = WindowedSelfAttention(HIDDEN, HEADS, attention_window=8, rotary_base=10_000.0)
     length = 512
     specs = (tf.TensorSpec([1, length, HIDDEN]), tf.TensorSpec([1, length], tf.int32))
@@ -137,7 +137,7 @@ def test_windowed_attention_scores_grow_linearly_with_the_length():
         for op in graph.graph.get_operations()
         for output in op.outputs
     ]
-    assert max(sizes) == length * 3 * 2 * HIDDEN < length * length
+    assert max(sizes) == length * 3 * HIDDEN < length * length
     assert HEADS * length * 3 * 8 in sizes
 
 
