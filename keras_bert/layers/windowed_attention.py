@@ -29,13 +29,14 @@ def neighbourhoods(blocks: tf.Tensor, axis: int) -> tf.Tensor:
     """
     padding = [[0, 0]] * len(blocks.shape)
     padding[axis] = [1, 1]
-    shape = tf.shape(blocks)
-    three_in_a_row = tf.range(shape[axis])[:, None] + tf.range(3)[None, :]
+    dims = [
+        static or dynamic
+        for static, dynamic in zip(blocks.shape, tf.unstack(tf.shape(blocks)), strict=True)
+    ]
+    three_in_a_row = tf.range(dims[axis])[:, None] + tf.range(3)[None, :]
+    # [..., blocks, 3, block, ...]
     gathered = tf.gather(tf.pad(blocks, padding), three_in_a_row, axis=axis)
-    merged = [blocks.shape[index] or shape[index] for index in range(axis + 1)]
-    trailing = [blocks.shape[index] or shape[index] for index in range(axis + 2, len(blocks.shape))]
-    block = blocks.shape[axis + 1]
-    return tf.reshape(gathered, [*merged, 3 * block if block else -1, *trailing])
+    return tf.reshape(gathered, [*dims[: axis + 1], 3 * dims[axis + 1], *dims[axis + 2 :]])
 
 
 def window_blocks(length: tf.Tensor, window: int) -> tuple[tf.Tensor, tf.Tensor]:
