@@ -19,6 +19,10 @@ a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions
   loading included (`ru_maxrss`); `framework_mb`, the resident memory with the side's
   libraries imported and no model loaded.
 
+`--dtype bfloat16` loads both sides' weights in bfloat16 and computes in it (Keras' `bfloat16`
+policy, transformers' `dtype=torch.bfloat16`), for CPUs with AVX512_BF16 or AMX (on AVX2 alone
+bfloat16 is slower than float32); each record names its dtype, and the figure draws float32's.
+
 keras_bert's side runs in TF Serving's environment (`keras_bert.export.server_config.
 SERVER_ENVIRONMENT`), as our jobs do: oneDNN's kernels on, which TensorFlow leaves off on a CPU
 with AVX2 and no AVX-512 (there, ModernBERT-base at 2,048 tokens took 8.2 s without them and
@@ -63,6 +67,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "bench" / "results" / "long_documents.jsonl"
 SIDES = ("keras_bert", "transformers")
 MODELS = ("modernbert", "bert")
+DTYPES = ("float32", "bfloat16")
 # transformers' configs of each model and size (the published base sizes are their defaults).
 SIZES = {
     "base": {"modernbert": {}, "bert": {}},
@@ -164,37 +169,41 @@ def _token_ids(length: int, vocab_size: int):
     return np.random.default_rng(0).integers(5, vocab_size, (1, length)).astype("int32")
 
 
-def keras_bert_forward(weights: Path, length: int):
-    """keras_bert's encoder of `weights` and a pass of one sequence of `length` ids through
-    it (the sequence output, in a `tf.function`)."""
+def keras_bert_forward(weights: Path, length: int, dtype: str):
+    """keras_bert's encoder of `weights` (its variables and compute in `dtype`) and a pass of
+    one sequence of `length` ids through it (the sequence output, in a `tf.function`)."""
     import keras
     import numpy as np
     import tensorflow as tf
 
     import keras_bert
 
-    encoder = keras_bert.load_encoder(weights)
+    encoder = keras_bert.load_encoder(weights, dtype=dtype)
     sequence = keras.Model(encoder.input, encoder.output["sequence_output"])
     ids = _token_ids(length, encoder.bert_config.vocab_size)
     inputs = {"input_word_ids": ids, "input_mask": np.ones_like(ids)}
     inputs["input_type_ids"] = np.zeros_like(ids)
     run = tf.function(lambda values: sequence(values, training=False))
-    return lambda: run(inputs).numpy(), {"tensorflow": tf.__version__, "keras": keras.__version__}
+    versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
+    return lambda: tf.cast(run(inputs), tf.float32).numpy(), versions
 
 
-def transformers_forward(weights: Path, length: int):
-    """transformers' model of `weights` (sdpa attention) and a pass of `length` ids."""
+def transformers_forward(weights: Path, length: int, dtype: str):
+    """transformers' model of `weights` (sdpa attention, in `dtype`) and a pass of `length`
+    ids."""
     import torch
     import transformers
 
     config = transformers.AutoConfig.from_pretrained(weights)
-    model = transformers.AutoModel.from_pretrained(weights, attn_implementation="sdpa").eval()
+    model = transformers.AutoModel.from_pretrained(
+        weights, attn_implementation="sdpa", dtype=getattr(torch, dtype)
+    ).eval()
     ids = torch.from_numpy(_token_ids(length, config.vocab_size)).long()
     mask = torch.ones_like(ids)
 
     def forward():
         with torch.inference_mode():
-            return model(input_ids=ids, attention_mask=mask).last_hidden_state.numpy()
+            return model(input_ids=ids, attention_mask=mask).last_hidden_state.float().numpy()
 
     versions = {"torch": torch.__version__, "transformers": transformers.__version__}
     return forward, versions | {"threads": torch.get_num_threads()}
@@ -216,10 +225,10 @@ def framework_mb(side: str) -> float:
     return round(_resident_mb(), 1)
 
 
-def child(side: str, weights: Path, length: int, calls: int) -> dict:
+def child(side: str, weights: Path, length: int, calls: int, dtype: str) -> dict:
     framework = framework_mb(side)
     build = keras_bert_forward if side == "keras_bert" else transformers_forward
-    forward, versions = build(weights, length)
+    forward, versions = build(weights, length, dtype)
     return measured(forward, calls) | {"framework_mb": framework, "versions": versions}
 
 
@@ -267,13 +276,14 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
                         result = _run_json(
                             [pythons[side], "-m", "bench.bench_long_documents", "--child", side,
                              "--weights", str(weights[model]), "--length", str(length),
-                             "--calls", str(args.calls)],
+                             "--calls", str(args.calls), "--dtype", args.dtype],
                             environments[side],
                         )  # fmt: skip
                         record = {
                             "model": f"{model}-{args.size}",
                             "side": side,
                             "length": length,
+                            "dtype": args.dtype,
                             "round": number,
                             **result,
                             **context,
@@ -316,6 +326,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bert-lengths", type=_lengths, default=[128, 256, 512])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=3, help="timed passes per measurement")
+    parser.add_argument(
+        "--dtype",
+        choices=DTYPES,
+        default="float32",
+        help="both sides' weights and compute (bfloat16: on CPUs with AVX512_BF16 or AMX)",
+    )
     parser.add_argument("--results", type=Path, default=RESULTS)
     parser.add_argument("--child", choices=SIDES, help=argparse.SUPPRESS)
     parser.add_argument("--weights", type=Path, help=argparse.SUPPRESS)
@@ -326,7 +342,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.make_weights:
         make_weights(args.model, args.size, args.make_weights)
     elif args.child:
-        print(json.dumps(child(args.child, args.weights, args.length, args.calls)))
+        print(json.dumps(child(args.child, args.weights, args.length, args.calls, args.dtype)))
     else:
         if not args.peer_python:
             parser.error("--peer-python is needed to run transformers' side")

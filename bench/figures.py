@@ -213,9 +213,10 @@ def cpu_runtimes(records: Sequence[dict]):
 def long_documents(records: Sequence[dict]):
     """ModernBERT's forward pass on one long input against transformers' (sdpa), with BERT-base
     up to 512 tokens beside it: seconds and peak memory against length, from the latest
-    revision's records (`bench.bench_long_documents`)."""
+    revision's float32 records (`bench.bench_long_documents`)."""
     from bench.bench_long_documents import summary
 
+    records = [record for record in records if record.get("dtype", "float32") == "float32"]
     revision = records[-1]["revision"]
     table = summary([record for record in records if record["revision"] == revision])
     figure, (time_axis, memory_axis) = _pyplot().subplots(1, 2, figsize=(8.0, 3.4))
