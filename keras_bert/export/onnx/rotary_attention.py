@@ -37,7 +37,8 @@ def rotary_tables(
     builder: GraphBuilder, sequence_length: str, head_size: int, base: float
 ) -> tuple[str, str]:
     """The cosines and sines of every position's rotation (`rotary_angles`), float32
-    `[sequence, 1, head_size]`, for heads `[batch, sequence, heads, head_size]`."""
+    `[sequence, 1, head_size]`, for heads `[batch, sequence, heads, head_size]`; the sines
+    negated in the first half (`rotate`'s sign)."""
     frequencies = builder.constant(
         f"rotary_frequencies_{base:g}",
         inverse_frequencies(head_size, base).astype(np.float64),
@@ -57,15 +58,25 @@ def rotary_tables(
     )
     angles = builder.op("Concat", angles, angles, axis=-1)
     angles = builder.op("Unsqueeze", angles, builder.constant("one_axis", np.array([1])))
-    return builder.op("Cos", angles), builder.op("Sin", angles)
+    signs = builder.constant(  # the sign of `rotate_half`, a table like the frequencies
+        f"rotary_signs_{head_size}", np.repeat([-1.0, 1.0], head_size // 2), keep_float64=True
+    )
+    signed_sin = builder.op(
+        "Mul", builder.op("Sin", angles), builder.op("Cast", signs, to=TensorProto.FLOAT)
+    )
+    return builder.op("Cos", angles), signed_sin
 
 
 def rotate(builder: GraphBuilder, heads: str, tables: tuple[str, str]) -> str:
-    """`heads * cos + rotate_half(heads) * sin` with `rotate_half(x) = [-x2, x1]`."""
-    cos, sin = tables
+    """`heads * cos + rotate_half(heads) * sin` with `rotate_half(x) = [-x2, x1]`: the halves
+    swapped, their sign in the sine table (`rotary_tables`), as `RotaryEmbedding` has it (one
+    `Gather` of the swapped dimensions instead is 5% slower in ONNX Runtime)."""
+    cos, signed_sin = tables
     first, second = builder.op("Split", heads, axis=-1, outputs=2)
-    halves_swapped = builder.op("Concat", builder.op("Neg", second), first, axis=-1)
-    return builder.op("Add", builder.op("Mul", heads, cos), builder.op("Mul", halves_swapped, sin))
+    halves_swapped = builder.op("Concat", second, first, axis=-1)
+    return builder.op(
+        "Add", builder.op("Mul", heads, cos), builder.op("Mul", halves_swapped, signed_sin)
+    )
 
 
 def padding_bias(builder: GraphBuilder, real: str) -> str:
@@ -105,17 +116,32 @@ def attention_context(
 
 
 def _neighbourhoods(builder: GraphBuilder, blocks: str, axis: int, rank: int, count: str) -> str:
-    """`keras_bert.layers.windowed_attention.neighbourhoods`: each of the `count` (`[1]`)
-    blocks along `axis` of a `rank`-axis value beside its two neighbours, along `axis + 1`."""
+    """`keras_bert.layers.windowed_attention.neighbourhoods`: each of the `count` (a scalar)
+    blocks along `axis` of a `rank`-axis value beside its two neighbours, along `axis + 1`:
+    one `Gather` of three consecutive blocks of the blocks padded with one on each side (with
+    the sine's sign, ModernBERT-base 3% faster at 2,048 tokens than three slices and their
+    concatenation; ONNX Runtime 1.32, AMD EPYC Zen 4, 2026-12-07)."""
     pads = np.zeros(2 * rank, np.int64)
     pads[axis] = pads[rank + axis] = 1
     padded = builder.op("Pad", blocks, _int64(builder, f"block_pads_{rank}_{axis}", pads))
-    axes = builder.constant(f"axis_{axis}", np.array([axis]))
-    shifted = []
-    for offset in range(3):
-        start = _int64(builder, f"offset_{offset}", [offset])
-        shifted.append(builder.op("Slice", padded, start, builder.op("Add", start, count), axes))
-    return builder.op("Concat", *shifted, axis=axis + 1)
+    first_blocks = builder.op(
+        "Range", _int64(builder, "zero64", 0), count, _int64(builder, "one64", 1)
+    )
+    three_in_a_row = builder.op(
+        "Add",
+        builder.op("Unsqueeze", first_blocks, builder.constant("minus_one", np.array([-1]))),
+        _int64(builder, "three_offsets", [0, 1, 2]),
+    )  # [blocks, 3]
+    # [..., blocks, 3, block, ...]
+    gathered = builder.op("Gather", padded, three_in_a_row, axis=axis)
+    merged = builder.op(
+        "Concat",
+        _int64(builder, f"zeros_{axis + 1}", np.zeros(axis + 1, np.int64)),
+        _int64(builder, "minus_one64", [-1]),
+        builder.op("Shape", blocks, start=axis + 2),
+        axis=0,
+    )
+    return builder.op("Reshape", gathered, merged)
 
 
 def _padded_at_the_end(builder: GraphBuilder, value: str, axis: int, rank: int, extra: str) -> str:
@@ -146,9 +172,9 @@ def windowed_attention(
         block,
     )
     extra = _as_shape(builder, builder.op("Sub", builder.op("Mul", count, block), length))
-    count, block_shape = _as_shape(builder, count), _as_shape(builder, block)
+    blocks, block_shape = _as_shape(builder, count), _as_shape(builder, block)
     heads_in_blocks = builder.op(
-        "Concat", _int64(builder, "keep_two", [0, 0]), count, block_shape,
+        "Concat", _int64(builder, "keep_two", [0, 0]), blocks, block_shape,
         _int64(builder, "minus_one64", [-1]), axis=0,
     )  # fmt: skip
 
@@ -164,7 +190,7 @@ def windowed_attention(
     real = builder.op(
         "Reshape",
         real,
-        builder.op("Concat", _int64(builder, "keep_one", [0]), count, block_shape, axis=0),
+        builder.op("Concat", _int64(builder, "keep_one", [0]), blocks, block_shape, axis=0),
     )
     real = _neighbourhoods(builder, real, 1, 3, count)  # [batch, blocks, 3 * block]
     queries = builder.op("Range", _int64(builder, "zero64", 0), block, _int64(builder, "one64", 1))
