@@ -88,6 +88,17 @@ def _run(model, feeds, masked_lm=None) -> dict[str, np.ndarray]:
     return dict(zip(names, session.run(names, inputs), strict=True)), graph
 
 
+def _op_counts(graph: onnx.GraphProto) -> Counter:
+    """How many nodes of each type `graph` holds, those of its subgraphs (a `Loop`'s body)
+    included."""
+    counts = Counter(node.op_type for node in graph.node)
+    for node in graph.node:
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                counts += _op_counts(attribute.g)
+    return counts
+
+
 def _close_at_real_tokens(ours, theirs, mask, atol=1e-4):
     theirs = np.asarray(theirs)
     if ours.ndim >= 2 and ours.shape[:2] == mask.shape:
@@ -124,11 +135,16 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     outputs, graph = _run(encoder, feeds)
     expected = encoder(feeds)
     _close_at_real_tokens(outputs["sequence_output"], expected["sequence_output"], mask)
-    counts = Counter(node.op_type for node in graph.graph.node)
+    counts = _op_counts(graph.graph)
     layers = encoder.bert_config.num_layers
-    # One attention node per layer; ModernBERT's rotary attention is standard operators.
+    # One attention node per layer; ModernBERT's rotary attention is standard operators, its
+    # global layers' in a `Loop` over query blocks.
     fused = counts["Attention"] + counts["MultiHeadAttention"]
     assert (counts["Softmax"] if family == "modernbert" else fused) == layers
+    global_layers = sum(
+        not getattr(block.attention, "attention_window", 0) for block in encoder.blocks
+    )
+    assert counts["Loop"] == (global_layers if family == "modernbert" else 0)
     assert counts["Einsum"] == 0
     for model in models["heads"].values():
         outputs, _ = _run(model, feeds)
@@ -147,6 +163,32 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
     np.testing.assert_allclose(
         outputs["top_probabilities"], expected["top_probabilities"], atol=1e-4
     )
+
+
+def test_modernbert_global_attention_scores_a_query_block_at_a_time(reference_dir, tmp_path):
+    """The global layer's scores in ONNX Runtime are `[batch, heads, block, sequence]`, one
+    query block of 512 at a time (a `Loop`), never `[sequence, sequence]`: at 1,100 tokens
+    (three blocks, the last padded) no value of the run is as large, and the sequence output
+    equals Keras'."""
+    encoder = _family_models(_checkpoint("modernbert", reference_dir, None))["encoder"]
+    heads, length = encoder.bert_config.num_heads, 1100
+    ids = np.random.default_rng(0).integers(5, encoder.bert_config.vocab_size, (1, length))
+    feeds = {"input_word_ids": ids.astype("int32"), "input_mask": np.ones((1, length), "int32")}
+    options = onnxruntime.SessionOptions()
+    options.enable_profiling, options.profile_file_prefix = True, str(tmp_path / "profile")
+    session = onnxruntime.InferenceSession(task_graph(encoder).SerializeToString(), options)
+    [sequence] = session.run(["sequence_output"], feeds)
+    events = json.loads(Path(session.end_profiling()).read_text())
+    shapes = [
+        next(iter(output.values()))
+        for event in events
+        if event.get("cat") == "Node"
+        for output in event["args"].get("output_type_shape", [])
+    ]
+    assert [1, heads, 512, length] in shapes
+    assert max(int(np.prod(shape)) for shape in shapes) < heads * length * length
+    expected = encoder({**feeds, "input_type_ids": np.zeros_like(ids)})["sequence_output"]
+    np.testing.assert_allclose(sequence, expected, atol=1e-4)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -50,6 +50,7 @@ from keras_bert.errors import ConfigError
 from keras_bert.export.onnx.graph_builder import MICROSOFT_DOMAIN, GraphBuilder
 from keras_bert.export.onnx.rotary_attention import (
     attention_context,
+    attention_in_query_blocks,
     padding_bias,
     rotary_tables,
     rotate,
@@ -360,7 +361,7 @@ class EncoderGraph:
             scale = attention.score_scale
             context = windowed_attention(builder, query, key, value, MASK, window, scale, name)
         else:
-            context = self._context_over_keys(attention, query, key, value, MASK, name)
+            context = self._context_over_keys(attention, query, key, value, MASK, name, True)
         return builder.op(
             "Reshape",
             builder.op("Transpose", context, perm=[0, 2, 1, 3]),
@@ -376,13 +377,21 @@ class EncoderGraph:
             )
         return self._rotary_tables[base]
 
-    def _context_over_keys(self, attention, query, key, value, mask: str, name: str) -> str:
-        """Every query over every key of `mask` `[batch, keys]`: `[batch, heads, query, size]`."""
+    def _context_over_keys(
+        self, attention, query, key, value, mask: str, name: str, every_query: bool = False
+    ) -> str:
+        """Every query over every key of `mask` `[batch, keys]`: `[batch, heads, query, size]`;
+        `every_query` (a layer's whole sequence), in the layer's query blocks if it has them."""
         builder = self.builder
         real = builder.op("Cast", mask, to=TensorProto.FLOAT)
         bias = builder.op(
             "Unsqueeze", padding_bias(builder, real), builder.constant("key_axes", np.array([1, 2]))
         )
+        if every_query and attention.query_block_size:
+            return attention_in_query_blocks(
+                builder, query, key, value, bias, attention.score_scale,
+                attention.query_block_size, name,
+            )  # fmt: skip
         return attention_context(builder, query, key, value, bias, attention.score_scale, 4, name)
 
     def _first_positions(self, value: str, count: int, axis: int) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -134,12 +134,51 @@ class GraphBuilder:
         """A node of ONNX Runtime's `com.microsoft` domain."""
         return self.op(op_type, *inputs, domain=MICROSOFT_DOMAIN, **attributes)
 
+    def loop(self, trip_count: str, body: Callable[[str], str], name: str) -> str:
+        """A `Loop` of `trip_count` (an int64 scalar) iterations: `body(iteration)` writes the
+        nodes of one iteration (an int64 scalar value) and returns its float32 value; the
+        `Loop`'s output stacks them along a new first axis. The body reads what the graph
+        around it holds by name (weights, activations), as ONNX subgraphs may.
+
+        Example:
+        >>> builder = GraphBuilder()
+        >>> x = builder.input("x", TensorProto.FLOAT, [3])
+        >>> def times(iteration):
+        ...     return builder.op("Mul", x, builder.op("Cast", iteration, to=TensorProto.FLOAT))
+        >>> builder.output(builder.loop(builder.constant("three", np.array(3)), times, "l"),
+        ...                "y", TensorProto.FLOAT, [3, 3])
+        >>> import onnxruntime
+        >>> session = onnxruntime.InferenceSession(builder.model().SerializeToString())
+        >>> session.run(["y"], {"x": np.array([1, 2, 3], np.float32)})[0].tolist()
+        [[0.0, 0.0, 0.0], [1.0, 2.0, 3.0], [2.0, 4.0, 6.0]]
+        """
+        around, around_infos = self.nodes, self.value_infos
+        self.nodes, self.value_infos = [], []
+        iteration, going = self.unique(f"{name}/iteration"), self.unique(f"{name}/going")
+        value = body(iteration)
+        still_going = self.op("Identity", going)
+        graph = helper.make_graph(
+            self.nodes,
+            f"{name}/body",
+            [
+                helper.make_tensor_value_info(iteration, TensorProto.INT64, []),
+                helper.make_tensor_value_info(going, TensorProto.BOOL, []),
+            ],
+            [
+                helper.make_tensor_value_info(still_going, TensorProto.BOOL, []),
+                helper.make_tensor_value_info(value, TensorProto.FLOAT, None),
+            ],
+            value_info=self.value_infos,
+        )
+        self.nodes, self.value_infos = around, around_infos
+        return self.op("Loop", trip_count, "", name=name, body=graph)
+
     def model(self, name: str = "keras_bert") -> onnx.ModelProto:
         """The model of the nodes the outputs depend on, and of the initializers they read:
         ONNX Runtime runs every node it is given, so what no output needs (a pooler under a
         token classifier, a written value a task does not return) is left out here."""
         nodes = self._nodes_outputs_need()
-        read = {value for node in nodes for value in node.input}
+        read = {value for node in nodes for value in _reads(node)}
         produced = {value for node in nodes for value in node.output}
         graph = helper.make_graph(
             nodes,
@@ -162,5 +201,18 @@ class GraphBuilder:
         for node in reversed(self.nodes):
             if needed.intersection(node.output):
                 kept.append(node)
-                needed.update(node.input)
+                needed.update(_reads(node))
         return kept[::-1]
+
+
+def _reads(node: onnx.NodeProto) -> set[str]:
+    """The values a node reads: its inputs, and what the nodes of its subgraphs (a `Loop`'s
+    body) read from around them."""
+    reads = set(node.input)
+    for attribute in node.attribute:
+        if attribute.type == onnx.AttributeProto.GRAPH:
+            body = attribute.g
+            inner = {value.name for value in body.input}
+            inner.update(output for body_node in body.node for output in body_node.output)
+            reads.update(value for body_node in body.node for value in _reads(body_node) - inner)
+    return reads - {""}

@@ -12,6 +12,8 @@ float64 table cast to float32: the float32 values of `inverse_frequencies` exact
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from onnx import TensorProto
 
@@ -115,6 +117,78 @@ def attention_context(
     )
 
 
+class _Blocks(NamedTuple):
+    """How a sequence of `length` positions is cut into `count` blocks of `block` (int64
+    scalars), the last padded with `padding` (`[1]`) positions."""
+
+    length: str
+    block: str
+    count: str
+    padding: str
+
+
+def _blocks_of(builder: GraphBuilder, heads: str, block_size: int) -> _Blocks:
+    """The blocks of `block_size` positions (one block for a shorter sequence) of the sequence
+    axis of `heads` `[batch, heads, sequence, size]`, as the Keras layers cut it."""
+    length = builder.op("Gather", builder.op("Shape", heads), builder.constant("two", np.array(2)))
+    block = builder.op("Min", length, _int64(builder, f"block_{block_size}", block_size))
+    count = builder.op(
+        "Div",
+        builder.op("Sub", builder.op("Add", length, block), _int64(builder, "one64", 1)),
+        block,
+    )
+    padding = _as_shape(builder, builder.op("Sub", builder.op("Mul", count, block), length))
+    return _Blocks(length, block, count, padding)
+
+
+def _joined(builder: GraphBuilder, context: str, blocks: _Blocks, size: str) -> str:
+    """A context in blocks, `[batch, heads, blocks, block, size]`, as `[batch, heads, length,
+    size]` (the last block's padding cut off); `size` is the `[1]` head size."""
+    context = builder.op(
+        "Reshape",
+        context,
+        builder.op("Concat", _int64(builder, "keep_two", [0, 0]),
+                   _int64(builder, "minus_one64", [-1]), size, axis=0),
+    )  # fmt: skip
+    return builder.op(
+        "Slice",
+        context,
+        _int64(builder, "zero_axis64", [0]),
+        _as_shape(builder, blocks.length),
+        builder.constant("two_axis", np.array([2])),
+    )
+
+
+def attention_in_query_blocks(
+    builder: GraphBuilder,
+    query: str,
+    key: str,
+    value: str,
+    bias: str,
+    scale: float,
+    block_size: int,
+    name: str,
+) -> str:
+    """`attention_context` of every query over every key (`[batch, heads, sequence, size]`
+    each, `bias` `[batch, 1, 1, sequence]`), `block_size` queries at a time in a `Loop`, as
+    `MultiHeadSelfAttention` attends in query blocks: memory for a `[block, sequence]` score
+    matrix per head, not `[sequence, sequence]` (ModernBERT-base at 8,192 tokens: 14 GB in
+    ONNX Runtime without blocks). A shorter sequence is one block."""
+    blocks = _blocks_of(builder, query, block_size)
+    queries = _padded_at_the_end(builder, query, 2, 4, blocks.padding)
+    axis = builder.constant("two_axis", np.array([2]))
+
+    def one_block(iteration: str) -> str:  # [batch, heads, block, size]
+        start = _as_shape(builder, builder.op("Mul", iteration, blocks.block))
+        end = builder.op("Add", start, _as_shape(builder, blocks.block))
+        block_queries = builder.op("Slice", queries, start, end, axis)
+        return attention_context(builder, block_queries, key, value, bias, scale, 4, name)
+
+    contexts = builder.loop(blocks.count, one_block, f"{name}/query_blocks")
+    by_batch = builder.op("Transpose", contexts, perm=[1, 2, 0, 3, 4])
+    return _joined(builder, by_batch, blocks, builder.op("Shape", query, start=3))
+
+
 def _neighbourhoods(builder: GraphBuilder, blocks: str, axis: int, rank: int, count: str) -> str:
     """`keras_bert.layers.windowed_attention.neighbourhoods`: each of the `count` (a scalar)
     blocks along `axis` of a `rank`-axis value beside its two neighbours, along `axis + 1`:
@@ -164,14 +238,8 @@ def windowed_attention(
     """`WindowedSelfAttention`'s context `[batch, heads, sequence, size]`: rotated heads
     (`[batch, heads, sequence, size]`) in blocks, each query seeing the keys at most `window`
     positions away where the int32 `mask` `[batch, sequence]` is 1."""
-    length = builder.op("Gather", builder.op("Shape", query), builder.constant("two", np.array(2)))
-    block = builder.op("Min", length, _int64(builder, f"window_{window}", window))
-    count = builder.op(
-        "Div",
-        builder.op("Sub", builder.op("Add", length, block), _int64(builder, "one64", 1)),
-        block,
-    )
-    extra = _as_shape(builder, builder.op("Sub", builder.op("Mul", count, block), length))
+    cut = _blocks_of(builder, query, window)
+    block, count, extra = cut.block, cut.count, cut.padding
     blocks, block_shape = _as_shape(builder, count), _as_shape(builder, block)
     heads_in_blocks = builder.op(
         "Concat", _int64(builder, "keep_two", [0, 0]), blocks, block_shape,
@@ -224,17 +292,4 @@ def windowed_attention(
         builder, builder.op("Unsqueeze", seen, builder.constant("one_axis", np.array([1])))
     )
     context = attention_context(builder, in_blocks(query), keys, values, bias, scale, 5, name)
-    size = builder.op("Shape", query, start=3)
-    context = builder.op(
-        "Reshape",
-        context,
-        builder.op("Concat", _int64(builder, "keep_two", [0, 0]),
-                   _int64(builder, "minus_one64", [-1]), size, axis=0),
-    )  # fmt: skip
-    return builder.op(
-        "Slice",
-        context,
-        _int64(builder, "zero_axis64", [0]),
-        _as_shape(builder, length),
-        builder.constant("two_axis", np.array([2])),
-    )
+    return _joined(builder, context, cut, builder.op("Shape", query, start=3))
