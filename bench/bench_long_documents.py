@@ -3,7 +3,12 @@
 through transformers' `ModernBertModel` (`attn_implementation="sdpa"`, PyTorch's fused
 attention), with BERT-base up to 512 tokens beside them.
 
-Both sides read the same random weights: transformers draws them at the model's published size
+A third side, `keras_bert_onnx`, runs keras_bert's ONNX export of the same encoder
+(`keras_bert.export.onnx.task_graph`, written once per run beside the weights) in ONNX Runtime, as
+`keras_bert.serving.OnnxModel` serves it: a process with ONNX Runtime and no TensorFlow (float32
+only: `--dtype bfloat16` leaves it out).
+
+All sides read the same random weights: transformers draws them at the model's published size
 (`ModernBertForMaskedLM(ModernBertConfig())`: 22 layers, hidden 768, intermediate 1,152, 12 heads,
 a local window of 128 in two layers of three, vocabulary 50,368, 8,192 positions; BERT-base:
 `BertModel(BertConfig())`) and saves them, and keras_bert loads the directory. Every measurement
@@ -65,7 +70,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "bench" / "results" / "long_documents.jsonl"
-SIDES = ("keras_bert", "transformers")
+SIDES = ("keras_bert", "keras_bert_onnx", "transformers")
+ONNX_FILE = "model.onnx"  # keras_bert's ONNX export of the weights, beside them
 MODELS = ("modernbert", "bert")
 DTYPES = ("float32", "bfloat16")
 # transformers' configs of each model and size (the published base sizes are their defaults).
@@ -188,6 +194,37 @@ def keras_bert_forward(weights: Path, length: int, dtype: str):
     return lambda: tf.cast(run(inputs), tf.float32).numpy(), versions
 
 
+def export_onnx_encoder(weights: Path) -> None:
+    """keras_bert's ONNX graph of the encoder of `weights`, written to `weights / ONNX_FILE`."""
+    import onnx
+
+    import keras_bert
+    from keras_bert.export.onnx import task_graph
+
+    onnx.save(task_graph(keras_bert.load_encoder(weights)), weights / ONNX_FILE)
+
+
+def keras_bert_onnx_forward(weights: Path, length: int, dtype: str):
+    """ONNX Runtime's session of keras_bert's export of `weights` (`export_onnx_encoder`), as
+    `OnnxModel` opens it, and a pass of `length` ids (the sequence output)."""
+    import numpy as np
+    import onnxruntime
+
+    from keras_bert.serving.graph_runtimes import graph_session
+
+    if dtype != "float32":
+        raise ValueError("keras_bert's ONNX export computes in float32.")
+    session = graph_session(weights / ONNX_FILE)
+    vocab_size = json.loads((weights / "config.json").read_text())["vocab_size"]
+    ids = _token_ids(length, vocab_size)
+    feeds = {"input_word_ids": ids, "input_mask": np.ones_like(ids)}
+    feeds["input_type_ids"] = np.zeros_like(ids)  # BERT's graph reads them, ModernBERT's not
+    inputs = {name: feeds[name] for name in (value.name for value in session.get_inputs())}
+    return lambda: session.run(["sequence_output"], inputs)[0], {
+        "onnxruntime": onnxruntime.__version__
+    }
+
+
 def transformers_forward(weights: Path, length: int, dtype: str):
     """transformers' model of `weights` (sdpa attention, in `dtype`) and a pass of `length`
     ids."""
@@ -218,6 +255,11 @@ def framework_mb(side: str) -> float:
         import tensorflow  # noqa: F401
 
         import keras_bert.models  # noqa: F401
+    elif side == "keras_bert_onnx":
+        import numpy  # noqa: F401
+        import onnxruntime  # noqa: F401
+
+        import keras_bert.serving.graph_runtimes  # noqa: F401
     else:
         import torch  # noqa: F401
         import transformers  # noqa: F401
@@ -227,7 +269,11 @@ def framework_mb(side: str) -> float:
 
 def child(side: str, weights: Path, length: int, calls: int, dtype: str) -> dict:
     framework = framework_mb(side)
-    build = keras_bert_forward if side == "keras_bert" else transformers_forward
+    build = {
+        "keras_bert": keras_bert_forward,
+        "keras_bert_onnx": keras_bert_onnx_forward,
+        "transformers": transformers_forward,
+    }[side]
     forward, versions = build(weights, length, dtype)
     return measured(forward, calls) | {"framework_mb": framework, "versions": versions}
 
@@ -250,11 +296,10 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
     from keras_bert.cpu import cpu_summary
     from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
-    pythons = {"keras_bert": sys.executable, "transformers": args.peer_python}
-    environments = {
-        "keras_bert": dict(os.environ) | dict(SERVER_ENVIRONMENT),
-        "transformers": dict(os.environ),
-    }
+    pythons = {side: sys.executable for side in SIDES} | {"transformers": args.peer_python}
+    environments = {side: dict(os.environ) for side in SIDES}
+    environments["keras_bert"] |= dict(SERVER_ENVIRONMENT)
+    sides = [side for side in SIDES if args.dtype == "float32" or side != "keras_bert_onnx"]
     context = {"cpu": cpu_summary(), "revision": git_revision(), "command": command}
     lengths = {"modernbert": args.lengths, "bert": args.bert_lengths}
     records = []
@@ -269,10 +314,15 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
                      "--model", model, "--size", args.size],
                     check=True, cwd=REPO_ROOT,
                 )  # fmt: skip
+                if "keras_bert_onnx" in sides:
+                    subprocess.run(
+                        [sys.executable, *module, "--export-onnx", str(weights[model])],
+                        check=True, cwd=REPO_ROOT, env=environments["keras_bert"],
+                    )  # fmt: skip
         for number in range(args.rounds):
             for model in MODELS:
                 for length in lengths[model]:
-                    for side in SIDES if number % 2 == 0 else SIDES[::-1]:
+                    for side in sides if number % 2 == 0 else sides[::-1]:
                         result = _run_json(
                             [pythons[side], "-m", "bench.bench_long_documents", "--child", side,
                              "--weights", str(weights[model]), "--length", str(length),
@@ -293,7 +343,7 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
                         with open(args.results, "a", encoding="utf-8") as file:
                             file.write(json.dumps(record) + "\n")
                         print(
-                            f"{record['model']:>15} {side:>12} {length:>5} tokens: "
+                            f"{record['model']:>15} {side:>15} {length:>5} tokens: "
                             f"{record['seconds']:8.3f} s, {record['forward_peak_mb']:8.1f} MB"
                         )
     return records
@@ -337,10 +387,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--weights", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--length", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--make-weights", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--export-onnx", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--model", choices=MODELS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.make_weights:
         make_weights(args.model, args.size, args.make_weights)
+    elif args.export_onnx:
+        export_onnx_encoder(args.export_onnx)
     elif args.child:
         print(json.dumps(child(args.child, args.weights, args.length, args.calls, args.dtype)))
     else:

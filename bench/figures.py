@@ -213,23 +213,29 @@ def cpu_runtimes(records: Sequence[dict]):
 def long_documents(records: Sequence[dict]):
     """ModernBERT's forward pass on one long input against transformers' (sdpa), with BERT-base
     up to 512 tokens beside it: seconds and peak memory against length, from the latest
-    revision's float32 records (`bench.bench_long_documents`)."""
+    revision's float32 records (`bench.bench_long_documents`); keras_bert's ONNX export in ONNX
+    Runtime dotted, where the records have it."""
     from bench.bench_long_documents import summary
 
     records = [record for record in records if record.get("dtype", "float32") == "float32"]
     revision = records[-1]["revision"]
     table = summary([record for record in records if record["revision"] == revision])
     figure, (time_axis, memory_axis) = _pyplot().subplots(1, 2, figsize=(8.0, 3.4))
-    colours = {"keras_bert": OURS, "transformers": PEER}
+    colours = {"keras_bert": OURS, "keras_bert_onnx": OURS, "transformers": PEER}
+    linestyles = {"keras_bert": "-", "keras_bert_onnx": ":", "transformers": "--"}
+    names = {
+        "keras_bert_onnx": "keras_bert's ONNX in ONNX Runtime",
+        "transformers": "transformers (sdpa)",
+    }
     markers = {"modernbert-base": "o", "bert-base": "s"}
     for model, side in sorted({(model, side) for model, side, _ in table}):
         points = sorted(
             (length, values) for (m, s, length), values in table.items() if (m, s) == (model, side)
         )
         lengths = [length for length, _ in points]
-        label = f"{model}, {side}" + (" (sdpa)" if side == "transformers" else "")
+        label = f"{model}, {names.get(side, side)}"
         style = {"color": colours[side], "marker": markers.get(model, "^"), "label": label}
-        linestyle = "-" if side == "keras_bert" else "--"
+        linestyle = linestyles[side]
         time_axis.plot(lengths, [v["seconds"] for _, v in points], linestyle, **style)
         memory = [v["forward_peak_mb"] / 1024 for _, v in points]
         memory_axis.plot(lengths, memory, linestyle, **style)
