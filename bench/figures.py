@@ -220,7 +220,7 @@ def long_documents(records: Sequence[dict]):
     records = [record for record in records if record.get("dtype", "float32") == "float32"]
     revision = records[-1]["revision"]
     table = summary([record for record in records if record["revision"] == revision])
-    figure, (time_axis, memory_axis) = _pyplot().subplots(1, 2, figsize=(8.0, 3.4))
+    figure, (time_axis, memory_axis) = _pyplot().subplots(1, 2, figsize=(8.0, 4.0))
     colours = {"keras_bert": OURS, "keras_bert_onnx": OURS, "transformers": PEER}
     linestyles = {"keras_bert": "-", "keras_bert_onnx": ":", "transformers": "--"}
     names = {
@@ -228,7 +228,9 @@ def long_documents(records: Sequence[dict]):
         "transformers": "transformers (sdpa)",
     }
     markers = {"modernbert-base": "o", "bert-base": "s"}
-    for model, side in sorted({(model, side) for model, side, _ in table}):
+    # Side by side, model by model: the legend, filled a column at a time, a column a side.
+    lines = {(model, side) for model, side, _ in table}
+    for model, side in sorted(lines, key=lambda line: (list(linestyles).index(line[1]), line[0])):
         points = sorted(
             (length, values) for (m, s, length), values in table.items() if (m, s) == (model, side)
         )
@@ -245,10 +247,12 @@ def long_documents(records: Sequence[dict]):
         axis.set_ylabel(name)
         axis.grid(True, which="both", alpha=0.3)
     time_axis.set_yscale("log")
-    _legend_below(time_axis, 2, offset=0.2)
+    handles, labels = time_axis.get_legend_handles_labels()
+    sides = len({side for _, side in lines})
+    figure.legend(handles, labels, loc="lower center", ncol=sides, fontsize=7, frameon=False)
     cpu = cpu_name(records[-1]["cpu"])
     figure.suptitle(f"Long inputs, one forward pass on {cpu}, {revision}", x=0.01, ha="left")
-    figure.tight_layout()
+    figure.tight_layout(rect=(0, 0.12, 1, 1))
     return figure
 
 
