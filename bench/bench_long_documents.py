@@ -195,13 +195,13 @@ def keras_bert_forward(weights: Path, length: int, dtype: str):
 
 
 def export_onnx_encoder(weights: Path) -> None:
-    """keras_bert's ONNX graph of the encoder of `weights`, written to `weights / ONNX_FILE`."""
-    import onnx
-
+    """keras_bert's ONNX graph of the encoder of `weights`, written to `weights / ONNX_FILE` as
+    the exports write theirs (its weights in a data file beside it above 2 GB)."""
     import keras_bert
     from keras_bert.export.onnx import task_graph
+    from keras_bert.export.onnx.model_files import save_model
 
-    onnx.save(task_graph(keras_bert.load_encoder(weights)), weights / ONNX_FILE)
+    save_model(task_graph(keras_bert.load_encoder(weights)), weights / ONNX_FILE)
 
 
 def keras_bert_onnx_forward(weights: Path, length: int, dtype: str):
