@@ -36,8 +36,9 @@ the labels' entropy, accuracy against always answering "original", the area unde
 curve, recall and precision at logit 0. `table` prints the mean dev
 accuracy of each model over its seeds and the differences; with `--write` it replaces the text
 between `<!-- pretraining_usefulness -->` and `<!-- /pretraining_usefulness -->` in the file.
-With `--over-pretraining-seeds` it prints each in-domain objective's mean over its pretraining
-seeds (`PRETRAINING_SEEDS`) and ELECTRA's lead, between `<!-- pretraining_seeds -->` markers.
+With `--over-pretraining-seeds` it prints each objective's mean on each text over its
+pretraining seeds (`PRETRAINING_SEEDS`) and ELECTRA's lead, between `<!-- pretraining_seeds -->`
+markers.
 """
 
 from __future__ import annotations
@@ -76,10 +77,17 @@ RECIPE_CORPUS = (
 )
 # The sentiment training split as pretraining text (`sentiment_text`), in `--runs-dir`.
 SENTIMENT_TEXT_FILE = "movie_snippets.train.txt"
-# The pretraining seeds the in-domain runs take (0: the recipe's own, run without `--seed`):
-# one run this small moves with its seed by as much as the 2 points compared, so each
-# objective's figure is a mean over these runs.
+# The pretraining seeds each objective runs under on each text (0: the recipe's own, run without
+# `--seed`): one run this small moves with its seed by as much as the 2 points compared, so
+# each objective's figure is a mean over these runs.
 PRETRAINING_SEEDS = (0, 1, 2, 3)
+# The texts the seeded runs pretrain on, by variant-name infix: the recipes' corpus, and that
+# corpus with the sentiment training snippets (`_in_domain`).
+PRETRAINING_TEXTS = ("", "_in_domain")
+OBJECTIVE_RECIPES = (
+    ("mlm", "pipelines/recipes/budget_tiny.json"),
+    ("electra", "pipelines/recipes/electra_tiny.json"),
+)
 
 
 def _seed_suffix(seed: int) -> str:
@@ -158,29 +166,33 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     # and a linear probe reads no more sentiment from either run's features than from a
     # random model's, so whether either objective can carry what it learns to the task is
     # measured on text that has some.
-    # `_seed_N`: the same runs under another seed (initialization, held-out documents, order).
+    # `_seed_N`: the same runs under another seed (initialization, held-out documents, order),
+    # on either text (the recipes' own at seed 0: `mlm` and `electra` above).
     **{
-        f"{objective}_in_domain{_seed_suffix(seed)}": (
+        f"{objective}{text}{_seed_suffix(seed)}": (
             recipe,
             [
-                "--input-files",
-                *RECIPE_CORPUS,
-                f"{{runs_dir}}/{SENTIMENT_TEXT_FILE}",
+                *(
+                    ["--input-files", *RECIPE_CORPUS, f"{{runs_dir}}/{SENTIMENT_TEXT_FILE}"]
+                    if text
+                    else []
+                ),
                 *(["--seed", str(seed)] if seed else []),
             ],
         )
-        for objective, recipe in (
-            ("mlm", "pipelines/recipes/budget_tiny.json"),
-            ("electra", "pipelines/recipes/electra_tiny.json"),
-        )
+        for objective, recipe in OBJECTIVE_RECIPES
+        for text in PRETRAINING_TEXTS
         for seed in PRETRAINING_SEEDS
+        if text or seed
     },
 }
-# The masked LM each ELECTRA run on other text than the recipes' is compared with: the one on
-# the same text (the rest: `mlm`); those masked LMs themselves are compared with none.
+# The masked LM each ELECTRA run but `electra` is compared with: the one on the same text under
+# the same pretraining seed (`electra`'s: `mlm`); those masked LMs themselves with none.
 MASKED_LM_ON_SAME_TEXT = {
-    f"electra_in_domain{suffix}": f"mlm_in_domain{suffix}"
+    f"electra{text}{suffix}": f"mlm{text}{suffix}"
+    for text in PRETRAINING_TEXTS
     for suffix in map(_seed_suffix, PRETRAINING_SEEDS)
+    if text or suffix
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
@@ -619,11 +631,11 @@ def _scores_by_setting(
 
 
 def pretraining_seed_table(records: list[dict], min_seeds: int = 1, cpu: str | None = None) -> str:
-    """Per epochs, for each objective pretrained on the task's text (`*_in_domain`) at the
-    job's defaults: the pretrained model's dev accuracy under each pretraining seed (the mean
-    over its `min_seeds` or more fine-tuning seeds), their mean, and ELECTRA's lead over the
-    masked LM as the difference of those means, over the pretraining seeds both have.
-    `cpu` as in `table`."""
+    """Per epochs, for each objective on each text (`PRETRAINING_TEXTS`: `mlm`, `electra`,
+    `mlm_in_domain`, `electra_in_domain`) at the job's defaults: the pretrained model's dev
+    accuracy under each pretraining seed (the mean over its `min_seeds` or more fine-tuning
+    seeds), their mean, and ELECTRA's lead over the masked LM on the same text as the mean of
+    the per-seed differences, over the pretraining seeds both have. `cpu` as in `table`."""
     lines = [
         "| epochs | objective | dev accuracy per pretraining seed (mean of its fine-tuning "
         "seeds) | mean | lead over the masked LM |",
@@ -632,23 +644,22 @@ def pretraining_seed_table(records: list[dict], min_seeds: int = 1, cpu: str | N
     for (setting, epochs), group in sorted(_scores_by_setting(records, cpu).items()):
         if _setting_label(json.loads(setting)) != "the job's defaults":
             continue
-        by_objective: dict[str, dict[int, float]] = {}
-        for objective in ("mlm_in_domain", "electra_in_domain"):
+        by_run: dict[tuple[str, str], dict[int, float]] = {}  # (text, objective): seed means
+        for text, (objective, _) in itertools.product(PRETRAINING_TEXTS, OBJECTIVE_RECIPES):
             for seed in PRETRAINING_SEEDS:
-                scores = group.get((f"{objective}{_seed_suffix(seed)}", "pretrained"), {})
+                scores = group.get((f"{objective}{text}{_seed_suffix(seed)}", "pretrained"), {})
                 if len(scores) >= min_seeds:
-                    by_objective.setdefault(objective, {})[seed] = statistics.mean(scores.values())
-        masked_lm = by_objective.get("mlm_in_domain", {})
-        for objective, means in by_objective.items():
+                    means = by_run.setdefault((text, objective), {})
+                    means[seed] = statistics.mean(scores.values())
+        for (text, objective), means in by_run.items():
+            masked_lm = by_run.get((text, "mlm"), {}) if objective != "mlm" else {}
             shared = sorted(set(means) & set(masked_lm))
             lead = (
-                f"{statistics.mean(means[s] - masked_lm[s] for s in shared):+.2f}"
-                if objective != "mlm_in_domain" and shared
-                else ""
+                f"{statistics.mean(means[s] - masked_lm[s] for s in shared):+.2f}" if shared else ""
             )
             per_seed = ", ".join(f"{seed}: {means[seed]:.2f}" for seed in sorted(means))
             lines.append(
-                f"| {epochs:g} | {objective} | {per_seed} | "
+                f"| {epochs:g} | {objective}{text} | {per_seed} | "
                 f"**{statistics.mean(means.values()):.2f}** | {lead} |"
             )
     return "\n".join(lines)
@@ -756,7 +767,7 @@ def main() -> None:
     table_parser.add_argument(
         "--over-pretraining-seeds",
         action="store_true",
-        help="the in-domain objectives' means over their pretraining seeds, at the job's defaults",
+        help="each objective's mean on each text over its pretraining seeds, at the job's defaults",
     )
     for command in (pretrain_parser, finetune_parser, table_parser, probe_parser, detection_parser):
         command.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
