@@ -186,13 +186,12 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
         if text or seed
     },
 }
-# The masked LM each ELECTRA run but `electra` is compared with: the one on the same text under
-# the same pretraining seed (`electra`'s: `mlm`); those masked LMs themselves with none.
+# The masked LM each seeded ELECTRA run is compared with: the one on the same text under the
+# same pretraining seed (the other ELECTRA variants: `mlm`); those masked LMs themselves with none.
 MASKED_LM_ON_SAME_TEXT = {
     f"electra{text}{suffix}": f"mlm{text}{suffix}"
     for text in PRETRAINING_TEXTS
     for suffix in map(_seed_suffix, PRETRAINING_SEEDS)
-    if text or suffix
 }
 # The models fine-tuned from a run: its checkpoint, or a checkpoint of its architecture with
 # random weights but for those it keeps of the run's (canonical name prefixes): all random,
