@@ -51,7 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.field_benchmarks import cpu_name, write_between_markers
+from bench.benchmarks_page import cpu_name, write_between_markers
 from bench.runtime_workers import NOT_BY_DEFAULT, RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
 from keras_bert.export.server_config import SERVER_ENVIRONMENT

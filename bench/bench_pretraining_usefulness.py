@@ -57,6 +57,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from bench.bench_peer_finetuning import append_record, git_revision, read_records
+from bench.benchmarks_page import cpu_name, write_between_markers
 
 RESULTS_DIR = Path(__file__).parent / "results"
 PRETRAINING_RESULTS = "pretraining_runs.jsonl"
@@ -616,8 +617,6 @@ def _scores_by_setting(
 ) -> dict[tuple[str, float], dict[tuple[str, str], dict[int, float]]]:
     """The dev accuracies (%) recorded, by (settings as JSON, epochs), then (variant, model),
     then fine-tuning seed: each seed's last line, of `cpu`'s lines only if given."""
-    from bench.field_benchmarks import cpu_name
-
     groups: dict[tuple[str, float], dict[tuple[str, str], dict[int, float]]] = defaultdict(dict)
     for record in records:
         if cpu is not None and cpu_name(record["cpu"]) != cpu:
@@ -797,8 +796,6 @@ def main() -> None:
                 arguments.cpu,
             )
         if arguments.write:
-            from bench.field_benchmarks import write_between_markers
-
             write_between_markers(arguments.write, text, markers)
         print(text)
 

@@ -57,6 +57,7 @@ from bench.bench_peer_finetuning import (
     read_records,
     run_in_subprocess,
 )
+from bench.benchmarks_page import cpu_name, marked_text, write_between_markers
 
 RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
 # Runs in flight, kept across sessions (checkpoints: not for the repository).
@@ -578,29 +579,6 @@ HEADLINE_MARKERS = ("<!-- headline -->", "<!-- /headline -->")
 SECTION = "#the-fields-benchmarks"
 
 
-def cpu_name(summary: str) -> str:
-    """A CPU's short name in BENCHMARKS.md's table of CPUs, from its `cpu_summary`.
-
-    Example:
-    >>> cpu_name("AMD EPYC, 2 cores; has: avx2, fma, avx512f, avx512_bf16, avx_vnni; lacks: amx")
-    'Zen 5'
-    >>> cpu_name("AMD EPYC, 2 cores; has: avx2, fma; lacks: avx512f")
-    'EPYC AVX2'
-    >>> cpu_name("Intel(R) Xeon(R), 2 cores; has: avx512f, avx512_vnni; lacks: avx512_bf16")
-    'Xeon no BF16'
-    """
-    has = set(summary.split("has: ")[-1].split(";")[0].split(", "))
-    if summary.startswith("Intel"):
-        if "amx_bf16" in has:
-            return "Xeon AMX"
-        return "Xeon no AMX" if "avx512_bf16" in has else "Xeon no BF16"
-    if "avx512f" not in has:
-        return "EPYC AVX2"
-    if "avx512_bf16" in has:
-        return "Zen 5" if "avx_vnni" in has else "Zen 4"
-    return summary.split(",")[0]
-
-
 def counted(count: int, thing: str) -> str:
     """`count` things, in words.
 
@@ -761,28 +739,6 @@ def table(
     return text
 
 
-def _marked_span(document: str, markers: tuple[str, str], path: Path) -> tuple[int, int]:
-    """Where the text between `markers` begins and ends in `document` (read from `path`)."""
-    start, end = (document.find(marker) for marker in markers)
-    if start < 0 or end < start:
-        raise SystemExit(f"{path}: no {markers[0]} ... {markers[1]} to write between.")
-    return start + len(markers[0]), end
-
-
-def marked_text(path: Path, markers: tuple[str, str] = MARKERS) -> str:
-    """What lies between `markers` in `path`."""
-    document = path.read_text("utf-8")
-    start, end = _marked_span(document, markers, path)
-    return document[start:end]
-
-
-def write_between_markers(path: Path, text: str, markers: tuple[str, str] = MARKERS) -> None:
-    """Replaces what lies between `markers` in `path` with `text`."""
-    document = path.read_text("utf-8")
-    start, end = _marked_span(document, markers, path)
-    path.write_text(f"{document[:start]}\n{text}\n{document[end:]}", "utf-8")
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("run", "table"))
@@ -811,7 +767,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.command == "table":
         text = table(args.results)
         if args.write:
-            write_between_markers(args.write, text)
+            write_between_markers(args.write, text, MARKERS)
             rows = headline_rows(
                 read_records(args.results),
                 json.loads(ANCHORS.read_text("utf-8")),

@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.bench_peer_finetuning import read_records
+from bench.benchmarks_page import cpu_name
 from bench.field_benchmarks import (
     ANCHORS,
     GRID,
     RESULTS,
     anchor_scores,
-    cpu_name,
     headline_scores,
     latest_records,
     short_name,

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from bench import field_benchmarks
 from bench.bench_peer_finetuning import read_records
+from bench.benchmarks_page import marked_text, write_between_markers
 from bench.field_benchmarks import (
     HEADLINE_MARKERS,
     SECTION,
@@ -15,7 +16,6 @@ from bench.field_benchmarks import (
     run_work_dir,
     runs_to_go,
     speed_table,
-    write_between_markers,
 )
 
 
@@ -290,7 +290,7 @@ def test_tables_are_written_between_the_markers(tmp_path):
     page = tmp_path / "BENCHMARKS.md"
     start, end = field_benchmarks.MARKERS
     page.write_text(f"# Title\n{start}\nold table\n{end}\nafter\n")
-    write_between_markers(page, "new table")
+    write_between_markers(page, "new table", field_benchmarks.MARKERS)
     assert page.read_text() == f"# Title\n{start}\nnew table\n{end}\nafter\n"
 
 
@@ -341,7 +341,7 @@ def test_the_headline_rows_replace_their_old_ones_and_keep_the_others(tmp_path):
 def test_benchmarks_md_has_a_headline_that_scans_with_the_results_rows_of_today():
     page = Path(field_benchmarks.__file__).resolve().parents[1] / "BENCHMARKS.md"
     assert len(page.read_text("utf-8").splitlines()) <= 400
-    header, _, *rows = field_benchmarks.marked_text(page, HEADLINE_MARKERS).strip().splitlines()
+    header, _, *rows = marked_text(page, HEADLINE_MARKERS).strip().splitlines()
     words = [len(cell.split()) for row in (header, *rows) for cell in row.strip("|").split("|")]
     assert len(rows) <= 30 and max(words) <= 30 and sum(words) <= 600
     ours = [row for row in rows if row.split("|")[1].strip().endswith(f"]({SECTION})")]
