@@ -52,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.benchmarks_page import cpu_name, write_between_markers
+from bench.results_lines import git_revision
 from bench.runtime_workers import NOT_BY_DEFAULT, RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
 from keras_bert.export.server_config import SERVER_ENVIRONMENT
@@ -201,12 +202,6 @@ class Worker:
         self.process.wait()
 
 
-def git_commit() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def run(models_path: Path, names: Sequence[str], rounds: int, results_file: Path) -> list[dict]:
     """Times and scores `names` (see the module); appends and returns their records."""
     texts, gold = read_texts(DEV_FILE)
@@ -242,7 +237,7 @@ def run(models_path: Path, names: Sequence[str], rounds: int, results_file: Path
     records = []
     common = {
         "date": datetime.date.today().isoformat(),
-        "commit": git_commit(),
+        "commit": git_revision(),
         "cpu": cpu_summary(),
         "rounds": rounds,
         "load_average_before": round(load_before[0], 2),

@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.bench_peer_finetuning import git_revision, read_records
+from bench.results_lines import git_revision, read_records
 from keras_bert.cpu import cpu_summary
 
 BENCHMARKS = Path("../shared/data/benchmarks")

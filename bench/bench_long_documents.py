@@ -292,7 +292,7 @@ def _run_json(command: list[str], environment: dict[str, str]) -> dict:
 
 def run_all(args: argparse.Namespace, command: str) -> list[dict]:
     """Every (round, model, length, side), appended to the results file as each finishes."""
-    from bench.bench_peer_finetuning import git_revision
+    from bench.results_lines import git_revision
     from keras_bert.cpu import cpu_summary
     from keras_bert.export.server_config import SERVER_ENVIRONMENT
 

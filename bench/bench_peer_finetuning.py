@@ -72,6 +72,7 @@ from bench.peer_trainer import (
     hugging_face_step,
     predict_like_trainer,
 )
+from bench.results_lines import git_revision, read_records
 
 DATA = {
     "wnut16": ("../shared/data/ner/wnut16.train.jsonl", "../shared/data/ner/wnut16.dev.jsonl"),
@@ -485,41 +486,6 @@ def run_in_subprocess(
         environment = {**os.environ, "HF_HUB_OFFLINE": "1"}
         subprocess.run(command, check=True, stdout=sys.stderr, env=environment)
         return json.loads(output.read_text("utf-8"))
-
-
-def read_records(path: Path | None) -> list[dict]:
-    if path is None or not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def append_record(path: Path, record: dict) -> None:
-    """`record` as one more line of the results file `path` (created with its folders)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as results:
-        results.write(json.dumps(record) + "\n")
-
-
-# What a results line's revision leaves out: the results files, which a campaign commits
-# between its runs without changing the code that runs.
-OUTSIDE_RESULTS = ["--", ".", ":(exclude)bench/results"]
-
-
-def git_revision() -> str:
-    """The last commit that changed something outside `bench/results/` (the code that runs),
-    with "+changes" if tracked files outside it differ from that commit; "unknown" outside git.
-    """
-
-    def git(*arguments: str) -> str:
-        completed = subprocess.run(
-            ["git", *arguments, *OUTSIDE_RESULTS], capture_output=True, text=True, check=False
-        )
-        return completed.stdout.strip()
-
-    revision = git("log", "-1", "--format=%h")
-    if not revision:
-        return "unknown"
-    return revision + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
 
 
 def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[dict]:

@@ -56,8 +56,8 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from bench.bench_peer_finetuning import append_record, git_revision, read_records
 from bench.benchmarks_page import cpu_name, write_between_markers
+from bench.results_lines import append_record, git_revision, read_records
 
 RESULTS_DIR = Path(__file__).parent / "results"
 PRETRAINING_RESULTS = "pretraining_runs.jsonl"

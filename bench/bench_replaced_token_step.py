@@ -64,7 +64,7 @@ def main() -> None:
     arguments = parser.parse_args()
     # TensorFlow as `pipelines.pretrain` starts it: quietly, oneDNN on where faster (AVX2 only).
     import pipelines  # noqa: F401
-    from bench.bench_peer_finetuning import git_revision
+    from bench.results_lines import git_revision
     from keras_bert.cpu import ONEDNN_SWITCH, cpu_summary
     from keras_bert.timing import interleaved_median_seconds
 

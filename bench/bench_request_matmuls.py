@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         runtime, threads, rows = args.child
         print(json.dumps(measure(runtime, int(threads), int(rows), args.calls)))
         return
-    from bench.bench_peer_finetuning import append_record, git_revision
+    from bench.results_lines import append_record, git_revision
     from keras_bert.cpu import cpu_summary
 
     context = {

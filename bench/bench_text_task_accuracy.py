@@ -33,7 +33,8 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from bench.bench_peer_finetuning import git_revision, read_records, read_task
+from bench.bench_peer_finetuning import read_task
+from bench.results_lines import git_revision, read_records
 from keras_bert.data.classification import encode_labels
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig

@@ -48,12 +48,13 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from bench.results_lines import git_revision
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -209,12 +210,6 @@ def matmul_gflops(size: str, batch_size: int, seq_length: int) -> dict[str, floa
             seconds = interleaved_median_seconds({name: [call] * 20}, rounds=1)[name]
             rates[name] = max(rates[name], 2 * tokens * inner * columns / seconds / 1e9)
     return {name: round(rate, 1) for name, rate in rates.items()}
-
-
-def git_revision() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO_ROOT
-    ).stdout.strip()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -51,13 +51,12 @@ from pathlib import Path
 from bench.bench_peer_finetuning import (
     BENCHMARKS,
     build_parser,
-    git_revision,
     headline_metrics,
     is_glue,
-    read_records,
     run_in_subprocess,
 )
 from bench.benchmarks_page import cpu_name, marked_text, write_between_markers
+from bench.results_lines import git_revision, read_records
 
 RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
 # Runs in flight, kept across sessions (checkpoints: not for the repository).

@@ -20,7 +20,6 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from bench.bench_peer_finetuning import read_records
 from bench.benchmarks_page import cpu_name
 from bench.field_benchmarks import (
     ANCHORS,
@@ -33,6 +32,7 @@ from bench.field_benchmarks import (
     task_score,
     task_speeds,
 )
+from bench.results_lines import read_records
 
 RESULTS_DIR = RESULTS.parent
 OUT_DIR = Path(__file__).resolve().parents[1] / "docs" / "figures"

@@ -4,7 +4,6 @@ import json
 from pathlib import Path
 
 from bench import field_benchmarks
-from bench.bench_peer_finetuning import read_records
 from bench.benchmarks_page import marked_text, write_between_markers
 from bench.field_benchmarks import (
     HEADLINE_MARKERS,
@@ -17,6 +16,7 @@ from bench.field_benchmarks import (
     runs_to_go,
     speed_table,
 )
+from bench.results_lines import read_records
 
 
 def record(
