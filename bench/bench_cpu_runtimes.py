@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.benchmarks_page import cpu_name, write_between_markers
-from bench.results_lines import git_revision
+from bench.results_lines import append_record, git_revision
 from bench.runtime_workers import NOT_BY_DEFAULT, RUNTIMES, Models
 from keras_bert.cpu import cpu_summary
 from keras_bert.export.server_config import SERVER_ENVIRONMENT
@@ -263,9 +263,8 @@ def run(models_path: Path, names: Sequence[str], rounds: int, results_file: Path
                 "dev_sentences": len(texts),
             }
         )
-    with results_file.open("a") as results:
-        for record in records:
-            results.write(json.dumps(record) + "\n")
+    for record in records:
+        append_record(results_file, record)
     return records
 
 

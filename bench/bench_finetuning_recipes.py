@@ -25,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench.results_lines import git_revision, read_records
+from bench.results_lines import append_record, git_revision, read_records
 from keras_bert.cpu import cpu_summary
 
 BENCHMARKS = Path("../shared/data/benchmarks")
@@ -136,9 +136,7 @@ def main(argv: list[str] | None = None) -> None:
                     record = {"task": task, "setting": key[1], "seed": seed, **result}
                     record.update(cpu=cpu_summary(), revision=git_revision())
                     record["finished"] = datetime.datetime.now().isoformat(timespec="seconds")
-                    args.results.parent.mkdir(parents=True, exist_ok=True)
-                    with args.results.open("a", encoding="utf-8") as file:
-                        file.write(json.dumps(record) + "\n")
+                    append_record(args.results, record)
                     recorded[key] = result = record
                 if result is not None:
                     runs.append(result)

@@ -292,7 +292,7 @@ def _run_json(command: list[str], environment: dict[str, str]) -> dict:
 
 def run_all(args: argparse.Namespace, command: str) -> list[dict]:
     """Every (round, model, length, side), appended to the results file as each finishes."""
-    from bench.results_lines import git_revision
+    from bench.results_lines import append_record, git_revision
     from keras_bert.cpu import cpu_summary
     from keras_bert.export.server_config import SERVER_ENVIRONMENT
 
@@ -340,8 +340,7 @@ def run_all(args: argparse.Namespace, command: str) -> list[dict]:
                             "finished": datetime.datetime.now().isoformat(timespec="seconds"),
                         }
                         records.append(record)
-                        with open(args.results, "a", encoding="utf-8") as file:
-                            file.write(json.dumps(record) + "\n")
+                        append_record(args.results, record)
                         print(
                             f"{record['model']:>15} {side:>15} {length:>5} tokens: "
                             f"{record['seconds']:8.3f} s, {record['forward_peak_mb']:8.1f} MB"

@@ -72,7 +72,7 @@ from bench.peer_trainer import (
     hugging_face_step,
     predict_like_trainer,
 )
-from bench.results_lines import git_revision, read_records
+from bench.results_lines import append_record, git_revision, read_records
 
 DATA = {
     "wnut16": ("../shared/data/ner/wnut16.train.jsonl", "../shared/data/ner/wnut16.dev.jsonl"),
@@ -521,9 +521,7 @@ def run_all(args: argparse.Namespace, seeds: list[int], command: str) -> list[di
                 print(json.dumps(record), flush=True)
                 records.append(record)
                 if args.results:
-                    args.results.parent.mkdir(parents=True, exist_ok=True)
-                    with args.results.open("a", encoding="utf-8") as file:
-                        file.write(json.dumps(record) + "\n")
+                    append_record(args.results, record)
     return records
 
 

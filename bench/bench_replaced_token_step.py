@@ -64,7 +64,7 @@ def main() -> None:
     arguments = parser.parse_args()
     # TensorFlow as `pipelines.pretrain` starts it: quietly, oneDNN on where faster (AVX2 only).
     import pipelines  # noqa: F401
-    from bench.results_lines import git_revision
+    from bench.results_lines import append_record, git_revision
     from keras_bert.cpu import ONEDNN_SWITCH, cpu_summary
     from keras_bert.timing import interleaved_median_seconds
 
@@ -94,8 +94,7 @@ def main() -> None:
         }
         print(json.dumps(record), flush=True)
         if arguments.results:
-            with arguments.results.open("a", encoding="utf-8") as results:
-                results.write(json.dumps(record) + "\n")
+            append_record(arguments.results, record)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ import keras
 import numpy as np
 
 from bench.bench_peer_finetuning import read_task
-from bench.results_lines import git_revision, read_records
+from bench.results_lines import append_record, git_revision, read_records
 from keras_bert.data.classification import encode_labels
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
@@ -187,9 +187,7 @@ def main() -> None:
     with scratch:
         for seed in todo:
             record = compare(configs[seed], revision)
-            args.results.parent.mkdir(parents=True, exist_ok=True)
-            with args.results.open("a", encoding="utf-8") as file:
-                file.write(json.dumps(record) + "\n")
+            append_record(args.results, record)
             print(json.dumps(record, indent=2), flush=True)
 
 

@@ -54,7 +54,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.results_lines import git_revision
+from bench.results_lines import append_record, git_revision
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED = REPO_ROOT.parent / "shared"
@@ -309,9 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, value in floors.items():
         print(f"{name:28s} matmuls {flops[name] / 1e12:.3f} TFLOP, floor {value:.2f} s/step")
     print(f"each step over the floor of its own work: {record['over_matmul_floor']}")
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    with args.results.open("a", encoding="utf-8") as file:
-        file.write(json.dumps(record) + "\n")
+    append_record(args.results, record)
 
 
 if __name__ == "__main__":

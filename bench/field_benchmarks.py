@@ -56,7 +56,7 @@ from bench.bench_peer_finetuning import (
     run_in_subprocess,
 )
 from bench.benchmarks_page import cpu_name, marked_text, write_between_markers
-from bench.results_lines import git_revision, read_records
+from bench.results_lines import append_record, git_revision, read_records
 
 RESULTS = Path(__file__).parent / "results" / "field_benchmarks.jsonl"
 # Runs in flight, kept across sessions (checkpoints: not for the repository).
@@ -209,9 +209,7 @@ def run_campaign(
             print(f"[{number}/{len(todo)}] resuming in {work_dir}", flush=True)
         result = run_in_subprocess("keras_bert", task, seed, args, work_dir)
         record = record_of(task, seed, result)
-        results.parent.mkdir(parents=True, exist_ok=True)
-        with results.open("a", encoding="utf-8") as file:
-            file.write(json.dumps(record) + "\n")
+        append_record(results, record)
         shutil.rmtree(work_dir)
         scores = " / ".join(f"{value:.2f}" for value in headline_scores(record))
         print(f"[{number}/{len(todo)}] {task}, seed {seed}: {scores}", flush=True)
