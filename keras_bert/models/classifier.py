@@ -7,12 +7,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from keras_bert.checkpoints.task_heads import SEQUENCE_CLASSIFICATION, label_config, label_names
 from keras_bert.checkpoints.variables import head_dense_variables
-from keras_bert.data.classification import ClassificationExamples, classification_dataset
-from keras_bert.errors import ConfigError
+from keras_bert.data.classification import (
+    ClassificationExamples,
+    classification_dataset,
+    encode_labels,
+)
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.families import ClassifierHead, family
 from keras_bert.layers.padding_skip import TrailingPaddingTrim, real_tokens_only
 from keras_bert.models.encoder import BertEncoder
@@ -193,13 +198,54 @@ class BertClassifier(BertTask):
         batches = classification_dataset(
             ClassificationExamples(texts, None, *pairs),
             self.require_preprocessor("text input"),
-            y,
+            self.checked_labels(y),
             batch_size or DEFAULT_BATCH_SIZE,
             shuffle=shuffle,
             seed=None,
             length_bucketing=True,
         )
         return batches, None, None, None
+
+    def checked_labels(self, y):
+        """Class ids of labels given as ids or as `label_names` (regression targets as given).
+
+        Raises:
+            DataError: class names without `label_names`, or a name not among them; a class id
+                outside `[0, num_classes)`; names as regression targets.
+
+        Example:
+        >>> from keras_bert import BertConfig, BertEncoder
+        >>> encoder = BertEncoder(BertConfig.preset("tiny", vocab_size=100))
+        >>> BertClassifier(encoder, 2, label_names=["neg", "pos"]).checked_labels(["pos", "neg"])
+        array([1, 0], dtype=int32)
+        >>> BertClassifier(encoder, 2).checked_labels([0, 2])
+        Traceback (most recent call last):
+        ...
+        keras_bert.errors.DataError: Class id 2 is not one of this classifier's 2 classes (0-1).
+        """
+        values = np.asarray(y)
+        if values.dtype.kind in "USO":
+            names = [value.decode() if isinstance(value, bytes) else value for value in values.flat]
+            if not all(isinstance(name, str) for name in names):
+                return y  # neither names nor a numeric array: Keras' own checks apply
+            names = [str(name) for name in names]  # NumPy's strings print as np.str_(...)
+            if self.is_regression:
+                raise DataError(f"Regression targets are numbers; got {names[0]!r}.")
+            if self.label_names is None:
+                raise DataError(
+                    f"Labels are class names ({names[0]!r}, ...) and this classifier has no "
+                    "label_names: build it with label_names=[...] in class order, or pass ids."
+                )
+            return encode_labels(names, self.label_names)
+        if self.is_regression or values.ndim != 1 or values.dtype.kind not in "iuf":
+            return y
+        outside = values[(values < 0) | (values >= self.num_classes)]
+        if outside.size:
+            raise DataError(
+                f"Class id {outside[0]:g} is not one of this classifier's {self.num_classes} "
+                f"classes (0-{self.num_classes - 1})."
+            )
+        return y
 
     @classmethod
     def head_arguments(cls, config_values: Mapping[str, Any]) -> dict[str, Any]:

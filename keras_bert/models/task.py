@@ -17,7 +17,12 @@ from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
 from keras_bert.models.input_checks import check_preprocessor, checked_inputs
-from keras_bert.models.text_inputs import holds_text, preprocessed, text_dataset
+from keras_bert.models.text_inputs import (
+    check_text_input,
+    holds_text,
+    preprocessed,
+    text_dataset,
+)
 from keras_bert.training.optimization import build_optimizer
 
 if TYPE_CHECKING:
@@ -299,11 +304,18 @@ class BertTask(keras.Model):
         check_preprocessor(self.preprocessor, self.encoder.bert_config)
         return self.preprocessor
 
-    def _warn_of_cut_texts(self, x) -> None:
-        """The preprocessor's warning of texts longer than it packs (texts in memory only: a
-        `tf.data` dataset is read once, by the model)."""
+    def _check_text_input(self, x) -> None:
+        """Raises a `DataError` for texts in memory that no task reads (`check_text_input`);
+        warns of texts longer than the preprocessor packs (texts in memory only: a `tf.data`
+        dataset is read once, by the model)."""
+        check_text_input(x)
         if holds_text(x) and not isinstance(x, tf.data.Dataset):
             self.require_preprocessor("text input").warn_of_cut_texts(x)
+
+    def checked_labels(self, y):
+        """The labels of texts in memory as the task's loss reads them (as given here; a
+        classifier maps class names to ids and checks them)."""
+        return y
 
     def _model_inputs(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False):
         """`(x, y, sample_weight, batch_size)` for Keras: text becomes a preprocessed dataset;
@@ -311,6 +323,8 @@ class BertTask(keras.Model):
         if not holds_text(x):
             return checked_inputs(x, self.encoder.bert_config), y, sample_weight, batch_size
         preprocessor = self.require_preprocessor("text input")
+        if y is not None and not isinstance(x, tf.data.Dataset):
+            y = self.checked_labels(y)
         dataset = text_dataset(x, y, sample_weight, batch_size, shuffle)
         return preprocessed(dataset, preprocessor), None, None, None
 
@@ -333,12 +347,13 @@ class BertTask(keras.Model):
         sample_weight=None,
         **kwargs,
     ):
-        if validation_data is not None and holds_text(validation_data):
-            if not isinstance(validation_data, tf.data.Dataset):
-                validation_data = text_dataset(*validation_data, batch_size=batch_size)
+        self._check_text_input(x)
+        if isinstance(validation_data, tf.data.Dataset) and holds_text(validation_data):
             validation_data = self._model_inputs(validation_data)[0]
+        elif validation_data is not None and holds_text(validation_data[0]):
+            check_text_input(validation_data[0])
+            validation_data = self._model_inputs(*validation_data, batch_size=batch_size)[0]
         if holds_text(x):  # shuffled in the text pipeline, as Keras shuffles arrays
-            self._warn_of_cut_texts(x)
             in_memory = not isinstance(x, tf.data.Dataset)
             x, y, sample_weight, batch_size = self._fit_inputs(
                 x, y, sample_weight, batch_size, shuffle and in_memory
@@ -386,14 +401,14 @@ class BertTask(keras.Model):
     def evaluate(
         self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, **kwargs
     ):
-        self._warn_of_cut_texts(x)
+        self._check_text_input(x)
         x, y, sample_weight, batch_size = self._model_inputs(x, y, sample_weight, batch_size)
         return super().evaluate(
             x=x, y=y, batch_size=batch_size, verbose=verbose, sample_weight=sample_weight, **kwargs
         )
 
     def predict(self, x, batch_size=None, **kwargs):
-        self._warn_of_cut_texts(x)
+        self._check_text_input(x)
         x, _, _, batch_size = self._model_inputs(x, batch_size=batch_size)
         if isinstance(x, tf.data.Dataset):
             self._trace_predict_for_any_shape([x.element_spec])

@@ -17,6 +17,8 @@ import numpy as np
 import tensorflow as tf
 
 from keras_bert.data.prefetching import prefetched
+from keras_bert.errors import DataError
+from keras_bert.text.text_lists import check_segments
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -43,6 +45,28 @@ def holds_text(inputs: Any) -> bool:
     if isinstance(inputs, list | np.ndarray):
         return len(inputs) > 0 and isinstance(np.asarray(inputs).flat[0], str | bytes)
     return False
+
+
+def check_text_input(x: Any, allow_empty: bool = False) -> None:
+    """Raises a `DataError` for texts in memory that no task reads: one string where a list of
+    them goes, a tuple that is not a pair, or segments that `check_segments` refuses (no texts
+    at all unless `allow_empty`). Datasets, tensors and packed ids pass unchecked.
+
+    Example:
+    >>> check_text_input((["a premise"], ["a hypothesis"]))
+    >>> check_text_input("A wonderful film")
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.DataError: One text ('A wonderful film') where a list of texts goes: \
+pass [text].
+    """
+    if isinstance(x, tuple) and len(x) != 2:
+        raise DataError(f"A pair of texts is a tuple of two lists; this tuple holds {len(x)}.")
+    segments = x if isinstance(x, tuple) else (x,)
+    for segment in segments:
+        if isinstance(segment, str | bytes):
+            raise DataError(f"One text ({segment[:40]!r}) where a list of texts goes: pass [text].")
+    check_segments(segments, allow_empty)
 
 
 def text_dataset(
@@ -96,19 +120,23 @@ def preprocessed(dataset: tf.data.Dataset, preprocessor: keras.layers.Layer) -> 
 def in_batches(
     function: Callable[..., dict[str, tf.Tensor]], texts: Sequence[Sequence[str]], batch_size: int
 ) -> dict[str, np.ndarray]:
-    """`function`'s outputs on `texts` (one list per argument) in batches, joined along rows;
-    `function` is traced once, for string batches `[batch]`.
+    """`function`'s outputs on `texts` (one list per argument, checked by `check_text_input`;
+    empty lists give outputs of no rows) in batches, joined along rows; `function` is traced
+    once, for string batches `[batch]`.
 
     Example:
     >>> outputs = in_batches(lambda text: {"length": tf.strings.length(text)}, [["ab", "c"]], 1)
     >>> outputs["length"].tolist()
     [2, 1]
     """
+    check_text_input(texts[0] if len(texts) == 1 else tuple(texts), allow_empty=True)
     function = tf.function(
         function, input_signature=[tf.TensorSpec([None], tf.string)] * len(texts)
     )
     batches = []
-    for start in range(0, len(texts[0]), batch_size):
-        arguments = [tf.constant(list(column[start : start + batch_size])) for column in texts]
+    for start in range(0, len(texts[0]) or 1, batch_size):
+        arguments = [
+            tf.constant(list(column[start : start + batch_size]), tf.string) for column in texts
+        ]
         batches.append({name: value.numpy() for name, value in function(*arguments).items()})
     return {name: np.concatenate([batch[name] for batch in batches]) for name in batches[0]}

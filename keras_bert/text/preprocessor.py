@@ -7,9 +7,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from keras_bert.text.packing import BertPacker
+from keras_bert.text.text_lists import check_segments
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
 
 if TYPE_CHECKING:
@@ -21,11 +23,17 @@ logger = logging.getLogger(__name__)
 def _segments(inputs: tf.Tensor | Sequence) -> tuple[list[tf.Tensor], bool]:
     """The string tensors `[batch]` of one or two segments (see `tokenize_and_pack`), and
     whether the input was one text (a scalar)."""
-    # A list of Python strings is one batch of texts; a list of anything else is segments.
-    if isinstance(inputs, (tuple, list)) and not isinstance(inputs[0], (str, bytes)):
-        texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in inputs]
-    else:
-        texts = [tf.convert_to_tensor(inputs, dtype=tf.string)]
+    # A list of Python strings is one batch of texts (an empty list: none); a list of lists,
+    # arrays or tensors is segments. A list of other values is texts, for `check_segments` to
+    # name the first that is not one.
+    is_segments = (
+        isinstance(inputs, tuple | list)
+        and len(inputs) > 0
+        and not isinstance(inputs[0], str | bytes | int | float | np.generic | type(None))
+    )
+    segments = list(inputs) if is_segments else [inputs]
+    check_segments(segments)
+    texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in segments]
     is_scalar = texts[0].shape.rank == 0
     if is_scalar:
         texts = [segment[tf.newaxis] for segment in texts]

@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.data.classification import ClassificationExamples, packed_lengths
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.export import serving_module
 from keras_bert.finetuning.classification import predict_classifier
 from keras_bert.models import (
@@ -139,6 +139,57 @@ def test_text_without_a_preprocessor_is_an_error_naming_it():
         classifier.predict(["A film."], verbose=0)
 
 
+def test_labels_as_class_names_are_their_ids():
+    classifier = BertClassifier.from_checkpoint(
+        CHECKPOINT, num_classes=2, label_names=["neg", "pos"], seq_length=SEQ_LENGTH
+    )
+    classifier.compile()
+    names = np.array(["neg", "pos"])[LABELS]
+    on_names = classifier.evaluate(TEXTS, names, verbose=0, return_dict=True)
+    assert on_names == classifier.evaluate(TEXTS, LABELS, verbose=0, return_dict=True)
+    with pytest.raises(DataError, match="Labels not seen in training: 'great'"):
+        classifier.fit(TEXTS[:2], ["pos", "great"], verbose=0)
+
+
+@pytest.mark.parametrize(
+    ("texts", "labels", "message"),
+    [
+        ("A film.", None, r"One text \('A film.'\) where a list of texts goes"),
+        ([], None, "No texts"),
+        (["A film.", None], None, "Text 1 is None"),
+        ([3, 4], None, r"Text 0 is 3 \(int\)"),
+        ((["a", "b"], ["c"]), None, "differ in length: 2 texts and 1"),
+        (np.array([["a"], ["b"]]), None, r"shape is \(2, 1\)"),
+        (TEXTS[:2], ["pos", "neg"], "no label_names"),
+        (TEXTS[:2], [0, 2], "Class id 2 is not one of this classifier's 2 classes"),
+    ],
+)
+def test_texts_or_labels_no_task_reads_are_one_line_errors(
+    trained_classifier, texts, labels, message
+):
+    classifier, _ = trained_classifier
+    with pytest.raises(DataError, match=message):
+        if labels is None:
+            classifier.predict(texts, verbose=0)
+        else:
+            classifier.fit(texts, labels, verbose=0)
+
+
+def test_decoding_helpers_check_their_texts_and_answer_no_texts_with_none():
+    reader = BertQuestionAnswerer.from_checkpoint(CHECKPOINT, seq_length=32)
+    assert reader.answer([], []) == []
+    with pytest.raises(DataError, match="One text"):
+        reader.answer("Who?", "Ada wrote it.")
+    with pytest.raises(DataError, match="differ in length"):
+        reader.answer(["Who?", "Where?"], ["Ada wrote it."])
+    tagger = BertTokenClassifier.from_checkpoint(
+        CHECKPOINT, label_names=["O", "B-place", "I-place"], seq_length=SEQ_LENGTH
+    )
+    assert tagger.predict_entities([]) == []
+    with pytest.raises(DataError, match="One text"):
+        tagger.predict_entities("Paris")  # not one entity a character
+
+
 def test_a_tf_data_pipeline_of_strings_fits_under_mirrored_strategy():
     strategy = tf.distribute.MirroredStrategy(["CPU:0"])
     with strategy.scope():
@@ -234,3 +285,4 @@ def test_masked_lm_fits_and_evaluates_on_strings_masked_in_the_input_pipeline():
     assert results["loss"] != model.evaluate(dataset, verbose=0, return_dict=True)["loss"]
     with pytest.raises(ConfigError, match="fill_mask"):
         model.predict(TEXTS, verbose=0)
+    assert model.fill_mask([]) == []

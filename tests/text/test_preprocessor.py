@@ -12,6 +12,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
+from keras_bert.errors import DataError
 from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 
 SEQ_LENGTH = 32
@@ -107,6 +108,16 @@ def test_scalar_and_python_list_inputs(small_preprocessor):
     batched = small_preprocessor(["a cat", "the dog"])["input_word_ids"].numpy()
     scalar = small_preprocessor("the dog")["input_word_ids"].numpy()
     np.testing.assert_array_equal(scalar, batched[1])
+
+
+def test_an_empty_list_packs_no_rows_and_a_list_of_other_values_is_an_error(small_preprocessor):
+    assert small_preprocessor([])["input_word_ids"].shape == (0, SEQ_LENGTH)
+    with pytest.raises(DataError, match=r"Text 1 is None \(NoneType\), not a string"):
+        small_preprocessor(["a cat", None])
+    with pytest.raises(DataError, match=r"Text 0 is 7 \(int\)"):
+        small_preprocessor([7, 8])
+    with pytest.raises(DataError, match="differ in length: 2 texts and 1"):
+        small_preprocessor((["a cat", "a dog"], ["sat"]))
 
 
 def test_in_tf_data_map(small_preprocessor):
