@@ -23,3 +23,18 @@ class DataError(KerasBertError):
 class PublishError(KerasBertError):
     """A model that cannot be published where asked: a directory holding another model, a Hub
     repository id, revision or credentials that do not allow the push."""
+
+
+def check_positive(**settings: float | None) -> None:
+    """Raises a `ConfigError` naming the first of `settings` that is not positive; None is a
+    setting left unset.
+
+    Example:
+    >>> check_positive(epochs=2, batch_size=0)
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.ConfigError: batch_size must be positive, got 0.
+    """
+    for name, value in settings.items():
+        if value is not None and not value > 0:
+            raise ConfigError(f"{name} must be positive, got {value!r}.")

@@ -48,7 +48,7 @@ def _read_documents(source: tuple[int, str], folder: str) -> Iterator[tuple[str,
     index, current = 0, []
     with FileSystems.open(path) as file:
         for line in [*file, b""]:
-            line = line.decode("utf-8").strip()
+            line = line.decode("utf-8", errors="replace").strip()
             if line:
                 current.append(line)
             elif current:

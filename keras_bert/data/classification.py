@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,6 +14,7 @@ import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.data.prefetching import prefetched
+from keras_bert.data.utf8_files import read_utf8
 from keras_bert.errors import DataError
 
 # Text and label features of common tfds classification datasets.
@@ -66,7 +68,7 @@ def _read_rows(path: Path) -> list[dict]:
         raise FileNotFoundError(f"{path}: no such data file.")
     if path.suffix == ".jsonl":
         rows = []
-        for line_number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        for line_number, line in enumerate(read_utf8(path).splitlines(), start=1):
             if not line.strip():
                 continue
             try:
@@ -75,8 +77,8 @@ def _read_rows(path: Path) -> list[dict]:
                 raise DataError(f"{path}:{line_number}: not a JSON object: {error}") from None
         return rows
     if path.suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8", newline="") as file:
-            return list(csv.DictReader(file, delimiter="\t" if path.suffix == ".tsv" else ","))
+        file = io.StringIO(read_utf8(path), newline="")
+        return list(csv.DictReader(file, delimiter="\t" if path.suffix == ".tsv" else ","))
     raise DataError(f"Unknown data format {path.suffix!r} of {path}; use .jsonl, .csv or .tsv.")
 
 

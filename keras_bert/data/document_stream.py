@@ -279,7 +279,7 @@ def count_text_documents(paths: Sequence[str | os.PathLike]) -> list[int]:
     counts = []
     for path in paths:
         count, in_document = 0, False
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding="utf-8", errors="replace") as file:
             for line in file:
                 blank = not line.strip()
                 count += in_document and blank
@@ -329,7 +329,7 @@ def documents_by_id(
         lambda identifier, _: tf.reduce_any(tf.equal(wanted, identifier))
     )
     by_id = {
-        int(identifier): [sentence.decode("utf-8") for sentence in sentences]
+        int(identifier): [sentence.decode("utf-8", errors="replace") for sentence in sentences]
         for identifier, sentences in found.as_numpy_iterator()
     }
     return [by_id[identifier] for identifier in ids]

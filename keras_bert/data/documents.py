@@ -22,7 +22,8 @@ def read_text_documents(paths: str | os.PathLike | Sequence[str | os.PathLike]) 
         paths: a file or a list of files; documents never span two files.
 
     Returns:
-        The documents, each a list of sentences (stripped, non-empty), in file order.
+        The documents, each a list of sentences (stripped, non-empty), in file order; invalid
+        UTF-8 replaced by U+FFFD, as the in-graph tokenizers replace it in the streamed files.
 
     Example:
     >>> import tempfile, pathlib
@@ -36,7 +37,7 @@ def read_text_documents(paths: str | os.PathLike | Sequence[str | os.PathLike]) 
     documents: list[Document] = []
     for path in paths:
         current: Document = []
-        with open(path, encoding="utf-8") as file:
+        with open(path, encoding="utf-8", errors="replace") as file:
             for line in file:
                 line = line.strip()
                 if line:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import logging
 import math
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from keras_bert.data.classification import ClassificationExamples, load_tfds_classification
+from keras_bert.data.utf8_files import read_utf8
 from keras_bert.errors import DataError
 
 logger = logging.getLogger(__name__)
@@ -195,9 +197,9 @@ def available_glue_tasks(data_dir: str | Path) -> list[GlueTask]:
 
 def _rows(path: Path) -> list[list[str]]:
     """A TSV file's rows as GLUE reads them: no quoting, byte-order mark and CR dropped."""
-    with path.open(encoding="utf-8-sig", newline="") as file:
-        rows = csv.reader(file, delimiter="\t", quoting=csv.QUOTE_NONE)
-        return [[field.rstrip("\r") for field in row] for row in rows if any(row)]
+    file = io.StringIO(read_utf8(path).removeprefix("\ufeff"), newline="")
+    rows = csv.reader(file, delimiter="\t", quoting=csv.QUOTE_NONE)
+    return [[field.rstrip("\r") for field in row] for row in rows if any(row)]
 
 
 def read_glue_split(data_dir: str | Path, task: str | GlueTask, split: str) -> GlueSplit:

@@ -20,6 +20,7 @@ import tensorflow as tf
 
 from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.data.prefetching import prefetched
+from keras_bert.data.utf8_files import read_utf8
 from keras_bert.errors import DataError
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
@@ -59,7 +60,7 @@ def read_squad(path: str | Path) -> list[QuestionExample]:
     """
     path = Path(path)
     try:
-        articles = json.loads(path.read_text("utf-8"))["data"]
+        articles = json.loads(read_utf8(path))["data"]
     except (KeyError, TypeError, json.JSONDecodeError) as error:
         raise DataError(f"{path} is not a SQuAD JSON file: {error!r}") from None
     examples = []

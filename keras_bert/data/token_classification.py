@@ -20,6 +20,7 @@ import tensorflow as tf
 from keras_bert.data.batching import batch_by_length
 from keras_bert.data.document_windows import IGNORED_LABEL, TaggingWindows, document_windows
 from keras_bert.data.prefetching import prefetched
+from keras_bert.data.utf8_files import read_utf8
 from keras_bert.errors import DataError
 
 _DOCUMENT_START = "-DOCSTART-"
@@ -107,7 +108,7 @@ def read_conll(path: str | Path, tag_column: int = -1, iob2: bool = True) -> Tag
     words: list[str] = []
     tags: list[str] = []
     document = -1
-    lines = path.read_text("utf-8").splitlines()
+    lines = read_utf8(path).splitlines()
     for line_number, line in enumerate([*lines, ""], start=1):
         columns = line.split()
         if columns and columns[0] == _DOCUMENT_START:
@@ -141,7 +142,7 @@ def read_tagged_jsonl(
     """Reads JSON lines with a list of words and a list of tags of the same length."""
     path = Path(path)
     sentences = TaggedSentences([], [])
-    for line_number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+    for line_number, line in enumerate(read_utf8(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:

@@ -12,7 +12,7 @@ import keras
 import tensorflow as tf
 
 from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, check_positive
 from keras_bert.models import BertEncoder
 from keras_bert.models.classifier import check_pooling
 from keras_bert.training.precision import TrainStepShape
@@ -76,8 +76,14 @@ class FinetuningConfig:
     def __post_init__(self):
         self.run = RunSettings.of(self.run, FINETUNING_RUN)
         check_pooling(self.classifier_pooling, "classifier_pooling")
-        if self.embedding_rms is not None and self.embedding_rms <= 0:
-            raise ConfigError(f"embedding_rms must be positive, got {self.embedding_rms}.")
+        check_positive(
+            epochs=self.epochs,
+            batch_size=self.batch_size,
+            max_train_examples=self.max_train_examples,
+            embedding_rms=self.embedding_rms,
+        )
+        if not 0 <= self.dropout_rate < 1:
+            raise ConfigError(f"dropout_rate must be in [0, 1), got {self.dropout_rate!r}.")
 
     def steps_per_epoch(self, num_examples: int) -> int:
         return -(-num_examples // self.batch_size)

@@ -348,8 +348,9 @@ class BertTask(keras.Model):
         **kwargs,
     ):
         self._check_text_input(x)
-        if isinstance(validation_data, tf.data.Dataset) and holds_text(validation_data):
-            validation_data = self._model_inputs(validation_data)[0]
+        if isinstance(validation_data, tf.data.Dataset):
+            if holds_text(validation_data):
+                validation_data = self._model_inputs(validation_data)[0]
         elif validation_data is not None and holds_text(validation_data[0]):
             check_text_input(validation_data[0])
             validation_data = self._model_inputs(*validation_data, batch_size=batch_size)[0]

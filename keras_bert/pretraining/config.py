@@ -7,7 +7,7 @@ from typing import Any
 
 from keras_bert.data import PretrainingDataConfig
 from keras_bert.data.streaming import StreamingConfig
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, check_positive
 from keras_bert.training.settings import RunSettings
 
 # BERT pretrained 1M steps and warmed up over the first 10k of them (1%): a long run needs
@@ -101,10 +101,14 @@ class PretrainingConfig:
         if isinstance(self.streaming, dict):
             self.streaming = StreamingConfig(**self.streaming)
         self.run = RunSettings.of(self.run, PRETRAINING_RUN)
-        if self.time_budget_minutes is not None and self.time_budget_minutes <= 0:
-            raise ConfigError(
-                f"time_budget_minutes must be positive, got {self.time_budget_minutes}."
-            )
+        check_positive(
+            global_batch_size=self.global_batch_size,
+            total_steps=self.total_steps,
+            steps_per_checkpoint=self.steps_per_checkpoint,
+            time_budget_minutes=self.time_budget_minutes,
+        )
+        if self.eval_steps < 0:
+            raise ConfigError(f"eval_steps must not be negative, got {self.eval_steps}.")
         if self.total_steps % self.steps_per_checkpoint:
             raise ConfigError(
                 f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "

@@ -23,6 +23,7 @@ from keras_bert.data import (
 )
 from keras_bert.data.document_stream import document_ids, documents_by_id
 from keras_bert.data.streaming import streaming_pretraining_dataset
+from keras_bert.errors import DataError
 from keras_bert.metrics.masked_lm import MaskedLMEvaluation, masked_lm_evaluation_dataset
 from keras_bert.pretraining.config import PretrainingConfig
 from keras_bert.pretraining.embedding_scale import rescaled_embedding_tables
@@ -58,8 +59,20 @@ def _split_documents(config: PretrainingConfig) -> tuple[list, list]:
             config.tfds_data_dir,
             config.tfds_text_feature,
         )
+    _check_documents_left(len(documents), config)
     random.Random(config.run.seed).shuffle(documents)
     return documents[config.held_out_documents :], documents[: config.held_out_documents]
+
+
+def _check_documents_left(count: int, config: PretrainingConfig) -> None:
+    """Raises a `DataError` when the held-out documents are all `count` the corpus holds: the
+    training stream would wait forever for a first document."""
+    if config.held_out_documents and count <= config.held_out_documents:
+        raise DataError(
+            f"The corpus holds {count} documents and held_out_documents is "
+            f"{config.held_out_documents}: none is left to train on. Hold out fewer "
+            "(--held-out-documents), or give more documents (a blank line ends each)."
+        )
 
 
 def _tokenizer(config: PretrainingConfig):
@@ -88,6 +101,7 @@ def _held_out(config: PretrainingConfig) -> tuple[list[int], list]:
     if not config.held_out_documents:
         return [], []
     ids = document_ids(config.input_files, **_tfds_source(config))
+    _check_documents_left(len(ids), config)
     random.Random(config.run.seed).shuffle(ids)
     held_out_ids = ids[: config.held_out_documents]
     return held_out_ids, documents_by_id(held_out_ids, config.input_files, **_tfds_source(config))

@@ -18,6 +18,12 @@ def test_read_text_documents_splits_at_blank_lines(tmp_path):
     ]
 
 
+def test_invalid_utf8_in_a_corpus_is_replaced_as_the_tokenizers_replace_it(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes("Un café.\nFin.\n".encode("latin-1"))
+    assert read_text_documents(corpus) == [["Un caf\ufffd.", "Fin."]]
+
+
 def test_real_corpus_document_counts(data_dir):
     path = data_dir / "pretraining" / "wikipedia_sample.txt"
     documents = read_text_documents(path)

@@ -115,6 +115,18 @@ def test_conll_reader_and_its_errors(tmp_path):
         read_conll(path)
 
 
+def test_a_labelled_file_that_is_not_utf8_names_its_line(tmp_path):
+    rows = '{"text": "fine", "label": "pos"}\n{"text": "café", "label": "pos"}\n'
+    path = tmp_path / "train.jsonl"
+    path.write_bytes(rows.encode("latin-1"))
+    with pytest.raises(DataError, match=r"train.jsonl:2: not UTF-8 \(byte 46 is b'\\xe9'\)"):
+        read_classification_file(path)
+    conll = tmp_path / "train.conll"
+    conll.write_bytes("Zürich NNP B-LOC\n".encode("latin-1"))
+    with pytest.raises(DataError, match="train.conll:1: not UTF-8"):
+        read_conll(conll)
+
+
 def test_ner_labels_sit_on_first_pieces(data_dir, preprocessor):
     sentences = read_tagged_jsonl(data_dir / "ner" / "wnut16.train.jsonl")
     tag_names = tag_names_of(sentences)

@@ -11,6 +11,7 @@ from keras_bert.data import (
     read_text_documents,
     tokenize_documents,
 )
+from keras_bert.errors import DataError
 from keras_bert.pretraining import PretrainingConfig, build_datasets, run_pretraining
 from keras_bert.pretraining.trainer import tokenized_documents
 from keras_bert.text import WordPieceTokenizer, load_vocabulary
@@ -43,6 +44,19 @@ def test_config_is_validated(tmp_path):
         PretrainingConfig(
             str(tmp_path), input_files=["a"], vocabulary_file="v", run={"precision": "fp8"}
         )
+
+
+def test_a_corpus_held_out_whole_is_an_error_not_a_wait(tmp_path, minilm_dir):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("The cat sat.\nIt slept.\n\nA dog ran.\n")
+    config = PretrainingConfig(
+        str(tmp_path / "run"),
+        str(minilm_dir / "vocab.txt"),
+        input_files=[str(corpus)],
+        held_out_documents=2,
+    )
+    with pytest.raises(DataError, match="holds 2 documents and held_out_documents is 2"):
+        build_datasets(config)
 
 
 def test_flags_and_json_config_file(tmp_path):

@@ -1,0 +1,47 @@
+"""Settings no run can train with are one-line `ConfigError`s when a job's config is made, before
+a checkpoint is read or a step taken (a zero batch size, no epochs, a negative learning rate)."""
+
+import pytest
+
+from keras_bert.errors import ConfigError
+from keras_bert.finetuning.recipe import FinetuningConfig
+from keras_bert.pretraining.config import PretrainingConfig
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"epochs": 0}, "epochs must be positive, got 0"),
+        ({"batch_size": -2}, "batch_size must be positive, got -2"),
+        ({"max_train_examples": 0}, "max_train_examples must be positive"),
+        ({"dropout_rate": 1.0}, r"dropout_rate must be in \[0, 1\), got 1.0"),
+        ({"run": {"learning_rate": -5e-5}}, "learning_rate must not be negative, got -5e-05"),
+        ({"run": {"warmup_fraction": 1.5}}, r"warmup_fraction must be in \[0, 1\]"),
+        ({"run": {"weight_decay": -0.01}}, "weight_decay must not be negative"),
+        ({"run": {"steps_per_execution": 0}}, "steps_per_execution must be positive"),
+    ],
+)
+def test_finetuning_settings_no_run_trains_with(settings, message):
+    with pytest.raises(ConfigError, match=message):
+        FinetuningConfig("minilm", "runs/x", **settings)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"global_batch_size": 0}, "global_batch_size must be positive, got 0"),
+        ({"steps_per_checkpoint": 0}, "steps_per_checkpoint must be positive, got 0"),
+        ({"total_steps": -100}, "total_steps must be positive"),
+        ({"eval_steps": -1}, "eval_steps must not be negative"),
+        ({"run": {"learning_rate": -1e-4}}, "learning_rate must not be negative"),
+    ],
+)
+def test_pretraining_settings_no_run_trains_with(settings, message):
+    with pytest.raises(ConfigError, match=message):
+        PretrainingConfig("runs/x", "vocab.txt", input_files=["corpus.txt"], **settings)
+
+
+def test_unset_and_disabled_settings_stay_allowed():
+    config = FinetuningConfig("minilm", "runs/x", run={"clip_global_norm": None})
+    assert config.run.clip_global_norm is None and config.max_train_examples is None
+    assert PretrainingConfig("runs/x", "vocab.txt", input_files=["c.txt"]).eval_steps == 0
