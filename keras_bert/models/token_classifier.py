@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import keras
+import numpy as np
 
 from keras_bert.checkpoints.task_heads import (
     TOKEN_CLASSIFICATION,
@@ -16,6 +17,7 @@ from keras_bert.checkpoints.task_heads import (
 from keras_bert.checkpoints.variables import head_dense_variables
 from keras_bert.data.token_classification import IGNORED_LABEL
 from keras_bert.decoding.entities import BioTagTable, text_entities
+from keras_bert.errors import DataError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import (
     BertTask,
@@ -81,6 +83,29 @@ class BertTokenClassifier(BertTask):
         # Config
         self.label_names = list(label_names)
         self.dropout_rate = dropout_rate
+
+    def checked_labels(self, y):
+        """Labels of texts in memory as given, one per packed token, `[texts, seq_length]`
+        (`IGNORED_LABEL` where none).
+
+        Raises:
+            DataError: labels of another shape, such as one tag a word: those go through
+                `keras_bert.data.token_classification.token_classification_dataset`, which
+                puts them on the words' first pieces (what `pipelines.finetune_ner` trains on).
+        """
+        seq_length = self.require_preprocessor("text input").seq_length
+        try:
+            shape = np.shape(y)
+        except ValueError:  # rows of different lengths
+            shape = None
+        if shape is None or len(shape) != 2 or shape[1] != seq_length:
+            got = "rows of different lengths" if shape is None else f"shape {shape}"
+            raise DataError(
+                f"A token classifier's labels on texts are one per packed token, [texts, "
+                f"{seq_length}] ({IGNORED_LABEL} where none); got {got}. For a tag a word, batch "
+                "them with keras_bert.data.token_classification.token_classification_dataset."
+            )
+        return y
 
     def predict_entities(
         self, texts: Sequence[str], max_entities: int = 32, batch_size: int = DEFAULT_BATCH_SIZE

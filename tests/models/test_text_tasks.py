@@ -188,6 +188,8 @@ def test_decoding_helpers_check_their_texts_and_answer_no_texts_with_none():
     assert tagger.predict_entities([]) == []
     with pytest.raises(DataError, match="One text"):
         tagger.predict_entities("Paris")  # not one entity a character
+    with pytest.raises(DataError, match=rf"one per packed token, \[texts, {SEQ_LENGTH}\]"):
+        tagger.fit(["Paris is big"], [[1, 0, 0]])  # a tag a word
 
 
 def test_a_tf_data_pipeline_of_strings_fits_under_mirrored_strategy():
