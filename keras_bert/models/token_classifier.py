@@ -7,6 +7,7 @@ from typing import Any
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from keras_bert.checkpoints.task_heads import (
     TOKEN_CLASSIFICATION,
@@ -15,7 +16,12 @@ from keras_bert.checkpoints.task_heads import (
     label_names,
 )
 from keras_bert.checkpoints.variables import head_dense_variables
-from keras_bert.data.token_classification import IGNORED_LABEL
+from keras_bert.data.token_classification import (
+    IGNORED_LABEL,
+    TaggedSentences,
+    encode_tags,
+    token_classification_dataset,
+)
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.errors import DataError
 from keras_bert.models.encoder import BertEncoder
@@ -29,6 +35,22 @@ from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
+def holds_words(inputs) -> bool:
+    """Whether `inputs` are sentences given as lists of words (`[["EU", "rejects"], ...]`).
+
+    Example:
+    >>> holds_words([["EU", "rejects"], ["Peter"]]), holds_words(["EU rejects"])
+    (True, False)
+    """
+    return (
+        isinstance(inputs, list)
+        and len(inputs) > 0
+        and isinstance(inputs[0], list | tuple)
+        and len(inputs[0]) > 0
+        and isinstance(inputs[0][0], str)
+    )
+
+
 class BertTokenClassifier(BertTask):
     """Predicts a label for every token from the sequence output (BIO tagging for NER).
 
@@ -83,6 +105,71 @@ class BertTokenClassifier(BertTask):
         # Config
         self.label_names = list(label_names)
         self.dropout_rate = dropout_rate
+
+    def fit(self, x=None, y=None, batch_size=None, *args, **kwargs):
+        """Keras' `fit`; also on sentences as lists of words with a tag a word (names of
+        `label_names` or their ids), as CoNLL gives them: batched as `pipelines.finetune_ner`
+        batches them (`token_classification_dataset`, sentences of similar length together),
+        each tag on its word's first piece. `validation_data` may be such a pair too."""
+        if holds_words(x):
+            shuffle = kwargs.get("shuffle", True)
+            x, y = self.tagged_batches(x, y, batch_size, shuffle), None
+            batch_size, kwargs["shuffle"] = None, False  # shuffled in the dataset
+        validation_data = kwargs.get("validation_data")
+        if isinstance(validation_data, tuple) and holds_words(validation_data[0]):
+            kwargs["validation_data"] = self.tagged_batches(*validation_data, batch_size)
+        return super().fit(x, y, batch_size, *args, **kwargs)
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):
+        """Keras' `evaluate`; also on lists of words and their tags, as `fit` takes them."""
+        if holds_words(x):
+            x, y = self.tagged_batches(x, y, batch_size or DEFAULT_BATCH_SIZE), None
+            batch_size = None
+        return super().evaluate(x, y, batch_size, verbose, **kwargs)
+
+    def tagged_batches(
+        self,
+        words: Sequence[Sequence[str]],
+        tags: Sequence[Sequence[str | int]],
+        batch_size: int | None = None,
+        shuffle: bool = False,
+    ) -> tf.data.Dataset:
+        """Batches of `(inputs, labels)` of sentences given as words and a tag a word (names of
+        `label_names` or their ids), packed by the carried preprocessor, the tags on first
+        pieces; shuffled under Keras' global seed.
+
+        Raises:
+            DataError: a sentence with another number of tags than words, a tag name not in
+                `label_names`, a tag id outside them.
+        """
+        if tags is None or len(tags) != len(words):
+            raise DataError(
+                f"{len(words)} sentences of words need as many lists of tags, got "
+                f"{'none' if tags is None else len(tags)}."
+            )
+        for index, (sentence, sentence_tags) in enumerate(zip(words, tags, strict=True)):
+            if len(sentence) != len(sentence_tags):
+                raise DataError(
+                    f"Sentence {index} has {len(sentence)} words and {len(sentence_tags)} tags."
+                )
+        if not all(isinstance(tag, str) for sentence_tags in tags for tag in sentence_tags):
+            count = len(self.label_names)
+            outside = [tag for row in tags for tag in row if not 0 <= int(tag) < count]
+            if outside:
+                raise DataError(
+                    f"Tag id {outside[0]} is not one of this tagger's {count} tags (0-{count - 1})."
+                )
+            tags = [[self.label_names[int(tag)] for tag in row] for row in tags]
+        sentences = TaggedSentences([list(row) for row in words], [list(row) for row in tags])
+        return token_classification_dataset(
+            sentences,
+            self.require_preprocessor("words"),
+            encode_tags(sentences, self.label_names),
+            batch_size or DEFAULT_BATCH_SIZE,
+            shuffle=shuffle,
+            seed=None,
+            length_bucketing=True,
+        )
 
     def checked_labels(self, y):
         """Labels of texts in memory as given, one per packed token, `[texts, seq_length]`

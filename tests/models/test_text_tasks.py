@@ -11,6 +11,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert.data.classification import ClassificationExamples, packed_lengths
+from keras_bert.data.token_classification import IGNORED_LABEL
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.export import serving_module
 from keras_bert.finetuning.classification import predict_classifier
@@ -225,6 +226,29 @@ def test_token_classifier_returns_entities_with_character_offsets():
             assert text[entity["start"] : entity["end"]] == entity["text"]
             assert entity["label"] == "place"
             assert entity["score"] == pytest.approx(np.exp(5) / (np.exp(5) + 2), rel=1e-4)
+
+
+def test_token_classifier_fits_words_and_their_tags_as_the_ner_job_batches_them():
+    keras.utils.set_random_seed(0)
+    tagger = BertTokenClassifier.from_checkpoint(
+        CHECKPOINT, label_names=["O", "B-place", "I-place"], seq_length=SEQ_LENGTH
+    )
+    words = [["Zürich", "is", "big"], ["New", "York", "too"], ["north"]] * 2
+    tags = [["B-place", "O", "O"], ["B-place", "I-place", "O"], ["O"]] * 2
+    history = tagger.fit(
+        words, tags, batch_size=2, epochs=2, validation_data=(words, tags), verbose=0
+    )
+    assert int(tagger.optimizer.iterations) == 6  # 3 length groups, 2 epochs
+    assert np.all(np.isfinite(history.history["val_loss"]))
+    ids = [[["O", "B-place", "I-place"].index(tag) for tag in row] for row in tags]
+    on_names = tagger.evaluate(words, tags, verbose=0, return_dict=True)
+    assert on_names == tagger.evaluate(words, ids, verbose=0, return_dict=True)
+    inputs, labels = next(iter(tagger.tagged_batches(words[1:2], tags[1:2])))
+    assert labels.numpy().tolist()[0][:4] == [IGNORED_LABEL, 1, 2, 0]  # [CLS], first pieces
+    with pytest.raises(DataError, match="Sentence 0 has 3 words and 2 tags"):
+        tagger.fit([["a", "b", "c"]], [["O", "O"]])
+    with pytest.raises(DataError, match="Tags not seen in training: 'B-person'"):
+        tagger.evaluate([["Ada"]], [["B-person"]])
 
 
 def test_predicting_batches_of_other_sizes_and_widths_traces_once():
