@@ -34,7 +34,6 @@ from keras_bert.models.task import (
 from keras_bert.models.text_inputs import DEFAULT_BATCH_SIZE, in_batches
 
 
-@keras.saving.register_keras_serializable(package="keras_bert")
 def holds_words(inputs) -> bool:
     """Whether `inputs` are sentences given as lists of words (`[["EU", "rejects"], ...]`).
 
@@ -51,6 +50,7 @@ def holds_words(inputs) -> bool:
     )
 
 
+@keras.saving.register_keras_serializable(package="keras_bert")
 class BertTokenClassifier(BertTask):
     """Predicts a label for every token from the sequence output (BIO tagging for NER).
 
