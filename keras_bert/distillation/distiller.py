@@ -18,6 +18,7 @@ from keras_bert.distillation.losses import (
     soft_target_loss,
 )
 from keras_bert.distillation.student import layer_map
+from keras_bert.errors import check_positive
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import IGNORED_LABEL, MaskedTokenAccuracy
 
@@ -49,8 +50,7 @@ class DistillationLosses:
     attention_scores: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.temperature <= 0:
-            raise ConfigError(f"temperature must be positive, got {self.temperature!r}.")
+        check_positive(temperature=self.temperature)
         weights = {name: getattr(self, name) for name in self.weight_names()}
         negative = {name: weight for name, weight in weights.items() if weight < 0}
         if negative:
