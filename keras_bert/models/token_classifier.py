@@ -111,13 +111,18 @@ class BertTokenClassifier(BertTask):
         `label_names` or their ids), as CoNLL gives them: batched as `pipelines.finetune_ner`
         batches them (`token_classification_dataset`, sentences of similar length together),
         each tag on its word's first piece. `validation_data` may be such a pair too."""
+        validation_data = kwargs.get("validation_data")
+        if isinstance(validation_data, tuple) and holds_words(validation_data[0]):
+            if len(validation_data) != 2:
+                raise DataError(
+                    "validation_data of words is a pair (words, tags), without sample weights; "
+                    f"got {len(validation_data)} items."
+                )
+            kwargs["validation_data"] = self.tagged_batches(*validation_data, batch_size)
         if holds_words(x):
             shuffle = kwargs.get("shuffle", True)
             x, y = self.tagged_batches(x, y, batch_size, shuffle), None
             batch_size, kwargs["shuffle"] = None, False  # shuffled in the dataset
-        validation_data = kwargs.get("validation_data")
-        if isinstance(validation_data, tuple) and holds_words(validation_data[0]):
-            kwargs["validation_data"] = self.tagged_batches(*validation_data, batch_size)
         return super().fit(x, y, batch_size, *args, **kwargs)
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):

@@ -247,6 +247,8 @@ def test_token_classifier_fits_words_and_their_tags_as_the_ner_job_batches_them(
     assert labels.numpy().tolist()[0][:4] == [IGNORED_LABEL, 1, 2, 0]  # [CLS], first pieces
     with pytest.raises(DataError, match="Sentence 0 has 3 words and 2 tags"):
         tagger.fit([["a", "b", "c"]], [["O", "O"]])
+    with pytest.raises(DataError, match="a pair \\(words, tags\\), without sample weights"):
+        tagger.fit(words, tags, validation_data=(words, tags, np.ones(len(words))))
     with pytest.raises(DataError, match="Tags not seen in training: 'B-person'"):
         tagger.evaluate([["Ada"]], [["B-person"]])
 
