@@ -128,7 +128,7 @@ class BertTokenClassifier(BertTask):
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", **kwargs):
         """Keras' `evaluate`; also on lists of words and their tags, as `fit` takes them."""
         if holds_words(x):
-            x, y = self.tagged_batches(x, y, batch_size or DEFAULT_BATCH_SIZE), None
+            x, y = self.tagged_batches(x, y, batch_size), None
             batch_size = None
         return super().evaluate(x, y, batch_size, verbose, **kwargs)
 
