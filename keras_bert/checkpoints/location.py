@@ -28,6 +28,9 @@ from keras_bert.errors import CheckpointError
 from keras_bert.families import Family, family
 
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+# The packed length of a checkpoint's preprocessor when none is asked for (less where its model
+# reads fewer tokens).
+DEFAULT_SEQ_LENGTH = 128
 VOCABULARY_FILE = "vocab.txt"
 # The folder of a `pipelines.pretrain` run's directory that holds the checkpoint of its model
 # (ELECTRA's discriminator): the run directory reads as that checkpoint.
@@ -122,6 +125,36 @@ class CheckpointFiles:
         """The values of its `tokenizer_config.json` (special tokens, casing); {} if none."""
         config_file = self.directory / TOKENIZER_CONFIG_FILE
         return read_config_values(config_file) if config_file.is_file() else {}
+
+    def packed_length(self, seq_length: int | None = None) -> int:
+        """The length its preprocessor packs to: `seq_length`, or by default 128 (fewer where
+        its model reads fewer); a `ConfigError` for more than its model reads. A folder without
+        a config (a tokenizer's) takes any.
+
+        Example:
+        >>> find_checkpoint("../shared/reference/variants/modernbert").packed_length(2048)
+        Traceback (most recent call last):
+        ...
+        keras_bert.errors.ConfigError: seq_length 2048 is longer than the 1024 tokens this \
+modernbert model reads: use seq_length 1024 or less (longer texts are cut to it).
+        """
+        has_config = self.config_file.is_file()
+        if seq_length is None and has_config and self.config.positions_bound_inputs:
+            return min(DEFAULT_SEQ_LENGTH, self.config.longest_input)
+        if seq_length is None:
+            return DEFAULT_SEQ_LENGTH
+        if has_config:
+            self.config.check_seq_length(seq_length)
+        return seq_length
+
+    def check_vocabulary_size(self, tokens: int) -> None:
+        """A `CheckpointError` for a tokenizer of more `tokens` than its model embeds: ids past
+        the embedding table (the tokenizer of another checkpoint)."""
+        if self.config_file.is_file() and tokens > self.config.vocab_size:
+            raise CheckpointError(
+                f"{self.directory}: its tokenizer has {tokens} tokens but the model embeds "
+                f"{self.config.vocab_size} ids."
+            )
 
     def read(self) -> Checkpoint:
         """Its tensors under canonical names, with its config (`Checkpoint`)."""

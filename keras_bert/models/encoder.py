@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Any
 import keras
 
 from keras_bert.config import BertConfig
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.families import family
 from keras_bert.layers import BertEmbeddings, BertPooler, TransformerEncoderBlock
 from keras_bert.layers.layer_normalization import FastLayerNormalization
 from keras_bert.layers.relative_positions import RelativeEmbeddings
 from keras_bert.models.functional_config import functional_base_config, set_dtype_policy
+from keras_bert.models.input_checks import checked_inputs
+from keras_bert.models.text_inputs import holds_text
 
 if TYPE_CHECKING:
     from keras_bert.checkpoints import Checkpoint, CheckpointFiles
@@ -256,6 +258,26 @@ class BertEncoder(keras.Model):
         self.blocks = [block for group in block_groups for block in group]
         self.final_layer_norm = final_layer_norm
         self.pooler = pooler
+
+    def _checked(self, inputs: Any) -> Any:
+        """Packed ids as `checked_inputs` checks them; texts are a `DataError`, which says how
+        to pack them."""
+        if holds_text(inputs):
+            raise DataError(
+                "BertEncoder reads packed ids (input_word_ids, input_mask, input_type_ids), not "
+                "texts: pack them with its checkpoint's preprocessor first, "
+                "encoder(load_preprocessor(path)(texts))."
+            )
+        return checked_inputs(inputs, self.bert_config)
+
+    def __call__(self, inputs: Any, *args: Any, **kwargs: Any) -> Any:
+        """Packed ids are checked first (`checked_inputs`): an id past a table or a row longer
+        than the positions is a `DataError` that says so, not an error of a gather op."""
+        return super().__call__(self._checked(inputs), *args, **kwargs)
+
+    def predict(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """`keras.Model.predict`, on packed ids checked first as a call checks them."""
+        return super().predict(self._checked(x), *args, **kwargs)
 
     @property
     def token_embedding(self) -> keras.layers.Embedding:

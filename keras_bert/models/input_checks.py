@@ -1,8 +1,9 @@
-"""What a model's inputs may hold, checked before they reach it: no more tokens than its
-positions (`BertConfig.check_seq_length`), no wider rows than them where a token's position is
-its column (`BertConfig.positions_are_columns`: BERT, ModernBERT), and no token types for a
-family that refuses them (ModernBERT: its transformers model takes none). Each fault is a
-one-line error of keras_bert's that says what to send instead."""
+"""What a model's inputs may hold, checked before they reach it: no id past its embedding
+tables, no more tokens than its positions (`BertConfig.check_seq_length`), no wider rows than
+them where a token's position is its column (`BertConfig.positions_are_columns`: BERT,
+ModernBERT), and no token types for a family that refuses them (ModernBERT: its transformers
+model takes none). Each fault is a one-line error of keras_bert's that says what to send
+instead."""
 
 from __future__ import annotations
 
@@ -41,14 +42,23 @@ model reads: use seq_length 64 or less (longer texts are cut to it).
         )
 
 
+def _check_id_range(name: str, ids: np.ndarray, count: int, table: str, advice: str) -> None:
+    """A `DataError` for an id of `ids` outside `[0, count)`, the rows of `table`."""
+    if ids.size and (ids.min() < 0 or ids.max() >= count):
+        bad = ids.min() if ids.min() < 0 else ids.max()
+        raise DataError(f"{name} holds {bad}; {table} 0-{count - 1}{advice}.")
+
+
 def checked_inputs(inputs: Any, config: BertConfig) -> Any:
     """Packed inputs (a dict of arrays or eager tensors) as the model of `config` reads them:
     `input_type_ids` of zeros added where a family without token types gets none; other
     inputs (texts, datasets, symbolic tensors) as they are.
 
     Raises:
-        DataError: rows longer than the model's positions, or token types other than 0 for a
-            family that refuses them (`Family.refuses_token_types`).
+        DataError: an id past the embedding table (ids packed with another checkpoint's
+            vocabulary), a token type past the model's, rows longer than the model's
+            positions, or token types other than 0 for a family that refuses them
+            (`Family.refuses_token_types`).
 
     Example:
     >>> config = BertConfig(model_type="modernbert", type_vocab_size=0,
@@ -62,6 +72,11 @@ def checked_inputs(inputs: Any, config: BertConfig) -> Any:
     ...
     keras_bert.errors.DataError: This modernbert model has no token types: send input_type_ids \
 of zeros or leave them out (a pair's second text is marked by the separator before it).
+    >>> checked_inputs({"input_word_ids": np.array([[101, 40000, 102]])}, BertConfig())
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.DataError: input_word_ids holds 40000; this bert model embeds ids \
+0-30521: pack the texts with its checkpoint's preprocessor (load_preprocessor).
     """
     if not isinstance(inputs, Mapping) or "input_word_ids" not in inputs:
         return inputs
@@ -69,16 +84,42 @@ of zeros or leave them out (a pair's second text is marked by the separator befo
         word_ids = np.asarray(inputs["input_word_ids"])
     except (TypeError, ValueError, NotImplementedError):  # symbolic tensors: checked in the graph
         return inputs
-    too_wide = word_ids.ndim == 2 and word_ids.shape[1] > config.longest_input
-    if config.positions_are_columns and too_wide:
-        raise DataError(
-            f"input_word_ids holds {word_ids.shape[1]} ids per row; this {config.model_type} "
-            f"model reads at most {config.longest_input}: cut the rows (or pack the texts with "
-            f"seq_length={config.longest_input})."
-        )
-    if config.type_vocab_size:
+    if word_ids.dtype.kind not in "iuf":
         return inputs
+    _check_id_range(
+        "input_word_ids",
+        word_ids,
+        config.vocab_size,
+        f"this {config.model_type} model embeds ids",
+        ": pack the texts with its checkpoint's preprocessor (load_preprocessor)",
+    )
+    if word_ids.ndim == 2 and config.positions_bound_inputs:
+        # A token's position is its column (BERT, ModernBERT), or counts the real tokens before
+        # it (RoBERTa: padding past them takes none).
+        mask = inputs.get("input_mask")
+        tokens = (
+            word_ids.shape[1]
+            if config.positions_are_columns or mask is None
+            else int(np.asarray(mask).sum(axis=1).max(initial=0))
+        )
+        if tokens > config.longest_input:
+            held = "ids" if config.positions_are_columns else "tokens"
+            raise DataError(
+                f"input_word_ids holds {tokens} {held} per row; this {config.model_type} "
+                f"model reads at most {config.longest_input}: cut the rows (or pack the texts "
+                f"with seq_length={config.longest_input})."
+            )
     type_ids = inputs.get("input_type_ids")
+    if config.type_vocab_size:
+        if type_ids is not None:
+            _check_id_range(
+                "input_type_ids",
+                np.asarray(type_ids),
+                config.type_vocab_size,
+                f"this {config.model_type} model has token types",
+                "",
+            )
+        return inputs
     if type_ids is None:
         return {**inputs, "input_type_ids": np.zeros_like(word_ids)}
     if family(config.model_type).refuses_token_types and np.any(np.asarray(type_ids) != 0):

@@ -29,8 +29,6 @@ from keras_bert.text.preprocessor import BertPreprocessor, TextPreprocessor
 from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 
-DEFAULT_SEQ_LENGTH = 128
-
 
 def _token_name(value: str | dict) -> str:
     """A special token of `tokenizer_config.json`: a string, or an AddedToken's dict."""
@@ -66,10 +64,7 @@ def _preprocessor(
         record = checkpoint.family
     except ConfigError as error:
         raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
-    if seq_length is None:
-        seq_length = DEFAULT_SEQ_LENGTH
-        if checkpoint.config_file.is_file() and checkpoint.config.positions_bound_inputs:
-            seq_length = min(seq_length, checkpoint.config.longest_input)
+    seq_length = checkpoint.packed_length(seq_length)
     packing = dataclasses.asdict(record.packing)
     for name in ("cls_token", "sep_token", "pad_token"):
         if name in checkpoint.tokenizer_config:
@@ -90,15 +85,7 @@ def _preprocessor(
         preprocessor = BertPreprocessor(
             vocabulary_file, lowercase=lowercase, seq_length=seq_length, **packing, **options
         )
-    if checkpoint.config_file.is_file():
-        # No id past the embedding table, no more tokens than the model reads.
-        tokens = preprocessor.tokenizer.vocabulary_size
-        if tokens > checkpoint.config.vocab_size:
-            raise CheckpointError(
-                f"{checkpoint.directory}: its tokenizer has {tokens} tokens but the model embeds "
-                f"{checkpoint.config.vocab_size} ids."
-            )
-        checkpoint.config.check_seq_length(preprocessor.seq_length)
+    checkpoint.check_vocabulary_size(preprocessor.tokenizer.vocabulary_size)
     return preprocessor
 
 

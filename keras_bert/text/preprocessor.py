@@ -10,6 +10,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
 from keras_bert.text.packing import BertPacker
 from keras_bert.text.text_lists import check_segments
 from keras_bert.text.wordpiece_tokenizer import WordPieceTokenizer
@@ -233,7 +234,7 @@ class BertPreprocessor(TextPreprocessor):
     def from_checkpoint(
         cls,
         path: "str | os.PathLike | CheckpointFiles",
-        seq_length: int = 128,
+        seq_length: int | None = None,
         revision: str | None = None,
         **kwargs,
     ) -> "BertPreprocessor":
@@ -246,21 +247,43 @@ class BertPreprocessor(TextPreprocessor):
 
         Args:
             path: the checkpoint directory or Hub id, or its `CheckpointFiles`.
-            seq_length: length of the packed inputs.
+            seq_length: length of the packed inputs (default 128, or the most tokens the model
+                reads where that is less); a longer one than the model reads is a
+                `ConfigError`, longer texts are cut.
             revision: the Hub branch, tag or commit of a Hub id.
             **kwargs: further `BertPreprocessor` arguments (`truncation`, special tokens,
                 `name`).
+
+        Raises:
+            ConfigError: a checkpoint of a family that does not tokenize with WordPiece
+                (`keras_bert.load_preprocessor` reads every family's), or a `seq_length` past
+                the model's positions.
+            CheckpointError: a `vocab.txt` of more tokens than the model embeds.
         """
         from keras_bert.checkpoints.location import VOCABULARY_FILE, find_checkpoint
 
         checkpoint = find_checkpoint(path, revision, weights=False)
+        tokenizer = checkpoint.family.tokenizer.kind
+        if tokenizer != "wordpiece":
+            raise ConfigError(
+                f"{checkpoint.name} is a {checkpoint.family.model_type} checkpoint, whose "
+                f"tokenizer is {tokenizer.replace('_', '-')}, not WordPiece: load its "
+                "preprocessor with keras_bert.load_preprocessor(path)."
+            )
         vocabulary_path = checkpoint.directory / VOCABULARY_FILE
         if not vocabulary_path.is_file():
             raise FileNotFoundError(
                 f"No vocab.txt in checkpoint directory {os.fspath(checkpoint.directory)!r}"
             )
         lowercase = checkpoint.tokenizer_config.get("do_lower_case")
-        return cls(vocabulary_path, lowercase=lowercase, seq_length=seq_length, **kwargs)
+        preprocessor = cls(
+            vocabulary_path,
+            lowercase=lowercase,
+            seq_length=checkpoint.packed_length(seq_length),
+            **kwargs,
+        )
+        checkpoint.check_vocabulary_size(preprocessor.tokenizer.vocabulary_size)
+        return preprocessor
 
     @property
     def lowercase(self) -> bool:

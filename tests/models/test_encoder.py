@@ -1,3 +1,4 @@
+import re
 from collections import Counter
 
 import numpy as np
@@ -5,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from keras_bert import BertConfig, BertEncoder
+from keras_bert.errors import DataError
 from keras_bert.layers import MultiHeadSelfAttention
 from tests.layer_checks import check_layer
 
@@ -198,3 +200,39 @@ def test_local_attention_bias_starts_each_head_on_a_neighbour():
     # Head 0 starts on the previous token, head 1 on the next one.
     np.testing.assert_allclose(difference[0, 0], 4.0 * np.eye(6, k=-1), atol=1e-5)
     np.testing.assert_allclose(difference[0, 1], 4.0 * np.eye(6, k=1), atol=1e-5)
+
+
+@pytest.mark.parametrize("call", ["call", "predict"])
+@pytest.mark.parametrize(
+    "name, value, refused",
+    [
+        ("input_word_ids", 50, "input_word_ids holds 50; this bert model embeds ids 0-49: pack"),
+        ("input_word_ids", -1, "input_word_ids holds -1; this bert model embeds ids 0-49"),
+        ("input_type_ids", 2, "input_type_ids holds 2; this bert model has token types 0-1"),
+    ],
+)
+def test_ids_past_the_tables_are_data_errors_not_gather_errors(call, name, value, refused):
+    encoder = BertEncoder(TINY)
+    inputs = {**INPUTS, name: np.where(INPUTS["input_mask"] == 1, INPUTS[name], value)}
+    run = encoder.predict if call == "predict" else encoder
+    with pytest.raises(DataError, match=re.escape(refused)):
+        run(inputs)
+
+
+def test_rows_past_the_positions_and_texts_are_data_errors():
+    """BERT's positions are columns: a 17-wide row is refused for a 16-position model however
+    much of it is padding. RoBERTa's count real tokens: padding past them is read."""
+    encoder = BertEncoder(TINY)
+    wide = {name: np.zeros((1, 17), "int32") for name in INPUTS}
+    with pytest.raises(DataError, match="holds 17 ids per row; this bert model reads at most 16"):
+        encoder(wide)
+    with pytest.raises(DataError, match=r"not texts: pack them with its checkpoint's prepro"):
+        encoder(["A wonderful film"])
+    roberta = BertEncoder.from_checkpoint("../shared/reference/variants/roberta")
+    longest = roberta.bert_config.longest_input
+    padded = {name: np.zeros((1, longest + 8), "int32") for name in INPUTS}
+    padded["input_mask"][:, :longest] = 1
+    assert roberta(padded)["sequence_output"].shape == (1, longest + 8, 64)
+    padded["input_mask"][:, :] = 1
+    with pytest.raises(DataError, match=f"holds {longest + 8} tokens per row; this roberta"):
+        roberta(padded)

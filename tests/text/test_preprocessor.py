@@ -12,7 +12,7 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
-from keras_bert.errors import DataError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 
 SEQ_LENGTH = 32
@@ -243,3 +243,14 @@ def test_clear_errors(tmp_path):
         BertPreprocessor(vocabulary, seq_length=2)
     with pytest.raises(ValueError, match="at least 5 for pairs"):
         BertPreprocessor(vocabulary, seq_length=4)((["a"], ["b"]))
+
+
+def test_from_checkpoint_packs_what_the_model_reads():
+    """Its default length is the model's positions where they are fewer than 128; a longer one
+    and another family's checkpoint are one-line errors, as in `load_preprocessor`."""
+    variants = "../shared/reference/variants"
+    assert BertPreprocessor.from_checkpoint(f"{variants}/distilbert").seq_length == 64
+    with pytest.raises(ConfigError, match="seq_length 65 is longer than the 64 tokens"):
+        BertPreprocessor.from_checkpoint(f"{variants}/distilbert", seq_length=65)
+    with pytest.raises(ConfigError, match="tokenizer is byte-pair, not WordPiece: load its pre"):
+        BertPreprocessor.from_checkpoint(f"{variants}/roberta")
