@@ -1,6 +1,7 @@
 """One training run, whatever the model: its workers (strategy, chief, XLA, what a resumed run
-kept) → precision → seed → `config.json` → model and optimizer in the strategy's scope → the
-time budget's steps → resumable callbacks → `fit`. Each is decided once, here, and read after.
+kept; a resumed run's settings checked against those it started with) → precision → seed →
+`config.json` → model and optimizer in the strategy's scope → the time budget's steps →
+resumable callbacks → `fit`. Each is decided once, here, and read after.
 
 Fine-tuning (`keras_bert.finetuning.recipe`), pretraining (`keras_bert.pretraining.trainer`) and
 distillation all train through `fit_resumable`.
@@ -29,6 +30,7 @@ from keras_bert.training.precision import (
     TrainStepShape,
     run_precision,
 )
+from keras_bert.training.resumed_runs import check_resumed_settings
 from keras_bert.training.settings import RunSettings
 from keras_bert.training.strategy import resolve_workers
 from keras_bert.training.time_budget import PLAN_FILE, planned_total_steps
@@ -120,6 +122,9 @@ def fit_resumable(
         # under this precision setting, and the time budget's plan.
         records={PRECISION_FILE: {"requested": settings.precision}, PLAN_FILE: {}},
     )
+    initial_epoch = completed_epochs(workers.worker_dir / "backup")
+    if initial_epoch:
+        check_resumed_settings(output_dir / "config.json", run_config, initial_epoch)
     # Models built within train in the run's policy; the caller's later ones in its own.
     with run_precision(settings.precision, workers, step_shape) as precision:
         settings = dataclasses.replace(settings, precision=precision.policy)
@@ -130,8 +135,6 @@ def fit_resumable(
             (output_dir / "config.json").write_text(
                 json.dumps(run_config, indent=2, default=str) + "\n", "utf-8"
             )
-
-        initial_epoch = completed_epochs(workers.worker_dir / "backup")
         train, validation = datasets(initial_epoch * steps_per_epoch)
         if callable(train):
             # A dataset function: each input pipeline (worker) makes its own share.

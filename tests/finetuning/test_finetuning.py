@@ -1,5 +1,6 @@
 """End-to-end fine-tuning of the real MiniLM checkpoint on a few batches of real data."""
 
+import dataclasses
 import json
 
 import keras
@@ -153,6 +154,16 @@ def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, t
             finetune_classifier(settings, train)
     finally:
         keras.Model.fit = original_fit
+    # Resumed at another learning rate, it would train on as a mix of two runs: refused, and
+    # the run's record kept. Where and how it runs may change.
+    recorded = (tmp_path / "config.json").read_text()
+    faster = dataclasses.replace(
+        settings, run=dataclasses.replace(settings.run, learning_rate=2e-4)
+    )
+    with pytest.raises(ConfigError, match=r"backed up after epoch 2 .*run.learning_rate: 0.0001"):
+        finetune_classifier(faster, train)
+    assert (tmp_path / "config.json").read_text() == recorded
+    settings = dataclasses.replace(settings, run=dataclasses.replace(settings.run, verbose=0))
     _, summary = finetune_classifier(settings, train)
     # Epochs 1 and 2 were done before the interruption; only epoch 3 runs again.
     assert len(summary["history"]["loss"]) == 1

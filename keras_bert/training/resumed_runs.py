@@ -1,0 +1,95 @@
+"""A run resumed in its output directory is the run that began there: the settings it started
+with (its `config.json`) and the ones it is resumed with agree, except where and how it runs.
+
+A backup restores the weights and optimizer state of one model, at a step of one schedule over
+one stream of batches. Resumed under another model, learning rate, batch, step count or data,
+it would fail to restore (Keras' "objects could not be loaded") or, worse, train on as a mix of
+two runs whose `config.json` describes neither. So such a run stops before it writes anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from keras_bert.errors import ConfigError
+
+# Settings a resumed run may change: where and how it runs (its output directory, devices,
+# precision, report and backup intervals, the time budget whose plan the run kept), not what
+# it trains.
+PLACEMENT_SETTINGS = frozenset(
+    {
+        "output_dir",
+        "time_budget_minutes",
+        "run.precision",
+        "run.jit_compile",
+        "run.strategy",
+        "run.tpu",
+        "run.steps_per_execution",
+        "run.verbose",
+        "run.backup_interval_seconds",
+    }
+)
+
+
+def _flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`config`'s values by dotted name (`run.learning_rate`)."""
+    values = {}
+    for key, value in config.items():
+        if isinstance(value, Mapping):
+            values.update(_flat(value, f"{prefix}{key}."))
+        else:
+            values[f"{prefix}{key}"] = value
+    return values
+
+
+def changed_settings(started: Mapping[str, Any], resumed: Mapping[str, Any]) -> list[str]:
+    """The settings that `resumed` changes from `started`, outside `PLACEMENT_SETTINGS`, each
+    as `name: before → now` (compared as `config.json` holds them).
+
+    Example:
+    >>> changed_settings(
+    ...     {"model_preset": "tiny", "run": {"learning_rate": 0.002, "verbose": 2}},
+    ...     {"model_preset": "mini", "run": {"learning_rate": 0.002, "verbose": 1}},
+    ... )
+    ["model_preset: 'tiny' → 'mini'"]
+    """
+    before = _flat(json.loads(json.dumps(started, default=str)))
+    now = _flat(json.loads(json.dumps(resumed, default=str)))
+    return [
+        f"{name}: {before.get(name)!r} → {now.get(name)!r}"
+        for name in sorted(before.keys() | now.keys())
+        if name not in PLACEMENT_SETTINGS and before.get(name) != now.get(name)
+    ]
+
+
+def check_resumed_settings(
+    config_file: Path, run_config: Mapping[str, Any], completed_epochs: int
+) -> None:
+    """Raises a `ConfigError` when the run recorded in `config_file`, backed up after
+    `completed_epochs`, is resumed with other settings than it started with (`changed_settings`);
+    a run without a recorded config resumes as it is.
+
+    Example:
+    >>> import tempfile
+    >>> config_file = Path(tempfile.mkdtemp()) / "config.json"
+    >>> _ = config_file.write_text('{"total_steps": 6, "run": {"seed": 0}}')
+    >>> check_resumed_settings(config_file, {"total_steps": 6, "run": {"seed": 0}}, 2)
+    >>> check_resumed_settings(config_file, {"total_steps": 12, "run": {"seed": 0}}, 2)
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.ConfigError: ... holds a run backed up after epoch 2 that started with \
+other settings (total_steps: 6 → 12): resume it with the settings in its config.json, or give \
+the new run another output directory.
+    """
+    if not config_file.is_file():
+        return
+    changes = changed_settings(json.loads(config_file.read_text("utf-8")), run_config)
+    if changes:
+        raise ConfigError(
+            f"{config_file.parent} holds a run backed up after epoch {completed_epochs} that "
+            f"started with other settings ({'; '.join(changes)}): resume it with the settings "
+            "in its config.json, or give the new run another output directory."
+        )
