@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 
 import numpy as np
-import tensorflow as tf
 
 from keras_bert.data.document_windows import windows_tags
 from keras_bert.data.token_classification import (
@@ -25,58 +24,17 @@ from keras_bert.finetuning.recipe import (
 )
 from keras_bert.metrics import entity_scores
 from keras_bert.models import BertTokenClassifier
-from keras_bert.models.token_classifier import IGNORED_LABEL
+from keras_bert.models.token_classifier import IGNORED_LABEL, word_tags
 from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor
 
 logger = logging.getLogger(__name__)
 
 
-def _labelled_words(preprocessor, sentences: TaggedSentences) -> list[np.ndarray]:
-    """Per sentence, which words carry a label: those with pieces that fit in the sequence."""
-    # Each word tokenized as the training data tokenizes it (RoBERTa: with a leading space
-    # after the first word).
-    pieces = preprocessor.tokenizer.tokenize_split_words(
-        tf.ragged.constant(sentences.words, dtype=tf.string)
-    )
-    budget = preprocessor.seq_length - 2
-    labelled = []
-    for counts in pieces.row_lengths(axis=2):
-        counts = np.asarray(counts)
-        first_piece = np.cumsum(counts) - counts
-        labelled.append((counts > 0) & (first_piece < budget))
-    return labelled
-
-
-def predict_tags(
-    model: BertTokenClassifier, preprocessor, sentences: TaggedSentences, batch_size: int = 64
-) -> list[list[str]]:
-    """A tag for every word; words without a piece inside the sequence get "O". Batches run
-    through Keras' compiled predict function (`predict_on_batch`), as they are cut to their
-    longest sentence."""
-    # Any valid tag works as a placeholder: only the positions of first pieces are used.
-    placeholder_ids = [[0] * len(words) for words in sentences.words]
-    dataset = token_classification_dataset(sentences, preprocessor, placeholder_ids, batch_size)
-    predicted_ids = []
-    for inputs, labels in dataset:
-        logits = model.predict_on_batch(inputs)
-        labels = np.asarray(labels)
-        for sentence_logits, sentence_labels in zip(logits, labels, strict=True):
-            first_pieces = sentence_labels != IGNORED_LABEL
-            predicted_ids.append(sentence_logits[first_pieces].argmax(-1))
-    tags = []
-    for labelled, word_ids in zip(
-        _labelled_words(preprocessor, sentences), predicted_ids, strict=True
-    ):
-        sentence_tags = np.full(len(labelled), "O", dtype=object)
-        sentence_tags[labelled] = [model.label_names[index] for index in word_ids]
-        tags.append(sentence_tags.tolist())
-    return tags
-
-
 def predict_tags_in_context(
     model: BertTokenClassifier, preprocessor, sentences: TaggedSentences, batch_size: int = 64
 ) -> list[list[str]]:
-    """`predict_tags` with each sentence read inside its document (`tagging_windows`)."""
+    """A tag for every word (`word_tags`), each sentence read inside its document
+    (`tagging_windows`)."""
     windows = tagging_windows(sentences, preprocessor)
     dataset = windows_dataset(windows, preprocessor.packer.pad_id, batch_size)
     predicted_ids = []
@@ -97,8 +55,12 @@ def evaluate_token_classifier(
 ) -> dict:
     """Entity-level precision, recall and F1 (exact type and span), overall and per type;
     with `document_context`, each sentence tagged inside its document."""
-    predict = predict_tags_in_context if document_context else predict_tags
-    return entity_scores(sentences.tags, predict(model, preprocessor, sentences))
+    tags = (
+        predict_tags_in_context(model, preprocessor, sentences)
+        if document_context
+        else word_tags(model, preprocessor, sentences.words)
+    )
+    return entity_scores(sentences.tags, tags)
 
 
 def tag_log_priors(tag_ids: list[list[int]], num_tags: int) -> np.ndarray:

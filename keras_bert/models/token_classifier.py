@@ -50,6 +50,49 @@ def holds_words(inputs) -> bool:
     )
 
 
+def _labelled_words(preprocessor, words: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """Per sentence, which words carry a label: those with pieces that fit in the sequence."""
+    # Each word tokenized as the training data tokenizes it (RoBERTa: with a leading space
+    # after the first word).
+    pieces = preprocessor.tokenizer.tokenize_split_words(tf.ragged.constant(words, dtype=tf.string))
+    budget = preprocessor.seq_length - 2
+    labelled = []
+    for counts in pieces.row_lengths(axis=2):
+        counts = np.asarray(counts)
+        first_piece = np.cumsum(counts) - counts
+        labelled.append((counts > 0) & (first_piece < budget))
+    return labelled
+
+
+def word_tags(
+    model: BertTokenClassifier,
+    preprocessor,
+    words: Sequence[Sequence[str]],
+    batch_size: int = 64,
+) -> list[list[str]]:
+    """A tag for every word of sentences given as words, read at its first piece; words
+    without a piece inside the sequence get "O". Batches run through Keras' compiled predict
+    function (`predict_on_batch`), as they are cut to their longest sentence."""
+    words = [list(sentence) for sentence in words]
+    # Any valid tag works as a placeholder: only the positions of first pieces are used.
+    sentences = TaggedSentences(words, [["O"] * len(sentence) for sentence in words])
+    placeholder_ids = [[0] * len(sentence) for sentence in words]
+    dataset = token_classification_dataset(sentences, preprocessor, placeholder_ids, batch_size)
+    predicted_ids = []
+    for inputs, labels in dataset:
+        logits = model.predict_on_batch(inputs)
+        labels = np.asarray(labels)
+        for sentence_logits, sentence_labels in zip(logits, labels, strict=True):
+            first_pieces = sentence_labels != IGNORED_LABEL
+            predicted_ids.append(sentence_logits[first_pieces].argmax(-1))
+    tags = []
+    for labelled, word_ids in zip(_labelled_words(preprocessor, words), predicted_ids, strict=True):
+        sentence_tags = np.full(len(labelled), "O", dtype=object)
+        sentence_tags[labelled] = [model.label_names[index] for index in word_ids]
+        tags.append(sentence_tags.tolist())
+    return tags
+
+
 @keras.saving.register_keras_serializable(package="keras_bert")
 class BertTokenClassifier(BertTask):
     """Predicts a label for every token from the sequence output (BIO tagging for NER).
@@ -198,6 +241,54 @@ class BertTokenClassifier(BertTask):
                 "them with keras_bert.data.token_classification.token_classification_dataset."
             )
         return y
+
+    def predict(self, x=None, batch_size=None, **kwargs):
+        """Keras' `predict`: logits for every packed token of texts (or packed ids). Sentences
+        given as lists of words are a `DataError` that names `predict_tags`."""
+        if holds_words(x):
+            raise DataError(
+                "predict takes texts (logits for every packed token); for a tag a word of "
+                "sentences given as words, call predict_tags(words)."
+            )
+        return super().predict(x, batch_size=batch_size, **kwargs)
+
+    def predict_tags(self, words: Sequence[Sequence[str]], batch_size: int = 64) -> list[list[str]]:
+        """A tag (of `label_names`) for every word of sentences given as lists of words, as
+        `fit` takes them and CoNLL gives them: read at each word's first piece, as
+        `pipelines.finetune_ner` scores them; words past the sequence get "O". Needs the
+        preprocessor.
+
+        Raises:
+            DataError: a text, or a sentence that is not a list of strings.
+
+        Example:
+        >>> import numpy as np
+        >>> from keras_bert import load_encoder, load_preprocessor
+        >>> path = "../shared/reference/variants/distilbert"
+        >>> tagger = BertTokenClassifier(load_encoder(path), ["O", "B-PER", "I-PER"],
+        ...                              preprocessor=load_preprocessor(path, seq_length=16))
+        >>> tags = tagger.predict_tags([["Barack", "Obama", "spoke"], ["Hi"]])
+        >>> [len(sentence) for sentence in tags], set(np.concatenate(tags)) <= {"O", "B-PER",
+        ...                                                                    "I-PER"}
+        ([3, 1], True)
+        """
+        if isinstance(words, str | bytes):
+            raise DataError(
+                f"One text ({words[:40]!r}) where sentences of words go: predict_tags takes "
+                "[['EU', 'rejects', ...], ...]; predict_entities takes texts."
+            )
+        if not len(words):
+            return []
+        for index, sentence in enumerate(words):
+            if isinstance(sentence, str | bytes) or not all(
+                isinstance(word, str) for word in sentence
+            ):
+                raise DataError(
+                    f"Sentence {index} is {sentence!r}, not a list of words (strings): "
+                    "predict_tags takes [['EU', 'rejects', ...], ...]; predict_entities takes "
+                    "texts."
+                )
+        return word_tags(self, self.require_preprocessor("predict_tags"), words, batch_size)
 
     def predict_entities(
         self, texts: Sequence[str], max_entities: int = 32, batch_size: int = DEFAULT_BATCH_SIZE

@@ -251,6 +251,16 @@ def test_token_classifier_fits_words_and_their_tags_as_the_ner_job_batches_them(
         tagger.fit(words, tags, validation_data=(words, tags, np.ones(len(words))))
     with pytest.raises(DataError, match="Tags not seen in training: 'B-person'"):
         tagger.evaluate([["Ada"]], [["B-person"]])
+    # A tag a word back: the logits of the sentence's text at each word's first piece (here
+    # each word is one piece, at positions 1-3).
+    logits = tagger.predict(["New York too"], verbose=0)[0]
+    expected = [tagger.label_names[index] for index in logits[1:4].argmax(-1)]
+    assert tagger.predict_tags([["New", "York", "too"], ["north"]])[0] == expected
+    assert tagger.predict_tags([]) == []
+    with pytest.raises(DataError, match="for a tag a word .* call predict_tags"):
+        tagger.predict(words)
+    with pytest.raises(DataError, match="One text .* predict_entities takes texts"):
+        tagger.predict_tags("New York too")
 
 
 def test_predicting_batches_of_other_sizes_and_widths_traces_once():
