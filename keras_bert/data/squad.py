@@ -244,7 +244,8 @@ def build_question_windows(
     if seq_length - max_query_length - 2 - separators < 1:
         raise DataError(
             f"seq_length ({seq_length}) leaves no room for the passage after a question "
-            f"of up to {max_query_length} tokens."
+            f"of up to {max_query_length} tokens: use a seq_length above "
+            f"{max_query_length + 2 + separators}, or a shorter max_query_length."
         )
     question_ids = tokenizer(tf.constant([example.question for example in examples])).to_list()
     context_ids, context_starts, context_ends = _char_offsets(

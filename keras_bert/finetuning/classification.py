@@ -10,6 +10,7 @@ from keras_bert.data.classification import (
     classification_dataset,
     encode_labels,
 )
+from keras_bert.errors import DataError
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
     find_run_checkpoint,
@@ -53,7 +54,8 @@ def finetune_classifier(
 
     Writes `<output_dir>/model.keras` (carrying its preprocessor: it takes text) and
     `<output_dir>/metrics.json`. Class names come from
-    `label_names` or, sorted, from the training labels; evaluation labels outside them raise.
+    `label_names` or, sorted, from the training labels; evaluation labels outside them raise,
+    as training labels of one class do.
 
     Returns:
         The trained classifier and a summary (speed, training history, evaluation scores).
@@ -66,6 +68,13 @@ def finetune_classifier(
         label_names, targets = None, np.asarray(train.labels, np.float32)
     else:
         label_names = label_names or sorted(set(train.labels))
+        if len(label_names) < 2:
+            # One output would make a regressor of it, trained to a constant.
+            raise DataError(
+                f"The training labels hold one class ({', '.join(map(repr, label_names))}): a "
+                "classifier needs two or more. For a score a text, train a regressor "
+                "(--regression, float labels)."
+            )
         targets = encode_labels(train.labels, label_names)
     if evaluation is not None and not regression:
         encode_labels(evaluation.labels, label_names)  # fail before training, not after

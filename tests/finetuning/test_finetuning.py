@@ -108,6 +108,11 @@ def test_unseen_evaluation_labels_fail_before_training(tiny_checkpoint_dir, data
     with pytest.raises(DataError, match="'neutral'"):
         finetune_classifier(config(tiny_checkpoint_dir, tmp_path), train, dev)
     assert not (tmp_path / "model.keras").exists()
+    # Training labels of one class made a one-output model: a regressor, trained to a constant.
+    positive = dataclasses.replace(train, labels=["pos"] * len(train))
+    with pytest.raises(DataError, match=r"labels hold one class \('pos'\): a classifier needs"):
+        finetune_classifier(config(tiny_checkpoint_dir, tmp_path), positive)
+    assert not (tmp_path / "config.json").exists()
 
 
 def test_embedding_rms_rescales_the_tables_not_the_encoders_outputs(tiny_checkpoint_dir, tmp_path):
