@@ -3,6 +3,10 @@
 Pipelines print them as one line (`error: <fault>`) and exit with status 2.
 """
 
+from typing import Any
+
+import numpy as np
+
 
 class KerasBertError(ValueError):
     """Base of the errors below: a fault in what the user gave, not a bug."""
@@ -38,3 +42,21 @@ def check_positive(**settings: float | None) -> None:
     for name, value in settings.items():
         if value is not None and not value > 0:
             raise ConfigError(f"{name} must be positive, got {value!r}.")
+
+
+def check_ids(ids: Any, count: int, subject: str, table: str, advice: str = "") -> None:
+    """Raises a `DataError` naming the first of `ids` outside `[0, count)`, the rows of
+    `table` (class ids, tag ids, token and token type ids: each a row of a table).
+
+    Example:
+    >>> check_ids([[0, 1], [1, 5]], 2, "Class id", "this classifier's 2 classes")
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.DataError: Class id 5 is not one of this classifier's 2 classes (0-1).
+    """
+    ids = np.asarray(ids)
+    outside = ids[(ids < 0) | (ids >= count)]
+    if outside.size:
+        bad = outside.flat[0]
+        bad = int(bad) if float(bad).is_integer() else float(bad)
+        raise DataError(f"{subject} {bad} is not one of {table} (0-{count - 1}){advice}.")

@@ -17,7 +17,7 @@ from keras_bert.data.classification import (
     classification_dataset,
     encode_labels,
 )
-from keras_bert.errors import ConfigError, DataError
+from keras_bert.errors import ConfigError, DataError, check_ids
 from keras_bert.families import ClassifierHead, family
 from keras_bert.layers.padding_skip import TrailingPaddingTrim, real_tokens_only
 from keras_bert.models.encoder import BertEncoder
@@ -239,12 +239,8 @@ class BertClassifier(BertTask):
             return encode_labels(names, self.label_names)
         if self.is_regression or values.ndim != 1 or values.dtype.kind not in "iuf":
             return y
-        outside = values[(values < 0) | (values >= self.num_classes)]
-        if outside.size:
-            raise DataError(
-                f"Class id {outside[0]:g} is not one of this classifier's {self.num_classes} "
-                f"classes (0-{self.num_classes - 1})."
-            )
+        classes = self.num_classes
+        check_ids(values, classes, "Class id", f"this classifier's {classes} classes")
         return y
 
     @classmethod

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from keras_bert.config import BertConfig
-from keras_bert.errors import ConfigError, DataError
+from keras_bert.errors import ConfigError, DataError, check_ids
 from keras_bert.families import family
 
 
@@ -42,13 +42,6 @@ model reads: use seq_length 64 or less (longer texts are cut to it).
         )
 
 
-def _check_id_range(name: str, ids: np.ndarray, count: int, table: str, advice: str) -> None:
-    """A `DataError` for an id of `ids` outside `[0, count)`, the rows of `table`."""
-    if ids.size and (ids.min() < 0 or ids.max() >= count):
-        bad = ids.min() if ids.min() < 0 else ids.max()
-        raise DataError(f"{name} holds {bad}; {table} 0-{count - 1}{advice}.")
-
-
 def checked_inputs(inputs: Any, config: BertConfig) -> Any:
     """Packed inputs (a dict of arrays or eager tensors) as the model of `config` reads them:
     `input_type_ids` of zeros added where a family without token types gets none; other
@@ -75,8 +68,8 @@ of zeros or leave them out (a pair's second text is marked by the separator befo
     >>> checked_inputs({"input_word_ids": np.array([[101, 40000, 102]])}, BertConfig())
     Traceback (most recent call last):
     ...
-    keras_bert.errors.DataError: input_word_ids holds 40000; this bert model embeds ids \
-0-30521: pack the texts with its checkpoint's preprocessor (load_preprocessor).
+    keras_bert.errors.DataError: input_word_ids: token id 40000 is not one of this bert model's \
+30522 token ids (0-30521): pack the texts with its checkpoint's preprocessor (load_preprocessor).
     """
     if not isinstance(inputs, Mapping) or "input_word_ids" not in inputs:
         return inputs
@@ -86,11 +79,11 @@ of zeros or leave them out (a pair's second text is marked by the separator befo
         return inputs
     if word_ids.dtype.kind not in "iuf":
         return inputs
-    _check_id_range(
-        "input_word_ids",
+    check_ids(
         word_ids,
         config.vocab_size,
-        f"this {config.model_type} model embeds ids",
+        "input_word_ids: token id",
+        f"this {config.model_type} model's {config.vocab_size} token ids",
         ": pack the texts with its checkpoint's preprocessor (load_preprocessor)",
     )
     if word_ids.ndim == 2 and config.positions_bound_inputs:
@@ -112,12 +105,12 @@ of zeros or leave them out (a pair's second text is marked by the separator befo
     type_ids = inputs.get("input_type_ids")
     if config.type_vocab_size:
         if type_ids is not None:
-            _check_id_range(
-                "input_type_ids",
-                np.asarray(type_ids),
-                config.type_vocab_size,
-                f"this {config.model_type} model has token types",
-                "",
+            types = config.type_vocab_size
+            check_ids(
+                type_ids,
+                types,
+                "input_type_ids: token type",
+                f"this {config.model_type} model's {types} token types",
             )
         return inputs
     if type_ids is None:

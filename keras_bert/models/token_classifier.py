@@ -23,7 +23,7 @@ from keras_bert.data.token_classification import (
     token_classification_dataset,
 )
 from keras_bert.decoding.entities import BioTagTable, text_entities
-from keras_bert.errors import DataError
+from keras_bert.errors import DataError, check_ids
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.task import (
     BertTask,
@@ -202,11 +202,8 @@ class BertTokenClassifier(BertTask):
                 )
         if not all(isinstance(tag, str) for sentence_tags in tags for tag in sentence_tags):
             count = len(self.label_names)
-            outside = [tag for row in tags for tag in row if not 0 <= int(tag) < count]
-            if outside:
-                raise DataError(
-                    f"Tag id {outside[0]} is not one of this tagger's {count} tags (0-{count - 1})."
-                )
+            tag_ids = [int(tag) for row in tags for tag in row]
+            check_ids(tag_ids, count, "Tag id", f"this tagger's {count} tags")
             tags = [[self.label_names[int(tag)] for tag in row] for row in tags]
         sentences = TaggedSentences([list(row) for row in words], [list(row) for row in tags])
         return token_classification_dataset(

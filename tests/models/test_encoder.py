@@ -206,9 +206,9 @@ def test_local_attention_bias_starts_each_head_on_a_neighbour():
 @pytest.mark.parametrize(
     "name, value, refused",
     [
-        ("input_word_ids", 50, "input_word_ids holds 50; this bert model embeds ids 0-49: pack"),
-        ("input_word_ids", -1, "input_word_ids holds -1; this bert model embeds ids 0-49"),
-        ("input_type_ids", 2, "input_type_ids holds 2; this bert model has token types 0-1"),
+        ("input_word_ids", 50, "token id 50 is not one of this bert model's 50 token ids (0-49)"),
+        ("input_word_ids", -1, "token id -1 is not one of this bert model's 50 token ids"),
+        ("input_type_ids", 2, "token type 2 is not one of this bert model's 2 token types (0-1)"),
     ],
 )
 def test_ids_past_the_tables_are_data_errors_not_gather_errors(call, name, value, refused):
