@@ -168,7 +168,9 @@ def fit_model(
         build_model,
         config.run,
         datasets,
-        run_config=dataclasses.asdict(config),
+        # The examples an epoch holds: a run resumed on other training data stops (as on
+        # other settings) instead of training on as a mix of the two.
+        run_config={**dataclasses.asdict(config), "train_examples": num_train_examples},
         output_dir=config.output_dir,
         total_steps=total_steps,
         steps_per_epoch=steps_per_epoch,

@@ -47,7 +47,8 @@ def _flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
 
 def changed_settings(started: Mapping[str, Any], resumed: Mapping[str, Any]) -> list[str]:
     """The settings that `resumed` changes from `started`, outside `PLACEMENT_SETTINGS`, each
-    as `name: before → now` (compared as `config.json` holds them).
+    as `name: before → now` (compared as `config.json` holds them). A setting only one of them
+    names (a run started by another version of keras_bert) is not compared.
 
     Example:
     >>> changed_settings(
@@ -55,13 +56,15 @@ def changed_settings(started: Mapping[str, Any], resumed: Mapping[str, Any]) -> 
     ...     {"model_preset": "mini", "run": {"learning_rate": 0.002, "verbose": 1}},
     ... )
     ["model_preset: 'tiny' → 'mini'"]
+    >>> changed_settings({"run": {"seed": 0}}, {"run": {"seed": 0}, "train_examples": 16})
+    []
     """
     before = _flat(json.loads(json.dumps(started, default=str)))
     now = _flat(json.loads(json.dumps(resumed, default=str)))
     return [
-        f"{name}: {before.get(name)!r} → {now.get(name)!r}"
-        for name in sorted(before.keys() | now.keys())
-        if name not in PLACEMENT_SETTINGS and before.get(name) != now.get(name)
+        f"{name}: {before[name]!r} → {now[name]!r}"
+        for name in sorted(before.keys() & now.keys())
+        if name not in PLACEMENT_SETTINGS and before[name] != now[name]
     ]
 
 

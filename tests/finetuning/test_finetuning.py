@@ -167,6 +167,8 @@ def test_killed_run_resumes_from_its_last_epoch(tiny_checkpoint_dir, data_dir, t
     )
     with pytest.raises(ConfigError, match=r"backed up after epoch 2 .*run.learning_rate: 0.0001"):
         finetune_classifier(faster, train)
+    with pytest.raises(ConfigError, match=r"train_examples: 16 → 12"):
+        finetune_classifier(settings, train.sample(12))  # other training data
     assert (tmp_path / "config.json").read_text() == recorded
     settings = dataclasses.replace(settings, run=dataclasses.replace(settings.run, verbose=0))
     _, summary = finetune_classifier(settings, train)
