@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from keras_bert.errors import check_positive
 from pipelines.common import (
     expand_files,
     parse_job,
@@ -34,6 +35,9 @@ class VocabularyJob:
     lowercase: bool = True
     min_count: int = 10
 
+    def __post_init__(self):
+        check_positive(vocab_size=self.vocab_size)
+
 
 def build(job: VocabularyJob) -> list[str]:
     """Learns the vocabulary and writes it to `job.output`."""
@@ -51,6 +55,11 @@ def build(job: VocabularyJob) -> list[str]:
     )
     save_vocabulary(vocabulary, job.output)
     print(f"wrote {len(vocabulary)} tokens to {job.output}")
+    if len(vocabulary) > job.vocab_size:
+        print(
+            f"  more than vocab_size {job.vocab_size}: every character of the text is kept, "
+            "whatever the size asked for"
+        )
     return vocabulary
 
 

@@ -24,12 +24,13 @@ import dataclasses
 import logging
 
 from keras_bert.data import PretrainingDataConfig
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, check_positive
 from pipelines.common import (
     JobParser,
     add_config_arguments,
     config_overrides,
     expand_files,
+    resolve_installed,
     run_job,
 )
 
@@ -50,7 +51,7 @@ class StaticExamplesJob:
 
     Args:
         output_dir: where the TFRecord shards go.
-        vocabulary_file: the WordPiece `vocab.txt`.
+        vocabulary_file: the WordPiece `vocab.txt` (`minilm`: the installed MiniLM-L6's).
         input_files: BERT-format text files (one sentence per line, blank line between
             documents); globs and comma-separated lists are expanded.
         tfds_name: or a TensorFlow Datasets text dataset.
@@ -83,6 +84,8 @@ class StaticExamplesJob:
             self.data = PretrainingDataConfig(**self.data)
         if bool(self.input_files) == bool(self.tfds_name):
             raise ConfigError("Give exactly one of --input-files and --tfds-name.")
+        check_positive(dupe_factor=self.dupe_factor, num_shards=self.num_shards)
+        self.vocabulary_file = resolve_installed(self.vocabulary_file, "vocab.txt")
 
 
 def create_static_examples(job: StaticExamplesJob) -> list:

@@ -18,7 +18,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from keras_bert.errors import CheckpointError
+from keras_bert.errors import CheckpointError, check_positive
 from pipelines.common import (
     expand_files,
     parse_job,
@@ -52,6 +52,9 @@ class MaskedLMEvaluationJob:
     batch_size: int = 64
     lowercase: bool | None = None
     baseline_files: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        check_positive(seq_length=self.seq_length, batch_size=self.batch_size)
 
 
 def load_masked_lm(directory: Path):
@@ -88,6 +91,7 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
     from keras_bert.text import WordPieceTokenizer, load_vocabulary
 
     model, vocabulary_file, lowercase = load_masked_lm(Path(resolve_installed(job.model)))
+    model.encoder.bert_config.check_seq_length(job.seq_length)
     if job.lowercase is not None:
         lowercase = job.lowercase
     tokenizer = WordPieceTokenizer(str(vocabulary_file), lowercase=lowercase)

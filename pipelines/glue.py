@@ -43,7 +43,7 @@ from keras_bert.finetuning.glue import finetune_glue_task
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.metrics.glue import glue_average, glue_task_score
 from keras_bert.training.recipes import glue_recipe, recipe_flags
-from keras_bert.training.settings import RunSettings
+from keras_bert.training.resumed_runs import changed_settings
 from pipelines.common import (
     JobParser,
     add_config_arguments,
@@ -144,26 +144,20 @@ def task_config(task: GlueTask, overrides: dict, output_dir: Path) -> Finetuning
     return FinetuningConfig(**values, output_dir=str(output_dir / task.name))
 
 
-def training_settings(config: dict) -> dict:
-    """A saved config without the run settings that do not change what is trained
-    (`RunSettings.NOT_TRAINING`: verbosity, backup interval), present or not."""
-    run = {k: v for k, v in config.get("run", {}).items() if k not in RunSettings.NOT_TRAINING}
-    return {**config, "run": run}
-
-
 def finished_summary(config: FinetuningConfig) -> dict | None:
     """The summary of a task that an earlier run of the job finished with these settings; an
     unfinished or absent one is None, one trained with other settings an error (settings
-    that do not change what is trained may differ)."""
+    that do not change what is trained may differ: `changed_settings`)."""
     output_dir = Path(config.output_dir)
     saved_config = output_dir / "config.json"
     if not saved_config.is_file():
         return None
-    current = json.loads(json.dumps(dataclasses.asdict(config), default=str))
     saved = json.loads(saved_config.read_text("utf-8"))
-    if training_settings(saved) != training_settings(current):
+    changes = changed_settings(saved, dataclasses.asdict(config))
+    if changes:
         raise ConfigError(
-            f"{output_dir} holds a run with other settings; give another --output-dir."
+            f"{output_dir} holds a run with other settings ({'; '.join(changes)}); give "
+            "another --output-dir."
         )
     metrics = output_dir / "metrics.json"
     summary = json.loads(metrics.read_text("utf-8")) if metrics.is_file() else {}

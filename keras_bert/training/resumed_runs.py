@@ -15,22 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from keras_bert.errors import ConfigError
+from keras_bert.training.settings import RunSettings
 
-# Settings a resumed run may change: where and how it runs (its output directory, devices,
-# precision, report and backup intervals, the time budget whose plan the run kept), not what
-# it trains.
+# Settings a resumed run may change: where and how it runs (its output directory, the time
+# budget whose plan the run kept, `RunSettings.NOT_TRAINING`), not what it trains.
 PLACEMENT_SETTINGS = frozenset(
-    {
-        "output_dir",
-        "time_budget_minutes",
-        "run.precision",
-        "run.jit_compile",
-        "run.strategy",
-        "run.tpu",
-        "run.steps_per_execution",
-        "run.verbose",
-        "run.backup_interval_seconds",
-    }
+    {"output_dir", "time_budget_minutes", *(f"run.{name}" for name in RunSettings.NOT_TRAINING)}
 )
 
 

@@ -60,9 +60,17 @@ class RunSettings:
     verbose: int | str = "auto"
     backup_interval_seconds: float = 0.0
 
-    # The fields that change how a run reports and backs up, not what it trains: a job
-    # resumes a run under other values of them.
-    NOT_TRAINING: ClassVar[tuple[str, ...]] = ("verbose", "backup_interval_seconds")
+    # The fields that change where and how a run trains, reports and backs up, not what it
+    # trains: a job resumes a run under other values of them (`resumed_runs`).
+    NOT_TRAINING: ClassVar[tuple[str, ...]] = (
+        "precision",
+        "jit_compile",
+        "strategy",
+        "tpu",
+        "steps_per_execution",
+        "verbose",
+        "backup_interval_seconds",
+    )
 
     def __post_init__(self):
         check_precision(self.precision)

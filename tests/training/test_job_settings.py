@@ -6,6 +6,9 @@ import pytest
 from keras_bert.errors import ConfigError
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.pretraining.config import PretrainingConfig
+from pipelines.build_vocab import VocabularyJob
+from pipelines.create_pretraining_data import StaticExamplesJob
+from pipelines.evaluate_mlm import MaskedLMEvaluationJob
 
 
 @pytest.mark.parametrize(
@@ -45,3 +48,30 @@ def test_unset_and_disabled_settings_stay_allowed():
     config = FinetuningConfig("minilm", "runs/x", run={"clip_global_norm": None})
     assert config.run.clip_global_norm is None and config.max_train_examples is None
     assert PretrainingConfig("runs/x", "vocab.txt", input_files=["c.txt"]).eval_steps == 0
+
+
+@pytest.mark.parametrize(
+    ("job", "settings", "message"),
+    [
+        (MaskedLMEvaluationJob, {"batch_size": 0}, "batch_size must be positive, got 0"),
+        (MaskedLMEvaluationJob, {"seq_length": -1}, "seq_length must be positive"),
+        (VocabularyJob, {"vocab_size": 0}, "vocab_size must be positive, got 0"),
+        (StaticExamplesJob, {"dupe_factor": 0}, "dupe_factor must be positive, got 0"),
+        (StaticExamplesJob, {"num_shards": 0}, "num_shards must be positive, got 0"),
+    ],
+)
+def test_the_other_jobs_refuse_sizes_of_nothing(job, settings, message):
+    """Before: evaluate_mlm's batch size 0 was a TF traceback, build_vocab's vocab_size 0
+    wrote a vocabulary anyway, create_pretraining_data's dupe_factor 0 wrote no examples."""
+    arguments = {
+        MaskedLMEvaluationJob: {"model": "minilm", "input_files": ["held_out.txt"]},
+        VocabularyJob: {"input_files": ["corpus.txt"], "output": "vocab.txt"},
+        StaticExamplesJob: {"output_dir": "out", "vocabulary_file": "minilm", "input_files": ["c"]},
+    }[job]
+    with pytest.raises(ConfigError, match=message):
+        job(**arguments, **settings)
+
+
+def test_create_pretraining_data_reads_the_installed_vocabulary_as_pretrain_does():
+    job = StaticExamplesJob("out", vocabulary_file="minilm", input_files=["corpus.txt"])
+    assert job.vocabulary_file.endswith("model/vocab.txt")
