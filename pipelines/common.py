@@ -148,6 +148,17 @@ def resolve_installed(path: str | None, file_name: str | None = None) -> str | N
     return str(Path(default_checkpoint(), file_name or ""))
 
 
+def job_checkpoint(path: str | None) -> str:
+    """The checkpoint a job's `--checkpoint` names: the installed MiniLM-L6 when it is unset
+    or the keyword `minilm` (as `--init-checkpoint` and `--vocabulary-file` take it).
+
+    Example:
+    >>> job_checkpoint("runs/tiny/checkpoint"), job_checkpoint(None) == job_checkpoint("minilm")
+    ('runs/tiny/checkpoint', True)
+    """
+    return resolve_installed(path or INSTALLED_CHECKPOINT)
+
+
 def expand_files(patterns: Sequence[str]) -> list[str]:
     """Files named by paths, globs and comma-separated lists of them (Google's `--input_file`).
 
@@ -504,7 +515,7 @@ def finetuning_config(arguments: argparse.Namespace):
 
     names = {field.name for field in dataclasses.fields(FinetuningConfig)}
     values = {name: value for name, value in config_overrides(arguments).items() if name in names}
-    values.setdefault("checkpoint", default_checkpoint())
+    values["checkpoint"] = job_checkpoint(values.get("checkpoint"))
     return FinetuningConfig(**values)
 
 

@@ -28,7 +28,7 @@ from keras_bert.export import export_for_serving, serving_module, write_server_c
 from keras_bert.finetuning.classification import finetune_classifier
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.text import BertPreprocessor
-from pipelines.common import default_checkpoint, parse_job, run_job
+from pipelines.common import job_checkpoint, parse_job, run_job
 
 DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "sentiment"
 SENTENCES = [
@@ -80,7 +80,7 @@ class DemoJob:
 def main(argv: list[str] | None = None) -> None:
     args = parse_job(__doc__, DemoJob, argv)
     # A Hub id is downloaded once; every step below reads the directory.
-    checkpoint = str(resolve_checkpoint(args.checkpoint or default_checkpoint(), args.revision))
+    checkpoint = str(resolve_checkpoint(job_checkpoint(args.checkpoint), args.revision))
 
     print(f"1. Encoding with the checkpoint at {checkpoint}")
     show_embeddings(checkpoint)

@@ -34,7 +34,7 @@ from pathlib import Path
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
-    default_checkpoint,
+    job_checkpoint,
     load_trained_model,
     parse_job,
     run_job,
@@ -208,7 +208,7 @@ def trained_model(job: ExportJob):
             return model, carried
     # Found once, for the preprocessor and the encoder; without weights when the model is given.
     checkpoint = find_checkpoint(
-        job.checkpoint or default_checkpoint(), job.revision, weights=model is None
+        job_checkpoint(job.checkpoint), job.revision, weights=model is None
     )
     preprocessor = load_preprocessor(checkpoint, seq_length=job.seq_length)
     if model is not None:

@@ -48,7 +48,7 @@ from pipelines.common import (
     JobParser,
     add_config_arguments,
     config_overrides,
-    default_checkpoint,
+    job_checkpoint,
     merge_config,
     run_job,
 )
@@ -140,7 +140,7 @@ class SplitSource:
 def task_config(task: GlueTask, overrides: dict, output_dir: Path) -> FinetuningConfig:
     """The task's recipe with the command line's settings over it."""
     values = merge_config(glue_recipe(task.name), overrides)
-    values.setdefault("checkpoint", default_checkpoint())
+    values["checkpoint"] = job_checkpoint(values.get("checkpoint"))
     return FinetuningConfig(**values, output_dir=str(output_dir / task.name))
 
 
