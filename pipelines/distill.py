@@ -111,6 +111,8 @@ def distillation_job(
     parser.add_argument("--eval", help="evaluation file")
     add_config_arguments(parser, StudentConfig, required=("teacher", "num_layers"), defaults=recipe)
     args, finetuning = parse_finetuning_job(parser, recipe, argv)
+    if args.augment_copies < 0:
+        raise ConfigError(f"augment_copies must not be negative, got {args.augment_copies}.")
     values = config_overrides(args)
     student_config = StudentConfig(
         **{name: values[name] for name in STUDENT_FIELDS if name in values}

@@ -35,7 +35,6 @@ from keras_bert.errors import ConfigError, DataError
 from keras_bert.export.server_config import CONTAINER_BASE_PATH
 from pipelines.common import (
     job_checkpoint,
-    load_trained_model,
     parse_job,
     run_job,
 )
@@ -200,8 +199,9 @@ def trained_model(job: ExportJob):
     SentencePiece)."""
     from keras_bert import load_encoder, load_preprocessor
     from keras_bert.checkpoints import find_checkpoint
+    from keras_bert.loading import load_model_file
 
-    model = load_trained_model(job.model) if job.model else None
+    model = load_model_file(job.model) if job.model else None
     carried = getattr(model, "preprocessor", None)
     if carried is not None and job.checkpoint is None:
         if job.seq_length in (None, carried.seq_length):

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from keras_bert.errors import ConfigError
-from pipelines.common import load_trained_model, parse_job, run_job
+from pipelines.common import parse_job, run_job
 
 if TYPE_CHECKING:
     from keras_bert.publishing import Push
@@ -75,13 +75,14 @@ def publish(job: PublishJob) -> Path | Push:
     """Saves the job's model, and pushes it with `--repo`; returns the push, else the
     directory written."""
     from keras_bert import load_preprocessor
+    from keras_bert.loading import load_model_file
     from keras_bert.publishing import push_to_hub, save_checkpoint
     from keras_bert.publishing.hub_upload import push_token
     from keras_bert.publishing.run_files import read_run_record
 
     if job.repo is not None:
         push_token(job.repo)  # a malformed id or no token fails before anything is written
-    model = load_trained_model(job.model)
+    model = load_model_file(job.model)
     preprocessor = load_preprocessor(job.checkpoint) if job.checkpoint else None
     record = read_run_record(job.model)
     metrics = json.loads(Path(job.metrics).read_text("utf-8")) if job.metrics else record.metrics

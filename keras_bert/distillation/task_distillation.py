@@ -9,7 +9,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import keras
 import numpy as np
 import tensorflow as tf
 
@@ -26,6 +25,7 @@ from keras_bert.data.token_classification import (
 )
 from keras_bert.distillation.distiller import DistillationLosses, Distiller
 from keras_bert.distillation.student import initialize_student
+from keras_bert.errors import check_positive
 from keras_bert.finetuning.classification import evaluate_classifier
 from keras_bert.finetuning.recipe import (
     FinetuningConfig,
@@ -34,6 +34,7 @@ from keras_bert.finetuning.recipe import (
     save_run,
 )
 from keras_bert.finetuning.token_classification import evaluate_token_classifier
+from keras_bert.loading import load_model_file
 from keras_bert.models import BertClassifier, BertTokenClassifier
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import IGNORED_LABEL
@@ -70,6 +71,7 @@ class StudentConfig:
             self.losses = DistillationLosses(**self.losses)
         if self.teacher_layers is not None:
             self.teacher_layers = tuple(self.teacher_layers)
+        check_positive(num_layers=self.num_layers, hidden_size=self.hidden_size)
 
 
 def read_unlabeled_texts(paths: Sequence[str | Path]) -> list[str]:
@@ -91,7 +93,7 @@ def read_unlabeled_texts(paths: Sequence[str | Path]) -> list[str]:
 
 
 def load_teacher(path: str | Path, task_class: type[BertTask]) -> BertTask:
-    teacher = keras.saving.load_model(path, compile=False)
+    teacher = load_model_file(path, compile=False)
     if not isinstance(teacher, task_class):
         raise DataError(f"{path} holds a {type(teacher).__name__}, not a {task_class.__name__}.")
     return teacher

@@ -3,6 +3,7 @@ a checkpoint is read or a step taken (a zero batch size, no epochs, a negative l
 
 import pytest
 
+from keras_bert.distillation.task_distillation import StudentConfig
 from keras_bert.errors import ConfigError
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.pretraining.config import PretrainingConfig
@@ -58,18 +59,22 @@ def test_unset_and_disabled_settings_stay_allowed():
         (VocabularyJob, {"vocab_size": 0}, "vocab_size must be positive, got 0"),
         (StaticExamplesJob, {"dupe_factor": 0}, "dupe_factor must be positive, got 0"),
         (StaticExamplesJob, {"num_shards": 0}, "num_shards must be positive, got 0"),
+        (StudentConfig, {"num_layers": 0}, "num_layers must be positive, got 0"),
+        (StudentConfig, {"hidden_size": 0}, "hidden_size must be positive, got 0"),
     ],
 )
 def test_the_other_jobs_refuse_sizes_of_nothing(job, settings, message):
     """Before: evaluate_mlm's batch size 0 was a TF traceback, build_vocab's vocab_size 0
-    wrote a vocabulary anyway, create_pretraining_data's dupe_factor 0 wrote no examples."""
+    wrote a vocabulary anyway, create_pretraining_data's dupe_factor 0 wrote no examples, a
+    student of hidden size 0 took the teacher's."""
     arguments = {
         MaskedLMEvaluationJob: {"model": "minilm", "input_files": ["held_out.txt"]},
         VocabularyJob: {"input_files": ["corpus.txt"], "output": "vocab.txt"},
         StaticExamplesJob: {"output_dir": "out", "vocabulary_file": "minilm", "input_files": ["c"]},
+        StudentConfig: {"teacher": "runs/teacher/model.keras", "num_layers": 3},
     }[job]
     with pytest.raises(ConfigError, match=message):
-        job(**arguments, **settings)
+        job(**{**arguments, **settings})
 
 
 def test_create_pretraining_data_reads_the_installed_vocabulary_as_pretrain_does():
