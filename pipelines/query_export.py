@@ -6,6 +6,8 @@ SavedModel version directory as the model server does (`SessionModel`) and runs 
 
     python pipelines/query_export.py saved_models/sentiment/1 "A wonderful film." "Dull."
 
+A model's directory (`saved_models/sentiment`) serves its newest version, as the server does.
+
 It prints the signature's outputs as JSON, one object per input text. Tests load exports with
 it too (`tests/export/fresh_process.py`), from this file's path: the package `pipelines`
 imports keras_bert.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import tensorflow as tf
@@ -88,9 +91,43 @@ class SessionModel:
         self.session.close()
 
 
+def served_version(path: str) -> str:
+    """The version directory TF Serving serves for `path`: `path` itself when it holds a
+    SavedModel, else its newest version (the highest numbered subdirectory holding one, the
+    server's default version policy).
+
+    Raises:
+        ValueError: neither, naming what `path` holds.
+
+    Example:
+    >>> import tempfile
+    >>> model_dir = Path(tempfile.mkdtemp())
+    >>> for version in ("1", "2", "10"):
+    ...     (model_dir / version).mkdir()
+    ...     _ = (model_dir / version / "saved_model.pb").write_bytes(b"")
+    >>> Path(served_version(str(model_dir))).name
+    '10'
+    """
+    directory = Path(path)
+    if (directory / "saved_model.pb").is_file():
+        return path
+    versions = [
+        child
+        for child in (directory.iterdir() if directory.is_dir() else ())
+        if child.name.isdigit() and (child / "saved_model.pb").is_file()
+    ]
+    if not versions:
+        raise ValueError(
+            f"{path} holds no SavedModel (saved_model.pb) and no version directory with one: "
+            "give an export's version directory, e.g. saved_models/sentiment/1."
+        )
+    return str(max(versions, key=lambda child: int(child.name)))
+
+
 def query(export_dir: str, texts: list[str]) -> list[dict]:
-    """One row per text: the text and the `serving_default` outputs of its row."""
-    model = SessionModel(export_dir)
+    """One row per text: the text and the `serving_default` outputs of its row; `export_dir`
+    is a version directory or a model's directory (its newest version, `served_version`)."""
+    model = SessionModel(served_version(export_dir))
     try:
         outputs = model.run({"text": texts})
     finally:
@@ -114,4 +151,7 @@ def decoded(value):
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    print(json.dumps(query(sys.argv[1], sys.argv[2:])))
+    try:
+        print(json.dumps(query(sys.argv[1], sys.argv[2:])))
+    except (OSError, ValueError) as error:
+        sys.exit(f"error: {error}")
