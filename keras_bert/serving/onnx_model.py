@@ -108,6 +108,16 @@ class OnnxModel:
         from tokenizers import Tokenizer
 
         self.path = Path(path)
+        if not (self.path / METADATA_FILE).is_file():
+            held = (
+                "a SavedModel (load it as TF Serving does: pipelines.query_export)"
+                if (self.path / "saved_model.pb").is_file()
+                else "no keras_bert ONNX export"
+            )
+            raise FileNotFoundError(
+                f"{self.path} holds {held}: no {METADATA_FILE} beside a model.onnx. Export one "
+                "with python -m pipelines.export --format onnx."
+            )
         self.metadata: dict[str, Any] = json.loads((self.path / METADATA_FILE).read_text("utf-8"))
         self.task: str = self.metadata["task"]
         self.seq_length: int = self.metadata["seq_length"]

@@ -163,3 +163,11 @@ def test_ids_the_model_cannot_read_never_reach_onnx_runtime(onnx_models):
             model.run(rows | {name: np.full_like(rows[name], bad_id)})
     with pytest.raises(ValueError, match=r"must be \[batch, sequence\] integers"):
         model.run(rows | {"input_word_ids": rows["input_word_ids"].astype(np.float32)})
+
+
+def test_onnx_runtime_names_what_a_directory_holds_instead_of_an_export(tmp_path):
+    with pytest.raises(FileNotFoundError, match="holds no keras_bert ONNX export: no keras_bert"):
+        OnnxModel(tmp_path)
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"holds a SavedModel \(load it as TF Serving"):
+        OnnxModel(tmp_path)
