@@ -96,7 +96,7 @@ class BertClassifier(BertTask):
 
     Args:
         encoder: the `BertEncoder` to fine-tune.
-        num_classes: number of classes (1 for regression).
+        num_classes: number of classes (1 for regression); default: one per label name.
         label_names: optional names of the classes, carried into exported models.
         dropout_rate: dropout on the pooled output.
         pooling: "first_token" (each family's own head, above) or "mean".
@@ -115,18 +115,26 @@ class BertClassifier(BertTask):
     (1, 2)
     >>> tuple(BertClassifier(encoder, num_classes=3, pooling="mean")(inputs).shape)
     (1, 3)
+    >>> BertClassifier(encoder, label_names=["neg", "neutral", "pos"]).num_classes
+    3
     """
 
     def __init__(
         self,
         encoder: BertEncoder,
-        num_classes: int,
+        num_classes: int | None = None,
         label_names: Sequence[str] | None = None,
         dropout_rate: float = 0.1,
         pooling: str = "first_token",
         **kwargs,
     ):
         check_pooling(pooling)
+        if num_classes is None and label_names is None:
+            raise ConfigError(
+                "A classifier needs its classes: num_classes (1 for regression) or label_names."
+            )
+        if num_classes is None:
+            num_classes = len(label_names)
         if num_classes < 1:
             raise ValueError(f"num_classes must be at least 1, got {num_classes}.")
         if label_names is not None and len(label_names) != num_classes:
