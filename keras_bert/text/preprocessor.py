@@ -21,9 +21,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def _segments(inputs: tf.Tensor | Sequence) -> tuple[list[tf.Tensor], bool]:
-    """The string tensors `[batch]` of one or two segments (see `tokenize_and_pack`), and
-    whether the input was one text (a scalar)."""
+def _checked_segments(inputs: tf.Tensor | Sequence) -> list:
+    """The one or two segments of `inputs` (see `tokenize_and_pack`), as given, checked
+    (`check_segments`)."""
     # A list of Python strings is one batch of texts (an empty list: none); a list of lists,
     # arrays or tensors is segments. A list of other values is texts, for `check_segments` to
     # name the first that is not one.
@@ -34,6 +34,13 @@ def _segments(inputs: tf.Tensor | Sequence) -> tuple[list[tf.Tensor], bool]:
     )
     segments = list(inputs) if is_segments else [inputs]
     check_segments(segments)
+    return segments
+
+
+def _segments(inputs: tf.Tensor | Sequence) -> tuple[list[tf.Tensor], bool]:
+    """The string tensors `[batch]` of one or two segments (see `tokenize_and_pack`), and
+    whether the input was one text (a scalar)."""
+    segments = _checked_segments(inputs)
     texts = [tf.convert_to_tensor(segment, dtype=tf.string) for segment in segments]
     is_scalar = texts[0].shape.rank == 0
     if is_scalar:
@@ -127,6 +134,12 @@ class TextPreprocessor(keras.layers.Layer):
         self._convert_input_args = False
         self._allow_non_tensor_positional_args = True
         self.built = True
+
+    def __call__(self, inputs: tf.Tensor | Sequence, *args, **kwargs) -> dict[str, tf.Tensor]:
+        """Texts given as Python lists are checked first (`check_segments`): a text that is
+        not a string is a `DataError` of its own, not one inside Keras' call report."""
+        _checked_segments(inputs)
+        return super().__call__(inputs, *args, **kwargs)
 
     def call(self, inputs: tf.Tensor | Sequence[tf.Tensor]) -> dict[str, tf.Tensor]:
         return tokenize_and_pack(inputs, self.tokenizer, self.packer)
