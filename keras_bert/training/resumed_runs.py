@@ -24,21 +24,38 @@ PLACEMENT_SETTINGS = frozenset(
 )
 
 
-def _flat(config: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-    """`config`'s values by dotted name (`run.learning_rate`)."""
-    values = {}
-    for key, value in config.items():
-        if isinstance(value, Mapping):
-            values.update(_flat(value, f"{prefix}{key}."))
-        else:
-            values[f"{prefix}{key}"] = value
-    return values
+class _Absent:
+    """A setting absent from one of the two configs, as a change shows it."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
+
+
+def _changes(before: Any, now: Any, name: str = "") -> list[str]:
+    """`name: before → now` for each setting that differs, nested settings by dotted name
+    (`run.learning_rate`). A top-level setting only one side names (a field that one version
+    of keras_bert records and another does not) is not compared; a nested one is (a key added
+    to `model_config`)."""
+    if isinstance(before, Mapping) and isinstance(now, Mapping):
+        keys = before.keys() & now.keys() if not name else before.keys() | now.keys()
+        return [
+            change
+            for key in sorted(keys)
+            for change in _changes(before.get(key, _ABSENT), now.get(key, _ABSENT), f"{name}{key}.")
+        ]
+    name = name.rstrip(".")
+    if name in PLACEMENT_SETTINGS or before == now:
+        return []
+    return [f"{name}: {before!r} → {now!r}"]
 
 
 def changed_settings(started: Mapping[str, Any], resumed: Mapping[str, Any]) -> list[str]:
     """The settings that `resumed` changes from `started`, outside `PLACEMENT_SETTINGS`, each
-    as `name: before → now` (compared as `config.json` holds them). A setting only one of them
-    names (a run started by another version of keras_bert) is not compared.
+    as `name: before → now` (compared as `config.json` holds them). A top-level setting only
+    one of them names (a run started by another version of keras_bert) is not compared.
 
     Example:
     >>> changed_settings(
@@ -48,14 +65,14 @@ def changed_settings(started: Mapping[str, Any], resumed: Mapping[str, Any]) -> 
     ["model_preset: 'tiny' → 'mini'"]
     >>> changed_settings({"run": {"seed": 0}}, {"run": {"seed": 0}, "train_examples": 16})
     []
+    >>> changed_settings({"model_config": None}, {"model_config": {"hidden_size": 256}})
+    ["model_config: None → {'hidden_size': 256}"]
+    >>> changed_settings({"model_config": {}}, {"model_config": {"num_layers": 4}})
+    ['model_config.num_layers: (absent) → 4']
     """
-    before = _flat(json.loads(json.dumps(started, default=str)))
-    now = _flat(json.loads(json.dumps(resumed, default=str)))
-    return [
-        f"{name}: {before[name]!r} → {now[name]!r}"
-        for name in sorted(before.keys() & now.keys())
-        if name not in PLACEMENT_SETTINGS and before[name] != now[name]
-    ]
+    return _changes(
+        json.loads(json.dumps(started, default=str)), json.loads(json.dumps(resumed, default=str))
+    )
 
 
 def check_resumed_settings(
