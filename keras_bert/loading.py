@@ -13,13 +13,9 @@ outputs.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-import keras
-
 from keras_bert.checkpoints.location import CheckpointFiles, find_checkpoint
-from keras_bert.errors import ConfigError
 from keras_bert.models.encoder import BertEncoder
 from keras_bert.models.masked_lm import BertMaskedLM
 from keras_bert.models.replaced_token_detector import BertReplacedTokenDetector
@@ -114,28 +110,3 @@ def load_preprocessor(
         path, revision = vocabulary_from, None
     checkpoint = find_checkpoint(path, revision, weights=False)
     return checkpoint_preprocessor(checkpoint, seq_length, **options)
-
-
-def load_model_file(path: str | os.PathLike, compile: bool = True) -> keras.Model:
-    """The Keras model saved at `path` (a `.keras` file: a fine-tuning job's `model.keras`, a
-    pretraining run's `pretrainer.keras`, any `model.save`), or a one-line error saying why not.
-
-    Raises:
-        ConfigError: a path that is not a `.keras` file (a run directory, a checkpoint).
-        FileNotFoundError: no such file.
-
-    Example:
-    >>> load_model_file("runs/sentiment")
-    Traceback (most recent call last):
-    ...
-    keras_bert.errors.ConfigError: runs/sentiment: not a .keras model file; give a model saved \
-by a fine-tuning job (its output directory's model.keras) or by model.save('name.keras').
-    """
-    if Path(path).suffix != ".keras":
-        raise ConfigError(
-            f"{os.fspath(path)}: not a .keras model file; give a model saved by a fine-tuning "
-            "job (its output directory's model.keras) or by model.save('name.keras')."
-        )
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"{os.fspath(path)}: no such model file.")
-    return keras.saving.load_model(path, compile=compile)

@@ -199,7 +199,7 @@ def trained_model(job: ExportJob):
     SentencePiece)."""
     from keras_bert import load_encoder, load_preprocessor
     from keras_bert.checkpoints import find_checkpoint
-    from keras_bert.loading import load_model_file
+    from keras_bert.models.model_files import load_model_file
 
     model = load_model_file(job.model) if job.model else None
     carried = getattr(model, "preprocessor", None)

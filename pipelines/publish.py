@@ -75,7 +75,7 @@ def publish(job: PublishJob) -> Path | Push:
     """Saves the job's model, and pushes it with `--repo`; returns the push, else the
     directory written."""
     from keras_bert import load_preprocessor
-    from keras_bert.loading import load_model_file
+    from keras_bert.models.model_files import load_model_file
     from keras_bert.publishing import push_to_hub, save_checkpoint
     from keras_bert.publishing.hub_upload import push_token
     from keras_bert.publishing.run_files import read_run_record

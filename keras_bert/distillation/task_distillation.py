@@ -34,8 +34,8 @@ from keras_bert.finetuning.recipe import (
     save_run,
 )
 from keras_bert.finetuning.token_classification import evaluate_token_classifier
-from keras_bert.loading import load_model_file
 from keras_bert.models import BertClassifier, BertTokenClassifier
+from keras_bert.models.model_files import load_model_file
 from keras_bert.models.task import BertTask
 from keras_bert.models.token_classifier import IGNORED_LABEL
 from keras_bert.text.checkpoint_preprocessors import checkpoint_preprocessor

@@ -167,11 +167,11 @@ def test_every_head_equals_keras(family, reference_dir, minilm_dir):
 
 def test_modernbert_global_attention_scores_a_query_block_at_a_time(reference_dir, tmp_path):
     """The global layer's scores in ONNX Runtime are `[batch, heads, block, sequence]`, one
-    query block of 512 at a time (a `Loop`), never `[sequence, sequence]`: at 1,100 tokens
-    (three blocks, the last padded) no value of the run is as large, and the sequence output
-    equals Keras'."""
+    query block of 512 at a time (a `Loop`), never `[sequence, sequence]`: at 1,000 tokens
+    (two blocks, the last padded; the checkpoint reads 1,024) no value of the run is as large,
+    and the sequence output equals Keras'."""
     encoder = _family_models(_checkpoint("modernbert", reference_dir, None))["encoder"]
-    heads, length = encoder.bert_config.num_heads, 1100
+    heads, length = encoder.bert_config.num_heads, 1000
     ids = np.random.default_rng(0).integers(5, encoder.bert_config.vocab_size, (1, length))
     feeds = {"input_word_ids": ids.astype("int32"), "input_mask": np.ones((1, length), "int32")}
     options = onnxruntime.SessionOptions()
