@@ -44,6 +44,21 @@ def check_positive(**settings: float | None) -> None:
             raise ConfigError(f"{name} must be positive, got {value!r}.")
 
 
+def check_not_negative(**settings: float) -> None:
+    """Raises a `ConfigError` naming the first of `settings` that is negative (0 is allowed:
+    a rate of nothing, a count of none).
+
+    Example:
+    >>> check_not_negative(weight_decay=0.0, eval_steps=-1)
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.ConfigError: eval_steps must not be negative, got -1.
+    """
+    for name, value in settings.items():
+        if value < 0:
+            raise ConfigError(f"{name} must not be negative, got {value!r}.")
+
+
 def check_ids(ids: Any, count: int, subject: str, table: str, advice: str = "") -> None:
     """Raises a `DataError` naming the first of `ids` outside `[0, count)`, the rows of
     `table` (class ids, tag ids, token and token type ids: each a row of a table).

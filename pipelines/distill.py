@@ -40,6 +40,7 @@ from keras_bert.distillation.task_distillation import (
     distill_token_classifier,
     read_unlabeled_texts,
 )
+from keras_bert.errors import check_not_negative
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.text import WordPieceTokenizer, infer_lowercase, load_vocabulary
 from pipelines.common import (
@@ -111,8 +112,7 @@ def distillation_job(
     parser.add_argument("--eval", help="evaluation file")
     add_config_arguments(parser, StudentConfig, required=("teacher", "num_layers"), defaults=recipe)
     args, finetuning = parse_finetuning_job(parser, recipe, argv)
-    if args.augment_copies < 0:
-        raise ConfigError(f"augment_copies must not be negative, got {args.augment_copies}.")
+    check_not_negative(augment_copies=args.augment_copies)
     values = config_overrides(args)
     student_config = StudentConfig(
         **{name: values[name] for name in STUDENT_FIELDS if name in values}

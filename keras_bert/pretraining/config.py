@@ -7,7 +7,7 @@ from typing import Any
 
 from keras_bert.data import PretrainingDataConfig
 from keras_bert.data.streaming import StreamingConfig
-from keras_bert.errors import ConfigError, check_positive
+from keras_bert.errors import ConfigError, check_not_negative, check_positive
 from keras_bert.training.settings import RunSettings
 
 # BERT pretrained 1M steps and warmed up over the first 10k of them (1%): a long run needs
@@ -107,8 +107,7 @@ class PretrainingConfig:
             steps_per_checkpoint=self.steps_per_checkpoint,
             time_budget_minutes=self.time_budget_minutes,
         )
-        if self.eval_steps < 0:
-            raise ConfigError(f"eval_steps must not be negative, got {self.eval_steps}.")
+        check_not_negative(eval_steps=self.eval_steps)
         if self.total_steps % self.steps_per_checkpoint:
             raise ConfigError(
                 f"total_steps ({self.total_steps}) must be a multiple of steps_per_checkpoint "

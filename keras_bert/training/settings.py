@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import keras
 
-from keras_bert.errors import ConfigError, check_positive
+from keras_bert.errors import ConfigError, check_not_negative, check_positive
 from keras_bert.training.optimization import create_optimizer
 from keras_bert.training.precision import check_precision
 
@@ -77,9 +77,11 @@ class RunSettings:
         check_positive(steps_per_execution=self.steps_per_execution)
         if not 0 <= self.warmup_fraction <= 1:
             raise ConfigError(f"warmup_fraction must be in [0, 1], got {self.warmup_fraction!r}.")
-        for name in ("learning_rate", "weight_decay", "backup_interval_seconds"):
-            if getattr(self, name) < 0:
-                raise ConfigError(f"{name} must not be negative, got {getattr(self, name)!r}.")
+        check_not_negative(
+            learning_rate=self.learning_rate,
+            weight_decay=self.weight_decay,
+            backup_interval_seconds=self.backup_interval_seconds,
+        )
 
     @classmethod
     def of(cls, values: RunSettings | Mapping[str, Any], defaults: RunSettings) -> RunSettings:
