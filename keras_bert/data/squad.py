@@ -22,7 +22,7 @@ from keras_bert.data.batching import batch_by_length, trim_padding
 from keras_bert.data.prefetching import prefetched
 from keras_bert.data.utf8_files import read_utf8
 from keras_bert.errors import DataError
-from keras_bert.text.packing import BertPacker
+from keras_bert.text.packing import BertPacker, check_passage_room
 from keras_bert.text.special_tokens import CLS_TOKEN, PAD_TOKEN, SEP_TOKEN
 
 logger = logging.getLogger(__name__)
@@ -241,12 +241,7 @@ def build_question_windows(
         )
     cls_id, sep_id, pad_id = packer.cls_id, packer.sep_id, packer.pad_id
     separators, passage_type = packer.pair_separators, packer.second_type_id
-    if seq_length - max_query_length - 2 - separators < 1:
-        raise DataError(
-            f"seq_length ({seq_length}) leaves no room for the passage after a question "
-            f"of up to {max_query_length} tokens: use a seq_length above "
-            f"{max_query_length + 2 + separators}, or a shorter max_query_length."
-        )
+    check_passage_room(seq_length, separators, max_query_length, "max_query_length")
     question_ids = tokenizer(tf.constant([example.question for example in examples])).to_list()
     context_ids, context_starts, context_ends = _char_offsets(
         [example.context for example in examples], tokenizer

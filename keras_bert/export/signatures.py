@@ -42,6 +42,7 @@ from keras_bert.decoding.buckets import (
 )
 from keras_bert.decoding.entities import BioTagTable, text_entities
 from keras_bert.decoding.mask_fillers import mask_fillers, mask_token_of
+from keras_bert.errors import check_positive
 from keras_bert.export.serving_copy import layer_normalization_form, serving_copy
 from keras_bert.families import family
 from keras_bert.layers.layer_normalization import (
@@ -52,6 +53,7 @@ from keras_bert.layers.layer_normalization import (
 from keras_bert.layers.padding_skip import real_tokens_only
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.models.input_checks import check_preprocessor
+from keras_bert.text.packing import check_passage_room
 from keras_bert.text.preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
@@ -527,6 +529,7 @@ class TokenClassifierServing(_Serving):
     POSITION_OUTPUTS = {"logits": 0.0}
 
     def __init__(self, model, preprocessor: TextPreprocessor, max_entities: int = 32, **options):
+        check_positive(max_entities=max_entities)
         super().__init__(model, preprocessor, **options)
         self.max_entities = max_entities
         self.tag_table = BioTagTable(model.label_names)
@@ -579,10 +582,17 @@ class QuestionAnswererServing(_Serving):
         max_answer_length: int = 30,
         **options,
     ):
+        check_positive(max_question_length=max_question_length, max_answer_length=max_answer_length)
         super().__init__(model, preprocessor, **options)
         self.max_question_length = max_question_length
         self.max_answer_length = max_answer_length
         self.packer = question_context_packer(preprocessor)
+        check_passage_room(
+            preprocessor.seq_length,
+            self.packer.pair_separators,
+            max_question_length,
+            "max_question_length",
+        )
 
     def example_inputs(self):
         return {
@@ -639,7 +649,13 @@ class MaskedLMServing(_Serving):
         max_masks: int = 4,
         **options,
     ):
+        check_positive(top_k=top_k, max_masks=max_masks)
         super().__init__(model, preprocessor, **options)
+        if top_k > self.bert_config.vocab_size:
+            raise ConfigError(
+                f"top_k {top_k} is more than the {self.bert_config.vocab_size} tokens this "
+                "model predicts."
+            )
         self.mask_token = mask_token_of(preprocessor.tokenizer)
         self.mask_id = preprocessor.tokenizer.token_to_id(self.mask_token)
         self.top_k = top_k

@@ -5,6 +5,8 @@ from collections.abc import Sequence
 import keras
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
+
 TRUNCATION_STRATEGIES = ("longest_first", "longest_first_hf", "round_robin", "waterfall")
 
 
@@ -48,6 +50,29 @@ def truncated_lengths(
 
 
 @keras.saving.register_keras_serializable(package="keras_bert")
+def check_passage_room(
+    seq_length: int, pair_separators: int, max_question_length: int, setting: str
+) -> None:
+    """Raises a `ConfigError` where windows of `seq_length` tokens leave a question cut to
+    `max_question_length` pieces (the `setting` that says so) no room for its passage: the pair's
+    special tokens are 2 + `pair_separators` (`BertPacker`'s).
+
+    Example:
+    >>> check_passage_room(16, 1, 12, "max_query_length")
+    >>> check_passage_room(16, 1, 13, "max_query_length")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    keras_bert.errors.ConfigError: seq_length (16) leaves no room for the passage after a ...
+    """
+    special_tokens = 2 + pair_separators
+    if seq_length - max_question_length - special_tokens < 1:
+        raise ConfigError(
+            f"seq_length ({seq_length}) leaves no room for the passage after a question of up "
+            f"to {max_question_length} tokens: use a seq_length above "
+            f"{max_question_length + special_tokens}, or a shorter {setting}."
+        )
+
+
 class BertPacker(keras.layers.Layer):
     """Packs one or two segments of token ids into fixed-length BERT inputs.
 

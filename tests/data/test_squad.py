@@ -7,7 +7,7 @@ import pytest
 
 from keras_bert.data.squad import QuestionExample, build_question_windows, read_squad
 from keras_bert.decoding.answers import decode_answers
-from keras_bert.errors import DataError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.metrics import squad_scores
 from keras_bert.text import WordPieceTokenizer
 
@@ -153,7 +153,7 @@ def test_long_question_is_cut_and_empty_passage_has_no_answer(tokenizer):
 
 
 def test_bad_windowing_settings(tokenizer):
-    with pytest.raises(DataError, match="leaves no room for the passage"):
+    with pytest.raises(ConfigError, match="leaves no room for the passage"):
         build_question_windows(
             [QuestionExample("a", "q", "c")], tokenizer, seq_length=60, max_query_length=64
         )

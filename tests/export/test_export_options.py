@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from keras_bert.errors import ConfigError
 from keras_bert.export import (
     AgreementTolerance,
     ClassifierServing,
@@ -227,6 +228,27 @@ def test_unknown_precision_is_named(serving_modules):
     float32 = serving_modules["classifier"]
     with pytest.raises(ValueError, match=r"got 'float16'"):
         ClassifierServing(float32.model, float32.preprocessor, precision="float16")
+
+
+@pytest.mark.parametrize(
+    ("task", "options", "refused"),
+    [
+        ("masked_lm", {"top_k": 0}, "top_k must be positive, got 0"),
+        ("masked_lm", {"max_masks": 0}, "max_masks must be positive, got 0"),
+        ("masked_lm", {"top_k": 40_000}, "top_k 40000 is more than the 30522 tokens"),
+        ("token_classifier", {"max_entities": 0}, "max_entities must be positive, got 0"),
+        ("question_answerer", {"max_answer_length": 0}, "max_answer_length must be positive"),
+        ("question_answerer", {"max_question_length": 0}, "max_question_length must be positive"),
+        # SEQ_LENGTH 32: a 29-piece question leaves [CLS] q [SEP] [SEP] no passage token.
+        ("question_answerer", {"max_question_length": 29}, r"seq_length \(32\) leaves no room"),
+    ],
+)
+def test_task_options_that_serve_nothing_are_refused(serving_modules, task, options, refused):
+    """Options that exported before and then answered with nothing (no fillers, no masks, no
+    entities), ignored the question, or could not trace (more fillers than tokens)."""
+    module = serving_modules[task]
+    with pytest.raises(ConfigError, match=refused):
+        type(module)(module.model, module.preprocessor, **options)
 
 
 @pytest.mark.parametrize(
