@@ -183,12 +183,35 @@ def _kebab(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+class HelpWithDefaults(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default after its help, unless it has none (None: the option is
+    unset) or its help says it already.
+
+    Example:
+    >>> parser = argparse.ArgumentParser(formatter_class=HelpWithDefaults)
+    >>> _ = parser.add_argument("--train", help="training file")
+    >>> _ = parser.add_argument("--revision", help="Hub branch (default: main)")
+    >>> _ = parser.add_argument("--epochs", type=int, default=3, help="passes")
+    >>> for line in parser.format_help().splitlines()[-3:]:
+    ...     print(" ".join(line.split()))
+    --train TRAIN training file
+    --revision REVISION Hub branch (default: main)
+    --epochs EPOCHS passes (default: 3)
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or "(default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 class JobParser(argparse.ArgumentParser):
     """An `ArgumentParser` in the house style.
 
     Options are declared kebab-case; on the command line each may also be spelled with
     underscores (`--seq_length` is `--seq-length`). `--debug` is always there, and so is
     `--verbose` (TensorFlow's log lines, `quiet_tensorflow`) where no config field takes it.
+    Each option's help ends with its default (`HelpWithDefaults`).
 
     Example:
     >>> parser = JobParser(description="demo")
@@ -198,7 +221,7 @@ class JobParser(argparse.ArgumentParser):
     """
 
     def __init__(self, **kwargs: Any):
-        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        kwargs.setdefault("formatter_class", HelpWithDefaults)
         super().__init__(**kwargs)
         self.add_argument(
             "--debug", action="store_true", help="show the traceback of an error", default=False

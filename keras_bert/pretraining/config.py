@@ -23,8 +23,8 @@ class PretrainingConfig:
         output_dir: backups (`backup/`), TensorBoard logs (`logs/`), `metrics.csv`, and at the
             end `pretrainer.keras` and a Google-format checkpoint (`checkpoint/`, which the
             directory itself reads as; ELECTRA's generator in `generator/`).
-        vocabulary_file: the WordPiece `vocab.txt`; with `init_checkpoint`, a new vocabulary
-            the checkpoint moves onto (default: the checkpoint's own).
+        vocabulary_file: the WordPiece `vocab.txt`; with `init_checkpoint`, the checkpoint's
+            own unless one is given (a new vocabulary the checkpoint moves onto).
         lowercase: uncased tokenization.
         input_files: BERT-format text files (one sentence per line, blank line between docs),
             or TFRecord files of tokenized documents (`*.tfrecord`, see `document_stream`);

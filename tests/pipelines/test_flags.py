@@ -42,6 +42,10 @@ def test_help_lists_kebab_case_flags_with_defaults(job, capsys):
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "--debug" in text and "(default: " in text
+    # An unset option shows no default, and no help states its default twice.
+    one_line = " ".join(text.split())
+    assert "(default: None)" not in one_line
+    assert not re.search(r"\(default: [^)]*\) \(default:", one_line)
     # TensorFlow's own log lines come back with --verbose (a flag of every job).
     assert re.search(r"^ {2}--verbose\b", text, re.M)
     # The option lines (not the descriptions, which may quote other programs' flags).
