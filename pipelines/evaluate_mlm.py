@@ -18,7 +18,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from keras_bert.errors import CheckpointError, check_positive
+from keras_bert.errors import CheckpointError, DataError, check_positive
 from pipelines.common import (
     expand_files,
     parse_job,
@@ -80,9 +80,19 @@ def load_masked_lm(directory: Path):
     return BertPretrainer.from_checkpoint(directory), vocabulary_file, lowercase
 
 
+def _tokenized_documents(files: list[str], tokenizer, flag: str) -> list:
+    """The tokenized documents of `files` (the job's `flag`); files without a word are a
+    `DataError`, not a score of nothing."""
+    from keras_bert.data import read_text_documents, tokenize_documents
+
+    documents = tokenize_documents(read_text_documents(files), tokenizer)
+    if not documents:
+        raise DataError(f"{flag} {' '.join(files)}: no sentence with a word in it to read.")
+    return documents
+
+
 def evaluate(job: MaskedLMEvaluationJob) -> dict:
     """`evaluate_masked_lm`'s scores of `job.model` on `job.input_files`."""
-    from keras_bert.data import read_text_documents, tokenize_documents
     from keras_bert.metrics.masked_lm import (
         bigram_baseline,
         evaluate_masked_lm,
@@ -95,15 +105,16 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
     if job.lowercase is not None:
         lowercase = job.lowercase
     tokenizer = WordPieceTokenizer(str(vocabulary_file), lowercase=lowercase)
-    documents = tokenize_documents(read_text_documents(expand_files(job.input_files)), tokenizer)
+    documents = _tokenized_documents(expand_files(job.input_files), tokenizer, "--input-files")
     vocabulary = load_vocabulary(vocabulary_file)
     dataset = masked_lm_evaluation_dataset(
         documents, vocabulary, job.seq_length, job.seed, job.batch_size
     )
+    training = job.baseline_files and _tokenized_documents(
+        expand_files(job.baseline_files), tokenizer, "--baseline-files"
+    )
     scores = evaluate_masked_lm(model, dataset, vocabulary)
-    if job.baseline_files:
-        training = read_text_documents(expand_files(job.baseline_files))
-        training = tokenize_documents(training, tokenizer)
+    if training:
         scores["bigram_baseline_at_mask"] = bigram_baseline(training, dataset, vocabulary)
     return scores
 

@@ -4,7 +4,7 @@ a checkpoint is read or a step taken (a zero batch size, no epochs, a negative l
 import pytest
 
 from keras_bert.distillation.task_distillation import StudentConfig
-from keras_bert.errors import ConfigError
+from keras_bert.errors import ConfigError, DataError
 from keras_bert.finetuning.recipe import FinetuningConfig
 from keras_bert.pretraining.config import PretrainingConfig
 from pipelines.build_vocab import VocabularyJob
@@ -80,3 +80,18 @@ def test_the_other_jobs_refuse_sizes_of_nothing(job, settings, message):
 def test_create_pretraining_data_reads_the_installed_vocabulary_as_pretrain_does():
     job = StaticExamplesJob("out", vocabulary_file="minilm", input_files=["corpus.txt"])
     assert job.vocabulary_file.endswith("model/vocab.txt")
+
+
+@pytest.mark.parametrize("flag", ["--input-files", "--baseline-files"])
+def test_evaluate_mlm_refuses_files_without_a_word_before_it_scores(tmp_path, data_dir, flag):
+    """Before: an empty --input-files said "No text to pretrain on", and empty
+    --baseline-files failed after the whole evaluation had run."""
+    from pipelines import evaluate_mlm
+
+    blank = tmp_path / "blank.txt"
+    blank.write_text("\n  \n\n", encoding="utf-8")
+    held_out = str(data_dir / "pretraining" / "wikipedia_sample.txt")
+    files = {"--input-files": held_out, "--baseline-files": held_out, flag: str(blank)}
+    argv = ["--model", "minilm", *(item for pair in files.items() for item in pair)]
+    with pytest.raises(DataError, match=f"{flag} {blank}: no sentence with a word in it"):
+        evaluate_mlm.main(argv)
