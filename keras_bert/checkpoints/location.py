@@ -32,6 +32,8 @@ TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 # reads fewer tokens).
 DEFAULT_SEQ_LENGTH = 128
 VOCABULARY_FILE = "vocab.txt"
+# The special tokens of packing that a `tokenizer_config.json` may name, as preprocessors take them.
+PACKING_TOKENS = ("cls_token", "sep_token", "pad_token")
 # The folder of a `pipelines.pretrain` run's directory that holds the checkpoint of its model
 # (ELECTRA's discriminator): the run directory reads as that checkpoint.
 RUN_CHECKPOINT = "checkpoint"
@@ -125,6 +127,21 @@ class CheckpointFiles:
         """The values of its `tokenizer_config.json` (special tokens, casing); {} if none."""
         config_file = self.directory / TOKENIZER_CONFIG_FILE
         return read_config_values(config_file) if config_file.is_file() else {}
+
+    @property
+    def packing_tokens(self) -> dict[str, str]:
+        """The special tokens of packing its `tokenizer_config.json` names (`PACKING_TOKENS`; a
+        string there, or an AddedToken's dict), as preprocessor arguments.
+
+        Example:
+        >>> find_checkpoint("../shared/reference/variants/roberta", weights=False).packing_tokens
+        {'cls_token': '<s>', 'pad_token': '<pad>', 'sep_token': '</s>'}
+        """
+        return {
+            name: value["content"] if isinstance(value, dict) else value
+            for name, value in self.tokenizer_config.items()
+            if name in PACKING_TOKENS
+        }
 
     def packed_length(self, seq_length: int | None = None) -> int:
         """The length its preprocessor packs to: `seq_length`, or by default 128 (fewer where

@@ -30,11 +30,6 @@ from keras_bert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from keras_bert.text.unigram_tokenizer import UnigramTokenizer
 
 
-def _token_name(value: str | dict) -> str:
-    """A special token of `tokenizer_config.json`: a string, or an AddedToken's dict."""
-    return value["content"] if isinstance(value, dict) else value
-
-
 def _family_tokenizer(checkpoint: CheckpointFiles) -> keras.Layer:
     """The byte-pair, SentencePiece or unigram tokenizer layer of a family's checkpoint."""
     record = checkpoint.family
@@ -65,10 +60,7 @@ def _preprocessor(
     except ConfigError as error:
         raise ConfigError(f"{checkpoint.directory}: no preprocessor: {error}") from None
     seq_length = checkpoint.packed_length(seq_length)
-    packing = dataclasses.asdict(record.packing)
-    for name in ("cls_token", "sep_token", "pad_token"):
-        if name in checkpoint.tokenizer_config:
-            packing[name] = _token_name(checkpoint.tokenizer_config[name])
+    packing = {**dataclasses.asdict(record.packing), **checkpoint.packing_tokens}
     if record.tokenizer.kind != "wordpiece":
         try:
             tokenizer = _family_tokenizer(checkpoint)

@@ -256,7 +256,9 @@ class BertPreprocessor(TextPreprocessor):
         Works for Hugging Face directories, original Google BERT directories and Hub ids (at
         `revision`; only the config and tokenizer files are downloaded). The casing is
         `do_lower_case` of `tokenizer_config.json` when present; otherwise a vocabulary with
-        uppercase word pieces is cased and any other is uncased.
+        uppercase word pieces is cased and any other is uncased. The special tokens of packing
+        are those `tokenizer_config.json` names (`cls_token`, `sep_token`, `pad_token`), as
+        `keras_bert.load_preprocessor` reads them.
 
         Args:
             path: the checkpoint directory or Hub id, or its `CheckpointFiles`.
@@ -293,7 +295,7 @@ class BertPreprocessor(TextPreprocessor):
             vocabulary_path,
             lowercase=lowercase,
             seq_length=checkpoint.packed_length(seq_length),
-            **kwargs,
+            **{**checkpoint.packing_tokens, **kwargs},
         )
         checkpoint.check_vocabulary_size(preprocessor.tokenizer.vocabulary_size)
         return preprocessor

@@ -12,6 +12,8 @@ import tensorflow as tf
 from hypothesis import given
 from hypothesis import strategies as st
 
+import keras_bert
+from keras_bert import BertConfig
 from keras_bert.errors import ConfigError, DataError
 from keras_bert.text import BertPreprocessor, WordPieceTokenizer
 
@@ -225,6 +227,24 @@ def test_from_checkpoint_reads_casing(minilm_dir, tmp_path):
     cased = BertPreprocessor.from_checkpoint(cased_dir, seq_length=6)
     assert not cased.lowercase
     np.testing.assert_array_equal(cased(["The the THE"])["input_word_ids"], [[2, 5, 6, 1, 3, 0]])
+
+
+def test_from_checkpoint_packs_with_the_tokens_its_tokenizer_config_names(tmp_path):
+    """Before: `BertPreprocessor.from_checkpoint` packed with [CLS] and [SEP] whatever the
+    checkpoint's `tokenizer_config.json` named, where `load_preprocessor` read them."""
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "<s>", "</s>", "the"]
+    (tmp_path / "vocab.txt").write_text("\n".join(vocabulary) + "\n")
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"cls_token": "<s>", "sep_token": {"content": "</s>", "special": True}})
+    )
+    config = BertConfig.preset("tiny", vocab_size=len(vocabulary), max_position_embeddings=16)
+    (tmp_path / "config.json").write_text(json.dumps(config.to_huggingface_dict()))
+    expected = [[5, 7, 6, 0, 0]]
+    for preprocessor in (
+        BertPreprocessor.from_checkpoint(tmp_path, seq_length=5),
+        keras_bert.load_preprocessor(tmp_path, seq_length=5),
+    ):
+        np.testing.assert_array_equal(preprocessor(["the"])["input_word_ids"], expected)
 
 
 def test_clear_errors(tmp_path):
