@@ -219,7 +219,8 @@ class BertClassifier(BertTask):
 
         Raises:
             DataError: class names without `label_names`, or a name not among them; a class id
-                outside `[0, num_classes)`; names as regression targets.
+                outside `[0, num_classes)`; a label with a fraction; one-hot rows; names as
+                regression targets.
 
         Example:
         >>> from keras_bert import BertConfig, BertEncoder
@@ -230,6 +231,10 @@ class BertClassifier(BertTask):
         Traceback (most recent call last):
         ...
         keras_bert.errors.DataError: Class id 2 is not one of this classifier's 2 classes (0-1).
+        >>> BertClassifier(encoder, 2).checked_labels([0.0, 0.5])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        keras_bert.errors.DataError: Label 0.5 is not a class id: ...
         """
         values = np.asarray(y)
         if values.dtype.kind in "USO":
@@ -245,9 +250,22 @@ class BertClassifier(BertTask):
                     "label_names: build it with label_names=[...] in class order, or pass ids."
                 )
             return encode_labels(names, self.label_names)
-        if self.is_regression or values.ndim != 1 or values.dtype.kind not in "iuf":
+        if self.is_regression or values.dtype.kind not in "iuf":
             return y
         classes = self.num_classes
+        if values.ndim == 2 and values.shape[1] == classes:
+            raise DataError(
+                f"Labels are rows of {classes} values (one-hot or probabilities); this "
+                "classifier takes a class id a text: pass np.argmax(labels, axis=-1)."
+            )
+        if values.ndim != 1:
+            return y
+        fractions = values[values != np.round(values)]
+        if fractions.size:
+            raise DataError(
+                f"Label {float(fractions[0])} is not a class id: a classifier takes whole class ids "
+                "(or its label_names). For a score a text, build a regressor (num_classes=1)."
+            )
         check_ids(values, classes, "Class id", f"this classifier's {classes} classes")
         return y
 

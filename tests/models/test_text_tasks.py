@@ -163,6 +163,9 @@ def test_labels_as_class_names_are_their_ids():
         (np.array([["a"], ["b"]]), None, r"shape is \(2, 1\)"),
         (TEXTS[:2], ["pos", "neg"], "no label_names"),
         (TEXTS[:2], [0, 2], "Class id 2 is not one of this classifier's 2 classes"),
+        # Before: scores trained silently as their whole parts; one-hot rows failed in Keras' loss.
+        (TEXTS[:2], [0.5, 1.0], "Label 0.5 is not a class id.*build a regressor"),
+        (TEXTS[:2], np.eye(2), r"rows of 2 values \(one-hot or probabilities\).*np.argmax"),
     ],
 )
 def test_texts_or_labels_no_task_reads_are_one_line_errors(
