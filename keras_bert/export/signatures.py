@@ -567,7 +567,10 @@ class QuestionAnswererServing(_Serving):
     Args:
         model: the `BertQuestionAnswerer`.
         preprocessor: its preprocessor (tokenizer, packing and `seq_length`).
-        max_question_length: word pieces of the question that are kept.
+        max_question_length: word pieces of the question that are kept (default 64, as
+            SQuAD's windows keep; in windows too short for that, half of what they hold
+            besides the special tokens). One that leaves the passage no token is a
+            `ConfigError`.
         max_answer_length: the longest answer, in word pieces.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
@@ -578,21 +581,21 @@ class QuestionAnswererServing(_Serving):
         self,
         model,
         preprocessor: TextPreprocessor,
-        max_question_length: int = 64,
+        max_question_length: int | None = None,
         max_answer_length: int = 30,
         **options,
     ):
         check_positive(max_question_length=max_question_length, max_answer_length=max_answer_length)
         super().__init__(model, preprocessor, **options)
+        self.packer = question_context_packer(preprocessor)
+        separators = self.packer.pair_separators
+        if max_question_length is None:
+            max_question_length = min(64, (preprocessor.seq_length - 2 - separators) // 2)
+        check_passage_room(
+            preprocessor.seq_length, separators, max_question_length, "max_question_length"
+        )
         self.max_question_length = max_question_length
         self.max_answer_length = max_answer_length
-        self.packer = question_context_packer(preprocessor)
-        check_passage_room(
-            preprocessor.seq_length,
-            self.packer.pair_separators,
-            max_question_length,
-            "max_question_length",
-        )
 
     def example_inputs(self):
         return {

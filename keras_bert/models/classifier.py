@@ -263,8 +263,8 @@ class BertClassifier(BertTask):
         fractions = values[values != np.round(values)]
         if fractions.size:
             raise DataError(
-                f"Label {float(fractions[0])} is not a class id: a classifier takes whole class ids "
-                "(or its label_names). For a score a text, build a regressor (num_classes=1)."
+                f"Label {float(fractions[0])} is not a class id: a classifier takes whole class "
+                "ids (or its label_names). For a score a text, build a regressor (num_classes=1)."
             )
         check_ids(values, classes, "Class id", f"this classifier's {classes} classes")
         return y

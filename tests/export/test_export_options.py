@@ -251,6 +251,14 @@ def test_task_options_that_serve_nothing_are_refused(serving_modules, task, opti
         type(module)(module.model, module.preprocessor, **options)
 
 
+def test_question_length_by_default_leaves_short_windows_half_their_tokens(serving_modules):
+    """64 pieces as SQuAD keeps, or half a window where that is fewer: a window of 32 keeps 14
+    of the question (29 tokens besides [CLS] q [SEP] p [SEP]), the passage 15 or more."""
+    module = serving_modules["question_answerer"]
+    default = type(module)(module.model, module.preprocessor)
+    assert (module.preprocessor.seq_length, default.max_question_length) == (SEQ_LENGTH, 14)
+
+
 @pytest.mark.parametrize(
     "task", ["classifier", "token_classifier", "question_answerer", "masked_lm"]
 )
