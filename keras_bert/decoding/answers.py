@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from keras_bert.decoding.buckets import length_buckets, trim_to_bucket
 from keras_bert.text.offsets import byte_substrings, char_offsets, sanitize_utf8
-from keras_bert.text.packing import BertPacker, truncated_lengths
+from keras_bert.text.packing import BertPacker, check_passage_room, truncated_lengths
 
 # Stands in for -inf in masked logits: softmax of an all-masked row stays finite.
 MASKED_LOGIT = -1e9
@@ -147,6 +147,23 @@ def question_context_packer(preprocessor) -> BertPacker:
     )
 
 
+def kept_question_length(packer: BertPacker, max_question_length: int | None = None) -> int:
+    """The word pieces of a question that `packer`'s windows keep: `max_question_length`, or by
+    default 64 as SQuAD's windows keep, or half of what a window holds besides its special
+    tokens where that is fewer. One that leaves the passage no token is a `ConfigError`.
+
+    Example:
+    >>> packer = BertPacker(seq_length=32, cls_id=101, sep_id=102)
+    >>> kept_question_length(packer), kept_question_length(BertPacker(384, 101, 102))
+    (14, 64)
+    """
+    separators = packer.pair_separators
+    if max_question_length is None:
+        max_question_length = min(64, (packer.seq_length - 2 - separators) // 2)
+    check_passage_room(packer.seq_length, separators, max_question_length, "max_question_length")
+    return max_question_length
+
+
 def question_tokens(tokenizer, question: tf.Tensor, max_question_length: int) -> tf.RaggedTensor:
     """The first `max_question_length` word pieces of each question."""
     return tokenizer(question)[:, :max_question_length]
@@ -158,7 +175,7 @@ def text_answers(
     tokenizer,
     packer: BertPacker,
     run_model: Callable[[dict[str, tf.Tensor]], dict[str, tf.Tensor]],
-    max_question_length: int = 64,
+    max_question_length: int | None = None,
     max_answer_length: int = 30,
     buckets: Sequence[int] | None = None,
 ) -> dict[str, tf.Tensor]:
@@ -174,7 +191,8 @@ def text_answers(
         tokenizer: the model's tokenizer (`tokenize_with_offsets`).
         packer: the question-context packer.
         run_model: the model: packed inputs → `start_logits`, `end_logits` `[batch, length]`.
-        max_question_length: word pieces of the question that are kept.
+        max_question_length: word pieces of the question that are kept
+            (`kept_question_length`).
         max_answer_length: the longest answer, in word pieces.
         buckets: the lengths a batch is cut to (default `length_buckets(seq_length)`).
 
@@ -187,6 +205,7 @@ def text_answers(
     buckets = buckets or length_buckets(seq_length)
     context = sanitize_utf8(context)
     context_tokens, token_starts, token_ends = tokenizer.tokenize_with_offsets(context)
+    max_question_length = kept_question_length(packer, max_question_length)
     kept_question = question_tokens(tokenizer, question, max_question_length)
     inputs = trim_to_bucket(packer((kept_question, context_tokens)), buckets)
     outputs = run_model(inputs)

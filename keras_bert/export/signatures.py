@@ -29,6 +29,7 @@ import tensorflow as tf
 from keras_bert.config import ConfigError
 from keras_bert.decoding.answers import (
     MASKED_LOGIT,
+    kept_question_length,
     question_context_packer,
     question_tokens,
     text_answers,
@@ -53,7 +54,6 @@ from keras_bert.layers.layer_normalization import (
 from keras_bert.layers.padding_skip import real_tokens_only
 from keras_bert.models.encoder import INPUT_NAMES
 from keras_bert.models.input_checks import check_preprocessor
-from keras_bert.text.packing import check_passage_room
 from keras_bert.text.preprocessor import TextPreprocessor
 
 DEFAULT_SIGNATURE = "serving_default"
@@ -567,10 +567,9 @@ class QuestionAnswererServing(_Serving):
     Args:
         model: the `BertQuestionAnswerer`.
         preprocessor: its preprocessor (tokenizer, packing and `seq_length`).
-        max_question_length: word pieces of the question that are kept (default 64, as
-            SQuAD's windows keep; in windows too short for that, half of what they hold
-            besides the special tokens). One that leaves the passage no token is a
-            `ConfigError`.
+        max_question_length: word pieces of the question that are kept
+            (`keras_bert.decoding.answers.kept_question_length`: by default 64, or half a
+            window where that is fewer).
         max_answer_length: the longest answer, in word pieces.
         **options: `buckets`, `jit_compile`, `precision` (see `_Serving`).
     """
@@ -588,13 +587,7 @@ class QuestionAnswererServing(_Serving):
         check_positive(max_question_length=max_question_length, max_answer_length=max_answer_length)
         super().__init__(model, preprocessor, **options)
         self.packer = question_context_packer(preprocessor)
-        separators = self.packer.pair_separators
-        if max_question_length is None:
-            max_question_length = min(64, (preprocessor.seq_length - 2 - separators) // 2)
-        check_passage_room(
-            preprocessor.seq_length, separators, max_question_length, "max_question_length"
-        )
-        self.max_question_length = max_question_length
+        self.max_question_length = kept_question_length(self.packer, max_question_length)
         self.max_answer_length = max_answer_length
 
     def example_inputs(self):
