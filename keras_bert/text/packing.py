@@ -49,7 +49,6 @@ def truncated_lengths(
     return kept_a, tf.minimum(lengths_b, budget - kept_a)
 
 
-@keras.saving.register_keras_serializable(package="keras_bert")
 def check_passage_room(
     seq_length: int, pair_separators: int, max_question_length: int, setting: str
 ) -> None:
@@ -73,6 +72,7 @@ def check_passage_room(
         )
 
 
+@keras.saving.register_keras_serializable(package="keras_bert")
 class BertPacker(keras.layers.Layer):
     """Packs one or two segments of token ids into fixed-length BERT inputs.
 

@@ -1,5 +1,6 @@
 """`truncated_lengths` against the loops it replaces, and `BertPacker` layouts."""
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -121,3 +122,6 @@ def test_rejects_too_short_seq_length_and_unknown_truncation():
 def test_config_round_trip():
     packer = BertPacker(seq_length=16, cls_id=2, sep_id=3, pad_id=1, truncation="waterfall")
     assert BertPacker.from_config(packer.get_config()).get_config() == packer.get_config()
+    # Saved models name it by its registered name (a function defined between the decorator
+    # and the class once took the registration).
+    assert keras.saving.get_registered_name(BertPacker) == "keras_bert>BertPacker"
