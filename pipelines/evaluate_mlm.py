@@ -110,11 +110,14 @@ def evaluate(job: MaskedLMEvaluationJob) -> dict:
     dataset = masked_lm_evaluation_dataset(
         documents, vocabulary, job.seq_length, job.seed, job.batch_size
     )
-    training = job.baseline_files and _tokenized_documents(
-        expand_files(job.baseline_files), tokenizer, "--baseline-files"
+    # Read before the evaluation, so that unusable baseline files fail before it runs.
+    training = (
+        _tokenized_documents(expand_files(job.baseline_files), tokenizer, "--baseline-files")
+        if job.baseline_files
+        else None
     )
     scores = evaluate_masked_lm(model, dataset, vocabulary)
-    if training:
+    if training is not None:
         scores["bigram_baseline_at_mask"] = bigram_baseline(training, dataset, vocabulary)
     return scores
 
